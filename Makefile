@@ -1,0 +1,123 @@
+# stackrec — record stacks with eBPF, convert them offline. See README.md.
+#
+#   make              build ./stackrec (installs missing Debian build packages first, as root)
+#   make check        run every test (tests/README.md); SANITIZE=1 builds with ASan+UBSan
+#   make demo         record the bundled demo workload and print its top stacks
+#   make fixtures     rebuild fixtures/ recordings and expected outputs (needs root and BPF)
+#   V=1               show full commands
+#
+# Sources are found by wildcard: a new file in record/, convert/ or formats/ needs no Makefile change.
+
+CC := cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+OUT := build
+
+# Debian packages the build and the tests need; `make deps` installs the missing ones.
+BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
+	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
+TEST_PACKAGES := elfutils zstd
+
+CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.
+ifeq ($(SANITIZE),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+OUT := build-sanitize
+endif
+CFLAGS ?=
+override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+LIBS := -lbpf -lelf -ldw -ldebuginfod -lzstd -lz -liberty -lprotobuf-c
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELETONS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+PROTO_SRCS := $(wildcard formats/*.proto)
+PROTO_C := $(patsubst formats/%.proto,$(OUT)/%.pb-c.c,$(PROTO_SRCS))
+SRCS := stackrec.c util.c $(wildcard record/*.c convert/*.c formats/*.c)
+OBJS := $(patsubst %.c,$(OUT)/%.o,$(SRCS)) $(PROTO_C:.c=.o)
+LIB_OBJS := $(filter-out $(OUT)/stackrec.o,$(OBJS))
+TEST_SRCS := $(wildcard tests/unit/*.c)
+TEST_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
+
+STACKREC := stackrec
+ifeq ($(SANITIZE),1)
+STACKREC := $(OUT)/stackrec
+endif
+
+.PHONY: all deps check demo fixtures clean unit-tests
+.SECONDARY:
+all: deps $(STACKREC)
+
+deps:
+	@missing=; for p in $(BUILD_PACKAGES) $(if $(filter check demo fixtures,$(MAKECMDGOALS)),$(TEST_PACKAGES)); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ]; then echo "stackrec: missing Debian packages:$$missing (run as root: apt-get install$$missing)" >&2; exit 1; fi; \
+		echo "  APT      $$missing"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+$(STACKREC): $(OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(OUT)/vmlinux.h: | deps
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(OUT)
+	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then echo "stackrec: this kernel has no BTF (/sys/kernel/btf/vmlinux): CONFIG_DEBUG_INFO_BTF is needed to build the BPF programs" >&2; exit 1; fi
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.pb-c.c $(OUT)/%.pb-c.h: formats/%.proto | deps
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(OUT)
+	$(Q)protoc-c --proto_path=formats --c_out=$(OUT) $<
+
+$(OUT)/%.pb-c.o: $(OUT)/%.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -c $< -o $@
+
+# Every object may include a skeleton or generated proto header: generate them first.
+$(OUT)/%.o: %.c $(SKELETONS) $(PROTO_C) | deps
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+unit-tests: $(TEST_BINS)
+
+check: deps $(STACKREC) unit-tests
+	$(Q)STACKREC=$(CURDIR)/$(STACKREC) UNIT_DIR=$(CURDIR)/$(OUT)/tests SANITIZE=$(SANITIZE) tests/run-tests.sh
+
+demo: deps $(STACKREC)
+	$(Q)fixtures/demo.sh ./$(STACKREC)
+
+fixtures: deps $(STACKREC)
+	$(Q)$(MAKE) -C fixtures STACKREC=$(CURDIR)/$(STACKREC) regenerate
+
+clean:
+	rm -rf build build-sanitize stackrec
+
+-include $(OBJS:.o=.d)

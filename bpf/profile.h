@@ -1,0 +1,1 @@
+/* placeholder: the record helper writes this */

@@ -1,0 +1,108 @@
+/*
+ * profile.h — the symbolized, aggregated profile that `convert` builds from a recording and every output
+ * format writes. It is the one interface between convert/ and the output formats in formats/.
+ *
+ * Memory grows with distinct stacks and distinct addresses, not with samples: samples with the same
+ * thread, name and locations are one `struct profile_stack` with a count and a summed weight.
+ *
+ * Order: modules, locations and stacks are numbered in first-seen order while reading, then
+ * profile_finish() sorts stacks into a deterministic order (by pid, tid, comm, then locations root
+ * first), so that converting the same file twice gives identical bytes in every format.
+ */
+#ifndef STACKREC_CONVERT_PROFILE_H
+#define STACKREC_CONVERT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROFILE_NO_MODULE UINT32_MAX
+
+/* A file code ran from (an executable or library), the kernel, or a JIT region. */
+struct profile_module {
+	char *path;	     /* as recorded: "/usr/bin/app", "[kernel.kallsyms]", "[vdso]", "//anon" */
+	char *build_id;	     /* lowercase hex, or NULL */
+	uint64_t start, end; /* address range of the first mapping seen (for pprof's Mapping) */
+	uint64_t file_offset;
+	bool is_kernel;
+	/* What symbolization found, for pprof's honest has_* flags: set when any location got one. */
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+/* One function frame. An address inside inlined code yields several, innermost first. */
+struct profile_frame {
+	char *function;	   /* demangled name; NULL when unnamed (see profile_location.unnamed_reason) */
+	char *system_name; /* the symbol's own (mangled) name; NULL when unnamed */
+	char *file;	   /* source file, or NULL */
+	uint32_t line;	   /* 0 when unknown */
+	uint32_t column;   /* 0 when unknown */
+	uint32_t start_line; /* line of the function's declaration, 0 when unknown */
+	bool inlined;	   /* this frame was inlined into the next one (toward the root) */
+};
+
+enum profile_location_kind {
+	PROFILE_LOCATION_USER = 1,   /* user-space code in a mapped file */
+	PROFILE_LOCATION_KERNEL = 2, /* kernel code, named from the kallsyms snapshot */
+	PROFILE_LOCATION_JIT = 3     /* reserved: code named from a JIT perf map */
+};
+
+enum profile_unwind {
+	PROFILE_UNWIND_FRAME_POINTER = 1, /* from bpf_get_stack's frame-pointer walk */
+	PROFILE_UNWIND_DWARF = 2	  /* reserved: DWARF CFI over copied stack bytes */
+};
+
+/* One distinct address in one module. */
+struct profile_location {
+	enum profile_location_kind kind;
+	enum profile_unwind unwind;
+	uint32_t module;	/* index into profile.modules, or PROFILE_NO_MODULE */
+	uint64_t address;	/* runtime address as sampled (a return address for non-leaf frames) */
+	uint64_t file_offset;	/* offset in the module's file of `address` (kernel: the address itself) */
+	bool is_return_address; /* not the interrupted pc: symbolized at address - 1 */
+	/* Frames innermost first (pprof's order); at least one. An unnamed location has one frame whose
+	 * function is NULL and the reason in unnamed_reason ("no file with that build ID", ...). */
+	struct profile_frame *frames;
+	uint32_t frame_count;
+	const char *unnamed_reason; /* static string, or NULL when named */
+};
+
+/* One distinct stack of one thread, with how often and how heavily it was seen. */
+struct profile_stack {
+	uint32_t pid, tid;
+	char comm[16];	      /* thread name at sample time */
+	uint32_t *locations;  /* indexes into profile.locations, leaf first */
+	uint32_t depth;
+	uint64_t count;	      /* samples */
+	uint64_t weight;      /* summed sample weights, ns (on-CPU: period; off-CPU: blocked time) */
+	int32_t user_error;   /* 0, or the -errno of the first failed user stack read (stack still counted) */
+	int32_t kernel_error; /* likewise for the kernel stack */
+};
+
+/* Facts about the recording that outputs print (pprof comments, time, period). */
+struct profile_info {
+	char *command_line;	    /* the record command line, or NULL */
+	char *hostname;		    /* or NULL */
+	char *kernel_release;	    /* or NULL */
+	char *event;		    /* "cpu-clock" or "cycles", or NULL */
+	uint64_t frequency_hz;	    /* 0 when unknown */
+	uint64_t start_realtime_ns; /* wall-clock start, 0 when unknown */
+	uint64_t duration_ns;	    /* 0 when unknown */
+};
+
+struct profile {
+	struct profile_info info;
+	struct profile_module *modules;
+	size_t module_count;
+	struct profile_location *locations;
+	size_t location_count;
+	struct profile_stack *stacks; /* sorted by profile_finish() */
+	size_t stack_count;
+	uint64_t total_samples;
+	uint64_t total_weight;
+	/* Honest summary counters. */
+	uint64_t lost_samples;	      /* from the recording's STATS block */
+	uint64_t user_stack_errors;   /* samples whose user stack failed */
+	uint64_t kernel_stack_errors; /* samples whose kernel stack failed */
+};
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * output.c — the table of output formats (see output.h). Adding a format: one new file in formats/ and
+ * one line here.
+ */
+#include "output.h"
+
+#include <string.h>
+
+const struct output_format *const output_formats[] = {
+	NULL,
+};
+
+const struct output_format *output_format_find(const char *name)
+{
+	for (size_t i = 0; output_formats[i]; i++)
+		if (!strcmp(output_formats[i]->name, name))
+			return output_formats[i];
+	return NULL;
+}

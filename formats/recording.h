@@ -1,0 +1,202 @@
+/*
+ * recording.h — the stackrec recording file format. This header is the specification;
+ * docs/format.md says the same for people writing their own readers. Change both together.
+ *
+ * A recording is written once, front to back, by `stackrec record` and read any number of times,
+ * on any machine, by `stackrec convert` and `stackrec info`. It is made to survive being cut short
+ * (the recorder killed, the disk full, a file copied half-way) and to be extended without breaking
+ * old readers. In the spirit of pcapng:
+ *
+ *   file   := file_header frame*
+ *   frame  := frame_header zstd_frame          (independently decodable; a damaged frame loses only itself)
+ *   zstd_frame decompresses to  block*
+ *   block  := block_header body padding        (padding: zeros up to the next multiple of 8 bytes)
+ *
+ * Byte order: every integer is in the recording machine's byte order, announced by file_header.byte_order.
+ * Readers today accept only their own byte order and say so clearly otherwise.
+ *
+ * Growing the format:
+ *   - New block types may be added at any time; readers skip types they do not know.
+ *   - A fixed-size block body may grow at its end. Readers zero-fill fields missing from a shorter body and
+ *     ignore bytes past the fields they know. This needs no version bump.
+ *   - Bump SREC_VERSION_MAJOR only when an old reader would misread a new file (a field changes meaning);
+ *     bump SREC_VERSION_MINOR when a block type or field is added. Readers refuse a newer major version.
+ *   - When adding a block type: add it to enum srec_block_type with a comment, describe it in
+ *     docs/format.md, teach formats/recording_reader.c to validate it and `stackrec info` to count it.
+ *
+ * Frames: the writer closes a frame when its blocks reach SREC_FRAME_TARGET bytes or when it is flushed
+ * (about once a second while recording), so a recorder killed with SIGKILL loses at most its last second.
+ * A frame header carries a magic so that a reader can find the next frame after damage, and the CRC-32 of
+ * the compressed bytes so that damage is found before decompression. The zstd frame itself also carries a
+ * content checksum.
+ */
+#ifndef STACKREC_FORMATS_RECORDING_H
+#define STACKREC_FORMATS_RECORDING_H
+
+#include <stdint.h>
+
+#define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
+#define SREC_VERSION_MAJOR 1
+#define SREC_VERSION_MINOR 0
+#define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
+
+struct srec_file_header {
+	char magic[8];		 /* SREC_FILE_MAGIC */
+	uint16_t version_major;	 /* SREC_VERSION_MAJOR */
+	uint16_t version_minor;	 /* SREC_VERSION_MINOR */
+	uint32_t byte_order;	 /* SREC_BYTE_ORDER_MARK */
+	uint32_t header_size;	 /* sizeof(struct srec_file_header); frames start at this offset */
+	uint32_t flags;		 /* none defined yet; must be 0 */
+	uint64_t reserved;	 /* 0 */
+};
+_Static_assert(sizeof(struct srec_file_header) == 32, "file header is 32 bytes");
+
+#define SREC_FRAME_MAGIC 0x52465253u /* "SRFR" in little-endian byte order */
+#define SREC_FRAME_TARGET (256u * 1024)	       /* writer closes a frame at about this many block bytes */
+#define SREC_FRAME_MAX_UNCOMPRESSED (64u << 20) /* readers refuse larger frames (decompression bombs) */
+
+struct srec_frame_header {
+	uint32_t magic;		    /* SREC_FRAME_MAGIC */
+	uint32_t compressed_size;   /* bytes of zstd frame that follow this header */
+	uint32_t uncompressed_size; /* bytes of blocks the zstd frame decompresses to */
+	uint32_t crc32;		    /* CRC-32 (zlib's crc32) of the compressed bytes */
+};
+_Static_assert(sizeof(struct srec_frame_header) == 16, "frame header is 16 bytes");
+
+struct srec_block_header {
+	uint32_t type; /* enum srec_block_type */
+	uint32_t size; /* bytes of body, not counting this header or the padding after the body */
+};
+_Static_assert(sizeof(struct srec_block_header) == 8, "block header is 8 bytes");
+
+#define SREC_BLOCK_ALIGN 8
+
+enum srec_block_type {
+	SREC_BLOCK_HOST = 1,	 /* facts about the recording machine and run: "key=value\0" strings, see SREC_HOST_* */
+	SREC_BLOCK_SAMPLE = 2,	 /* one stack sample: struct srec_sample followed by its instruction pointers */
+	SREC_BLOCK_TASK = 3,	 /* a thread's name, exec, fork or exit: struct srec_task */
+	SREC_BLOCK_MAPPING = 4,	 /* an executable mapping of a process: struct srec_mapping followed by its path */
+	SREC_BLOCK_KALLSYMS = 5, /* kernel text symbols: the text of /proc/kallsyms, function symbols only */
+	SREC_BLOCK_STATS = 6,	 /* counters known only to the recorder: struct srec_stats */
+	SREC_BLOCK_END = 7,	 /* the recording ended cleanly: struct srec_end; always the last block */
+
+	/* Reserved for what comes next (see DEVELOPERS.md); not written yet, skipped by readers. */
+	SREC_BLOCK_USER_REGS_STACK = 8, /* user registers and copied stack bytes of a sample, for DWARF unwinding */
+	SREC_BLOCK_SIGNAL = 9,		/* a fatal signal delivered to a thread, with its stack */
+	SREC_BLOCK_PROBE_CONTEXT = 10,	/* context values captured by a user-defined probe */
+	SREC_BLOCK_FILE = 11,		/* an embedded file: vDSO image, JIT perf map, debug data */
+	SREC_BLOCK_PROCESS_METRICS = 12 /* per-process counters (RSS, context switches, ...) */
+};
+
+/*
+ * HOST: a sequence of NUL-terminated "key=value" strings. Unknown keys are kept and shown by `info`.
+ * The first frame of a file starts with the HOST block.
+ */
+#define SREC_HOST_KERNEL_RELEASE "kernel_release"   /* uname -r */
+#define SREC_HOST_HOSTNAME "hostname"		    /* uname -n */
+#define SREC_HOST_MACHINE "machine"		    /* uname -m, e.g. x86_64 */
+#define SREC_HOST_PAGE_SIZE "page_size"		    /* bytes */
+#define SREC_HOST_CPU_COUNT "cpu_count"		    /* possible CPUs */
+#define SREC_HOST_CLOCK "clock"			    /* the clock of every time_ns field: "monotonic" */
+#define SREC_HOST_START_MONOTONIC "start_monotonic_ns" /* recording start on that clock */
+#define SREC_HOST_START_REALTIME "start_realtime_ns"   /* the same instant as nanoseconds since the Unix epoch */
+#define SREC_HOST_FREQUENCY "frequency_hz"	    /* requested on-CPU sampling frequency */
+#define SREC_HOST_EVENT "event"			    /* the sampling event: "cpu-clock" or "cycles" */
+#define SREC_HOST_COMMAND_LINE "command_line"	    /* the stackrec record command line, arguments joined by spaces */
+#define SREC_HOST_TARGET "target"		    /* "command", "pids" or "all" */
+#define SREC_HOST_KPTR_RESTRICTED "kptr_restricted" /* "1" when kallsyms showed no addresses (kernel.kptr_restrict) */
+#define SREC_HOST_STACKREC_VERSION "stackrec_version"
+
+/* SAMPLE: what the BPF program saw at one sampling interrupt (or one off-CPU interval, later). */
+enum srec_sample_kind {
+	SREC_SAMPLE_ON_CPU = 1, /* timer/cycles sample; weight is the sampling period in ns */
+	SREC_SAMPLE_OFF_CPU = 2 /* reserved: a blocked interval; weight is the blocked time in ns */
+};
+
+#define SREC_MAX_STACK_DEPTH 127 /* bpf_get_stack's default perf_event_max_stack */
+#define SREC_COMM_LEN 16	 /* TASK_COMM_LEN */
+
+struct srec_sample {
+	uint64_t time_ns;	    /* when, on the host's clock (SREC_HOST_CLOCK) */
+	uint64_t weight;	    /* see enum srec_sample_kind */
+	uint32_t pid;		    /* process (thread group) id */
+	uint32_t tid;		    /* thread id */
+	uint32_t cpu;		    /* CPU the sample was taken on */
+	uint16_t kind;		    /* enum srec_sample_kind */
+	uint16_t flags;		    /* none defined yet */
+	int32_t user_stack_error;   /* 0, or the negative errno bpf_get_stack returned for the user stack */
+	int32_t kernel_stack_error; /* 0, or the negative errno bpf_get_stack returned for the kernel stack */
+	uint16_t user_depth;	    /* number of user instruction pointers in ips[] */
+	uint16_t kernel_depth;	    /* number of kernel instruction pointers in ips[], after the user ones */
+	uint32_t reserved;	    /* 0 */
+	char comm[SREC_COMM_LEN];   /* thread name at sample time, NUL-padded */
+	uint64_t ips[];		    /* user IPs leaf first, then kernel IPs leaf first; the leaf is the
+				       interrupted pc, every other entry a return address */
+};
+_Static_assert(sizeof(struct srec_sample) == 64, "sample header is 64 bytes");
+
+/* TASK: the life of a thread, from the kernel's fork/comm/exit records or the /proc scan at start. */
+enum srec_task_event {
+	SREC_TASK_EXISTING = 1, /* found running when recording started */
+	SREC_TASK_FORK = 2,	/* created (process or thread); parent_pid is the creator's process */
+	SREC_TASK_COMM = 3,	/* renamed (prctl PR_SET_NAME, pthread_setname_np) */
+	SREC_TASK_EXEC = 4,	/* the process replaced its image: mappings before time_ns no longer apply */
+	SREC_TASK_EXIT = 5	/* exited */
+};
+
+struct srec_task {
+	uint64_t time_ns;
+	uint32_t pid;		  /* process id */
+	uint32_t tid;		  /* thread id; equal to pid for the main thread */
+	uint32_t parent_pid;	  /* with SREC_TASK_FORK: the parent process; otherwise 0 */
+	uint32_t event;		  /* enum srec_task_event */
+	char comm[SREC_COMM_LEN]; /* the thread's name after the event, NUL-padded */
+};
+_Static_assert(sizeof(struct srec_task) == 40, "task block is 40 bytes");
+
+/* MAPPING: an executable mapping (PROT_EXEC) of a process, from the kernel's mmap2 records or /proc/PID/maps. */
+#define SREC_BUILD_ID_MAX 20
+
+enum srec_mapping_flags {
+	SREC_MAPPING_FROM_PROC = 1u << 0,      /* read from /proc/PID/maps at start, not seen being mapped */
+	SREC_MAPPING_BUILD_ID_FROM_FILE = 1u << 1 /* the kernel gave no build ID; the recorder read it from the file */
+};
+
+struct srec_mapping {
+	uint64_t time_ns;		       /* when it was mapped (recording start for SREC_MAPPING_FROM_PROC) */
+	uint64_t start;			       /* first address */
+	uint64_t end;			       /* one past the last address */
+	uint64_t file_offset;		       /* file offset mapped at start */
+	uint64_t inode;			       /* 0 when unknown */
+	uint32_t pid;			       /* process id */
+	uint32_t flags;			       /* enum srec_mapping_flags */
+	uint32_t dev_major, dev_minor;	       /* 0 when unknown */
+	uint32_t prot;			       /* PROT_* bits */
+	uint8_t build_id_size;		       /* 0: no build ID known */
+	uint8_t reserved[3];		       /* 0 */
+	uint8_t build_id[SREC_BUILD_ID_MAX];   /* first build_id_size bytes are valid */
+	uint32_t path_size;		       /* bytes of path that follow, including its NUL */
+	char path[];			       /* e.g. "/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]" */
+};
+_Static_assert(sizeof(struct srec_mapping) == 88, "mapping header is 88 bytes");
+
+/* STATS: what the recorder alone knows. Written once, just before END. */
+struct srec_stats {
+	uint64_t samples;	      /* samples written */
+	uint64_t lost_samples;	      /* samples dropped because the BPF ring buffer was full */
+	uint64_t lost_events;	      /* mmap/task records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t user_stack_errors;   /* samples whose user stack could not be read */
+	uint64_t kernel_stack_errors; /* samples whose kernel stack could not be read */
+	uint64_t processes;	      /* distinct processes with samples */
+	uint64_t duration_ns;	      /* from recording start to stop */
+};
+_Static_assert(sizeof(struct srec_stats) == 56, "stats block is 56 bytes");
+
+/* END: the writer finished cleanly. A file without it was cut short; its intact frames still read. */
+struct srec_end {
+	uint64_t time_ns; /* when the recording stopped */
+	uint64_t blocks;  /* blocks written before this one */
+};
+_Static_assert(sizeof(struct srec_end) == 16, "end block is 16 bytes");
+
+#endif

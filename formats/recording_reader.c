@@ -1,0 +1,314 @@
+/*
+ * recording_reader.c — reads the block file described in recording.h, frame by frame, surviving damage:
+ * a frame that fails any check is skipped and the next one found by its magic, so that a damaged recording
+ * still yields every intact block.
+ */
+#include "recording_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "../util.h"
+
+int recording_reader_open(struct recording_reader *r, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return error("cannot read '%s': not a regular file", path);
+	}
+	if ((size_t)st.st_size < sizeof(struct srec_file_header)) {
+		close(fd);
+		return error("cannot read '%s': too short to be a stackrec recording (%lld bytes)", path,
+			     (long long)st.st_size);
+	}
+	r->size = (size_t)st.st_size;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return error("cannot map '%s': %s", path, strerror(errno));
+	}
+	r->path = xstrdup(path);
+	memcpy(&r->header, r->map, sizeof(r->header));
+	if (memcmp(r->header.magic, SREC_FILE_MAGIC, sizeof(r->header.magic)) != 0) {
+		error("'%s' is not a stackrec recording (bad magic)", path);
+		goto fail;
+	}
+	if (r->header.byte_order != SREC_BYTE_ORDER_MARK) {
+		error("'%s' was recorded on a machine of the other byte order, which this reader cannot read", path);
+		goto fail;
+	}
+	if (r->header.version_major != SREC_VERSION_MAJOR) {
+		error("'%s' has format version %u.%u; this stackrec reads version %u.x", path,
+		      r->header.version_major, r->header.version_minor, SREC_VERSION_MAJOR);
+		goto fail;
+	}
+	if (r->header.header_size < sizeof(struct srec_file_header) || r->header.header_size > r->size) {
+		error("'%s' has a corrupt file header (header size %u)", path, r->header.header_size);
+		goto fail;
+	}
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		error("cannot create a zstd context");
+		goto fail;
+	}
+	return 0;
+fail:
+	recording_reader_close(r);
+	return -1;
+}
+
+void recording_reader_close(struct recording_reader *r)
+{
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->frame);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Offset of the next frame magic at or after `from`, or r->size. */
+static size_t find_frame_magic(const struct recording_reader *r, size_t from)
+{
+	uint32_t magic = SREC_FRAME_MAGIC;
+
+	for (size_t off = from; off + sizeof(magic) <= r->size; off++) {
+		off = (const unsigned char *)memchr(r->map + off, ((const unsigned char *)&magic)[0],
+						    r->size - off) - r->map;
+		if (off + sizeof(magic) > r->size)
+			break;
+		if (memcmp(r->map + off, &magic, sizeof(magic)) == 0)
+			return off;
+	}
+	return r->size;
+}
+
+/* Checks and decompresses the frame at off. Returns its uncompressed size, or -1 with *why set. */
+static long long decode_frame(struct recording_reader *r, size_t off, const char **why, size_t *frame_end)
+{
+	struct srec_frame_header fh;
+	const unsigned char *payload;
+	size_t n;
+
+	if (r->size - off < sizeof(fh)) {
+		*why = "file ends inside a frame header";
+		return -1;
+	}
+	memcpy(&fh, r->map + off, sizeof(fh));
+	if (fh.magic != SREC_FRAME_MAGIC) {
+		*why = "no frame magic";
+		return -1;
+	}
+	if (fh.uncompressed_size > SREC_FRAME_MAX_UNCOMPRESSED) {
+		*why = "frame size is impossible";
+		return -1;
+	}
+	if (fh.compressed_size > r->size - off - sizeof(fh)) {
+		*why = "file ends inside a frame";
+		return -1;
+	}
+	payload = r->map + off + sizeof(fh);
+	*frame_end = off + sizeof(fh) + fh.compressed_size;
+	if ((uint32_t)crc32(0L, payload, fh.compressed_size) != fh.crc32) {
+		*why = "frame checksum mismatch";
+		return -1;
+	}
+	GROW(r->frame, r->frame_cap, (size_t)fh.uncompressed_size + 1);
+	n = ZSTD_decompressDCtx(r->dctx, r->frame, r->frame_cap, payload, fh.compressed_size);
+	if (ZSTD_isError(n)) {
+		*why = ZSTD_getErrorName(n);
+		return -1;
+	}
+	if (n != fh.uncompressed_size) {
+		*why = "frame decompresses to the wrong size";
+		return -1;
+	}
+	return (long long)n;
+}
+
+int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, bool warn_damage)
+{
+	size_t off = r->header.header_size;
+
+	memset(&r->damage, 0, sizeof(r->damage));
+	while (off < r->size) {
+		const char *why = NULL;
+		size_t frame_end = 0;
+		long long len = decode_frame(r, off, &why, &frame_end);
+
+		if (len < 0) {
+			size_t next = find_frame_magic(r, off + 1);
+			bool at_end = next >= r->size;
+
+			if (at_end && (strcmp(why, "file ends inside a frame") == 0 ||
+				       strcmp(why, "file ends inside a frame header") == 0)) {
+				r->damage.truncated = true;
+			} else {
+				r->damage.bad_frames++;
+			}
+			if (warn_damage)
+				warning("'%s': damaged data at offset %zu (%s); skipped %zu bytes", r->path, off, why,
+					next - off);
+			r->damage.skipped_bytes += next - off;
+			off = next;
+			continue;
+		}
+		r->damage.frames++;
+		for (size_t pos = 0; pos < (size_t)len;) {
+			struct srec_block_header bh;
+			size_t padded;
+			int ret;
+
+			if ((size_t)len - pos < sizeof(bh)) {
+				r->damage.bad_blocks++;
+				break;
+			}
+			memcpy(&bh, r->frame + pos, sizeof(bh));
+			padded = ((size_t)bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
+			if (padded > (size_t)len - pos - sizeof(bh)) {
+				r->damage.bad_blocks++;
+				if (warn_damage)
+					warning("'%s': block at offset %zu of the frame at %zu runs past its frame",
+						r->path, pos, off);
+				break;
+			}
+			if (bh.type == SREC_BLOCK_END)
+				r->damage.has_end = true;
+			ret = fn(ctx, bh.type, r->frame + pos + sizeof(bh), bh.size);
+			if (ret)
+				return ret;
+			pos += sizeof(bh) + padded;
+		}
+		off = frame_end;
+	}
+	return 0;
+}
+
+bool recording_reader_report_damage(const struct recording_reader *r)
+{
+	const struct recording_damage *d = &r->damage;
+
+	if (d->bad_frames || d->bad_blocks) {
+		error("'%s' is damaged: %llu of %llu frames unreadable, %llu bytes skipped; converted every intact "
+		      "frame",
+		      r->path, (unsigned long long)d->bad_frames, (unsigned long long)(d->frames + d->bad_frames),
+		      (unsigned long long)d->skipped_bytes);
+		return true;
+	}
+	if (d->truncated || !d->has_end) {
+		error("'%s' is cut short (no end marker: was the recorder killed?); converted its %llu intact frames",
+		      r->path, (unsigned long long)d->frames);
+		return true;
+	}
+	return false;
+}
+
+/* Copies min(size, fixed) bytes of body into out and zero-fills the rest of out. */
+static void copy_fixed(void *out, size_t fixed, const void *body, uint32_t size)
+{
+	size_t n = size < fixed ? size : fixed;
+
+	memcpy(out, body, n);
+	memset((char *)out + n, 0, fixed - n);
+}
+
+int recording_parse_sample(const void *body, uint32_t size, struct srec_sample *out, const uint64_t **ips)
+{
+	/* Samples have a variable tail at a fixed offset, so their fixed part never grows (see recording.h). */
+	if (size < sizeof(*out))
+		return -1;
+	memcpy(out, body, sizeof(*out));
+	if (out->user_depth > SREC_MAX_STACK_DEPTH || out->kernel_depth > SREC_MAX_STACK_DEPTH)
+		return -1;
+	if ((size - sizeof(*out)) / sizeof(uint64_t) < (size_t)out->user_depth + out->kernel_depth)
+		return -1;
+	*ips = (const uint64_t *)((const unsigned char *)body + sizeof(*out));
+	return 0;
+}
+
+int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping *out, const char **path)
+{
+	const char *p;
+
+	if (size < sizeof(*out))
+		return -1;
+	memcpy(out, body, sizeof(*out));
+	if (out->path_size == 0 || out->path_size > size - sizeof(*out))
+		return -1;
+	p = (const char *)body + sizeof(*out);
+	if (p[out->path_size - 1] != '\0' || out->end < out->start || out->build_id_size > SREC_BUILD_ID_MAX)
+		return -1;
+	*path = p;
+	return 0;
+}
+
+int recording_parse_task(const void *body, uint32_t size, struct srec_task *out)
+{
+	if (size < offsetof(struct srec_task, comm))
+		return -1;
+	copy_fixed(out, sizeof(*out), body, size);
+	out->comm[SREC_COMM_LEN - 1] = '\0';
+	return 0;
+}
+
+int recording_parse_stats(const void *body, uint32_t size, struct srec_stats *out)
+{
+	copy_fixed(out, sizeof(*out), body, size);
+	return 0;
+}
+
+int recording_parse_end(const void *body, uint32_t size, struct srec_end *out)
+{
+	copy_fixed(out, sizeof(*out), body, size);
+	return 0;
+}
+
+void recording_parse_host(const void *body, uint32_t size, recording_host_fn fn, void *ctx)
+{
+	const char *p = body, *end = p + size;
+
+	while (p < end) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		const char *eq;
+		char *key;
+
+		if (!nul)
+			return;
+		eq = memchr(p, '=', (size_t)(nul - p));
+		if (eq) {
+			key = xstrndup(p, (size_t)(eq - p));
+			fn(ctx, key, eq + 1);
+			free(key);
+		}
+		p = nul + 1;
+	}
+}
+
+const char *recording_block_name(uint32_t type)
+{
+	switch (type) {
+	case SREC_BLOCK_HOST: return "host";
+	case SREC_BLOCK_SAMPLE: return "sample";
+	case SREC_BLOCK_TASK: return "task";
+	case SREC_BLOCK_MAPPING: return "mapping";
+	case SREC_BLOCK_KALLSYMS: return "kallsyms";
+	case SREC_BLOCK_STATS: return "stats";
+	case SREC_BLOCK_END: return "end";
+	default: return NULL;
+	}
+}

@@ -1,0 +1,120 @@
+# test-lib.sh — the shared library of stackrec's shell tests, after git's t/test-lib.sh.
+#
+# A test script sources this file, then declares tests:
+#
+#   test_description='what this script covers'
+#   . "$(dirname "$0")/test-lib.sh"
+#   test_expect_success 'title' '
+#       stackrec convert "$FIXTURES/inline.rec" -f folded >actual &&
+#       test_cmp "$FIXTURES/inline.folded" actual
+#   '
+#   test_done
+#
+# Output is TAP. Each script runs in its own scratch directory ($TEST_DIR, the current directory while
+# tests run). Prerequisites skip a test with a printed reason: test_expect_success BPF 'title' '...'.
+# Do not pipe the program under test into another command: a crash would be hidden by the pipe.
+#
+# Environment: STACKREC (the binary, default ../stackrec), UNIT_DIR (unit test binaries), SANITIZE.
+
+set -u
+TEST_NAME=$(basename "$0" .sh)
+SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
+TESTS=$SRC_DIR/tests
+FIXTURES=$SRC_DIR/fixtures
+STACKREC=${STACKREC:-$SRC_DIR/stackrec}
+UNIT_DIR=${UNIT_DIR:-$SRC_DIR/build/tests}
+TEST_DIR=${TMPDIR:-/tmp}/stackrec-test.$TEST_NAME.$$
+rm -rf "$TEST_DIR" && mkdir -p "$TEST_DIR" && cd "$TEST_DIR" || exit 1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+test_count=0
+test_failed=0
+test_skipped=0
+declare -A test_prereq_ok=()
+declare -A test_prereq_why=()
+
+stackrec() { "$STACKREC" "$@"; }
+
+# test_set_prereq NAME: NAME is satisfied. test_lazy_prereq NAME 'script' would be overkill here.
+test_set_prereq() { test_prereq_ok[$1]=1; }
+test_unset_prereq() { test_prereq_why[$1]=$2; }
+
+say() { printf '%s\n' "$*"; }
+
+# test_cmp EXPECTED ACTUAL: identical files, or a diff and failure.
+test_cmp() { diff -u "$@"; }
+
+# test_must_fail CMD...: CMD exits non-zero without being killed by a signal (a crash is a failure).
+test_must_fail() {
+	"$@"
+	local rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "test_must_fail: command succeeded: $*" >&2
+		return 1
+	elif [ $rc -gt 128 ] && [ $rc -le 192 ]; then
+		echo "test_must_fail: command died of signal $((rc - 128)): $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+# test_line_count FILE OP N: wc -l FILE satisfies OP N (e.g. = 3, -gt 0).
+test_line_count() {
+	local n
+	n=$(wc -l <"$1")
+	if ! [ "$n" "$2" "$3" ]; then
+		echo "test_line_count: $1 has $n lines, expected $2 $3" >&2
+		return 1
+	fi
+}
+
+_test_run() {
+	local prereqs= title body
+	if [ $# -eq 3 ]; then prereqs=$1; shift; fi
+	title=$1 body=$2
+	test_count=$((test_count + 1))
+	local p
+	for p in ${prereqs//,/ }; do
+		if [ -z "${test_prereq_ok[$p]:-}" ]; then
+			test_skipped=$((test_skipped + 1))
+			say "ok $test_count # skip $title (missing $p: ${test_prereq_why[$p]:-not available})"
+			return
+		fi
+	done
+	if (eval "$body") >"$TEST_DIR/.log" 2>&1 </dev/null; then
+		say "ok $test_count - $title"
+		[ -n "${TEST_VERBOSE:-}" ] && sed 's/^/#   /' "$TEST_DIR/.log"
+	else
+		test_failed=$((test_failed + 1))
+		say "not ok $test_count - $title"
+		sed 's/^/#   /' "$TEST_DIR/.log"
+	fi
+	return 0
+}
+
+test_expect_success() { _test_run "$@"; }
+
+test_done() {
+	say "1..$test_count"
+	say "# $TEST_NAME: $((test_count - test_failed - test_skipped)) passed, $test_failed failed, $test_skipped skipped"
+	cd / && [ $test_failed -eq 0 ] && rm -rf "$TEST_DIR"
+	[ $test_failed -eq 0 ]
+	exit $?
+}
+
+# Prerequisites every script may use.
+if [ "$(id -u)" -eq 0 ]; then test_set_prereq ROOT; else test_unset_prereq ROOT "not running as root"; fi
+# BPF: root, and the kernel lets us load a BPF program. On CI (CI=true) BPF must work: no skipping.
+if [ "$(id -u)" -ne 0 ]; then
+	test_unset_prereq BPF "recording needs root (CAP_BPF and CAP_PERFMON)"
+elif [ ! -r /sys/kernel/btf/vmlinux ]; then
+	test_unset_prereq BPF "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+else
+	test_set_prereq BPF
+fi
+if [ "${CI:-}" = true ] && [ -z "${test_prereq_ok[BPF]:-}" ]; then
+	echo "Bail out! CI must be able to run BPF tests: ${test_prereq_why[BPF]}"
+	exit 1
+fi
+if [ "${SANITIZE:-}" = 1 ]; then test_set_prereq SANITIZE; else test_set_prereq NO_SANITIZE; fi
