@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+test_description='record real processes with BPF, then convert them: the done-when checks of the spine'
+. "$(dirname "$0")/test-lib.sh"
+
+# flamegraph.pl's own line rule (stackcollapse output it accepts); a line it ignores fails the test.
+check_flamegraph_lines() {
+	perl -ne 'chomp; if (!/^(.*)\s+?(\d+(?:\.\d*)?)$/) { print STDERR "flamegraph.pl would ignore: $_\n"; $bad++ }
+		END { exit($bad ? 1 : 0) }' "$1"
+}
+
+# fraction_with FILE PATTERN [COMM]: percentage (integer) of samples whose stack matches PATTERN,
+# among the samples of COMM (default all).
+fraction_with() {
+	awk -v pat="$2" -v comm="${3:-}" '{
+		n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
+		split(stack, f, ";"); if (comm != "" && f[1] != comm) next
+		total += n; if (index(stack, pat)) hit += n
+	} END { if (total == 0) { print 0; exit } print int(100 * hit / total) }' "$1"
+}
+
+test_expect_success 'build the workloads' '
+	clang -O2 -g -fno-omit-frame-pointer -o inline "$FIXTURES/inline.c" &&
+	clang -O2 -g -fno-omit-frame-pointer -o short "$FIXTURES/short.c"
+'
+
+test_expect_success BPF 'record an -O2 frame-pointer program spawned with -- cmd' '
+	stackrec record -F 999 -o inline.rec -- ./inline 1500 2>record.err &&
+	cat record.err &&
+	grep "^stackrec: recorded [1-9][0-9]* samples" record.err
+'
+
+test_expect_success BPF 'convert it to folded stacks' '
+	stackrec convert inline.rec -f folded >inline.folded &&
+	test -s inline.folded &&
+	cat inline.folded
+'
+
+test_expect_success BPF 'at least 95% of its samples show main;top;mid;hot_inline;leaf' '
+	pct=$(fraction_with inline.folded "main;top;mid;hot_inline;leaf" inline) &&
+	echo "full path in $pct% of samples" &&
+	test "$pct" -ge 95
+'
+
+test_expect_success BPF 'the folded output is accepted whole by flamegraph.pl' '
+	check_flamegraph_lines inline.folded
+'
+
+test_expect_success BPF 'converting twice gives identical bytes' '
+	stackrec convert inline.rec -f folded -o again.folded &&
+	test_cmp inline.folded again.folded
+'
+
+test_expect_success BPF 'twenty 30 ms processes in a row: at least 90% of their samples named' '
+	stackrec record -F 999 -o short.rec -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ./short 30; done" &&
+	stackrec convert short.rec -f folded --pid >short.folded &&
+	pids=$(cut -d";" -f1 short.folded | grep "^short-" | sort -u | wc -l) &&
+	echo "processes with samples: $pids" &&
+	test "$pids" -ge 18 &&
+	sed "s/^short-[0-9]*;/short;/" short.folded >short.bycomm &&
+	pct=$(fraction_with short.bycomm "main;short_lived_work" short) &&
+	echo "named in $pct% of samples" &&
+	test "$pct" -ge 90 &&
+	check_flamegraph_lines short.folded
+'
+
+test_expect_success BPF 'kernel frames are named from the kallsyms snapshot and marked _[k]' '
+	stackrec record -F 999 -o kernel.rec -- dd if=/dev/zero of=/dev/null bs=64k count=200000 &&
+	stackrec convert kernel.rec -f folded >kernel.folded &&
+	grep -q "_\[k\]" kernel.folded &&
+	grep -E -q "(sys_read|read_zero|__x64_sys_read|clear_user|iov_iter_zero)[^;]*_\[k\]" kernel.folded
+'
+
+test_done
