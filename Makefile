@@ -16,7 +16,7 @@ OUT := build
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
-TEST_PACKAGES := elfutils zstd
+TEST_PACKAGES := elfutils zstd python3-jsonschema
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.
@@ -107,6 +107,28 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 unit-tests: $(TEST_BINS)
+
+# make fuzz [FUZZ_SECONDS=60]: builds the libFuzzer target tests/fuzz/fuzz-recording.c with clang (needs
+# libclang-rt-14-dev) and fuzzes the recording reader for FUZZ_SECONDS from the seeds in tests/fuzz/corpus/,
+# keeping what it learns in $(OUT)/fuzz/corpus/ and any crashing input in $(OUT)/fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_SRCS := util.c formats/recording_reader.c formats/recording_writer.c
+
+$(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(OUT)/fuzz/fuzz-recording
+
+fuzz: fuzz-build
+	$(Q)mkdir -p $(OUT)/fuzz/corpus
+	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
+		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \
+		$(OUT)/fuzz/corpus tests/fuzz/corpus
 
 check: deps $(STACKREC) unit-tests
 	$(Q)STACKREC=$(CURDIR)/$(STACKREC) UNIT_DIR=$(CURDIR)/$(OUT)/tests SANITIZE=$(SANITIZE) tests/run-tests.sh

@@ -1,10 +1,370 @@
-/* convert/convert.c — placeholder until the command is written. */
+/*
+ * convert.c — `stackrec convert`: reads a recording, symbolizes it offline and writes one output format.
+ *
+ * Two passes over the file with the recording reader. Pass 1 loads everything but samples: the host
+ * facts, the processes' mappings and execs, the kallsyms snapshot and the recorder's counters. Pass 2
+ * streams the samples into the profile, which keeps only distinct stacks and locations, so memory grows
+ * with what is distinct and never with the number of samples. Then every distinct location is
+ * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
+ *
+ * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
+ * one-line error and exits 1. Output to -o goes through OUT.tmp and a rename, so a failed convert never
+ * leaves half a file behind.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "../commands.h"
+#include "../formats/output.h"
+#include "../formats/recording_reader.h"
 #include "../util.h"
+#include "kernel_symbols.h"
+#include "process_maps.h"
+#include "profile.h"
+#include "symbolizer.h"
+
+struct convert {
+	struct profile profile;
+	struct process_maps maps;
+	struct kernel_symbols kernel;
+	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
+	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: stackrec convert FILE [-f FORMAT] [-o OUT] [options]\n"
+		"\n"
+		"Symbolizes a recording offline and writes it in one format (default folded) to stdout or OUT.\n"
+		"\n"
+		"  -f, --format FORMAT   output format:\n");
+	for (size_t i = 0; output_formats[i]; i++)
+		fprintf(out, "                          %-11s %s\n", output_formats[i]->name,
+			output_formats[i]->description);
+	fprintf(out,
+		"  -o, --output OUT      write to OUT (through OUT.tmp, renamed when complete); - is stdout\n"
+		"      --pid             group by process: folded \"comm-PID\"\n"
+		"      --tid             group by thread: folded \"comm-PID/TID\"\n"
+		"      --annotate        mark inlined frames _[i] (kernel frames always end in _[k])\n"
+		"      --addrs           show unnamed frames as [module <0xOFFSET>]\n"
+		"      --no-demangle     keep C++ and Rust names mangled\n"
+		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
+		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"See docs/convert.md.\n");
+}
+
+/* Pass 1. */
+
+static void host_fact(void *ctx, const char *key, const char *value)
+{
+	struct profile_info *info = &((struct convert *)ctx)->profile.info;
+	char **field = NULL;
+
+	if (!strcmp(key, SREC_HOST_COMMAND_LINE))
+		field = &info->command_line;
+	else if (!strcmp(key, SREC_HOST_HOSTNAME))
+		field = &info->hostname;
+	else if (!strcmp(key, SREC_HOST_KERNEL_RELEASE))
+		field = &info->kernel_release;
+	else if (!strcmp(key, SREC_HOST_EVENT))
+		field = &info->event;
+	else if (!strcmp(key, SREC_HOST_FREQUENCY))
+		info->frequency_hz = strtoull(value, NULL, 10);
+	else if (!strcmp(key, SREC_HOST_START_REALTIME))
+		info->start_realtime_ns = strtoull(value, NULL, 10);
+	if (field) {
+		free(*field);
+		*field = xstrdup(value);
+	}
+}
+
+static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct convert *c = ctx;
+	struct srec_mapping mapping;
+	struct srec_task task;
+	struct srec_stats stats;
+	const char *path;
+
+	switch (type) {
+	case SREC_BLOCK_HOST:
+		recording_parse_host(body, size, host_fact, c);
+		break;
+	case SREC_BLOCK_MAPPING:
+		if (recording_parse_mapping(body, size, &mapping, &path) < 0) {
+			c->bad_blocks++;
+			break;
+		}
+		process_maps_add_mapping(&c->maps, &c->profile, &mapping, path);
+		break;
+	case SREC_BLOCK_TASK:
+		if (recording_parse_task(body, size, &task) < 0) {
+			c->bad_blocks++;
+			break;
+		}
+		if (task.event == SREC_TASK_EXEC)
+			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
+		break;
+	case SREC_BLOCK_KALLSYMS:
+		kernel_symbols_add_text(&c->kernel, body, size);
+		break;
+	case SREC_BLOCK_STATS:
+		recording_parse_stats(body, size, &stats);
+		c->profile.lost_samples = stats.lost_samples;
+		c->profile.info.duration_ns = stats.duration_ns;
+		break;
+	default: /* samples are pass 2's; unknown types are skipped */
+		break;
+	}
+	return 0;
+}
+
+/* Pass 2. */
+
+static char *stack_error_name(const char *which, int32_t err)
+{
+	const char *name = err < 0 ? strerrorname_np(-err) : NULL;
+
+	if (name)
+		return xasprintf("[%s stack error -%s]", which, name);
+	return xasprintf("[%s stack error %d]", which, err);
+}
+
+static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct convert *c = ctx;
+	struct profile *p = &c->profile;
+	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 2];
+	struct srec_sample s;
+	const uint64_t *ips;
+	uint32_t depth = 0;
+	char comm[SREC_COMM_LEN + 1] = { 0 };
+
+	if (type != SREC_BLOCK_SAMPLE)
+		return 0;
+	if (recording_parse_sample(body, size, &s, &ips) < 0) {
+		c->bad_blocks++;
+		return 0;
+	}
+	memcpy(comm, s.comm, SREC_COMM_LEN);
+	if (s.kind == SREC_SAMPLE_OFF_CPU) /* a recording holds one kind; weights then are blocked time */
+		p->info.sample_kind = PROFILE_SAMPLE_OFF_CPU;
+
+	/* Leaf first: the kernel part (a failed read as one marker frame), then the user part. */
+	if (s.kernel_stack_error) {
+		char *name = stack_error_name("kernel", s.kernel_stack_error);
+
+		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_KERNEL, name);
+		free(name);
+	}
+	for (uint32_t i = 0; i < s.kernel_depth; i++) {
+		uint64_t ip = ips[s.user_depth + i];
+
+		if (c->kernel_module == PROFILE_NO_MODULE)
+			c->kernel_module = profile_intern_module(p, "[kernel.kallsyms]", NULL, 0, 0, 0, true);
+		locations[depth++] = profile_intern_location(p, PROFILE_LOCATION_KERNEL, c->kernel_module, ip, ip, i > 0);
+	}
+	for (uint32_t i = 0; i < s.user_depth; i++) {
+		uint32_t module = PROFILE_NO_MODULE;
+		uint64_t offset = ips[i];
+
+		process_maps_resolve(&c->maps, s.pid, s.time_ns, ips[i], &module, &offset);
+		locations[depth++] =
+			profile_intern_location(p, PROFILE_LOCATION_USER, module, ips[i], offset, i > 0);
+	}
+	if (s.user_stack_error) {
+		char *name = stack_error_name("user", s.user_stack_error);
+
+		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER, name);
+		free(name);
+	}
+	profile_add_sample(p, s.pid, s.tid, comm, locations, depth, s.weight, s.user_stack_error,
+			   s.kernel_stack_error);
+	return 0;
+}
+
+/* Output. */
+
+static int write_output(const struct output_format *format, const struct profile *p,
+			const struct output_options *options, const char *out_path)
+{
+	char *tmp;
+	FILE *out;
+	int ret;
+
+	if (!out_path) {
+		ret = format->write(p, options, stdout);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return error("cannot write to standard output: %s", strerror(errno));
+		return ret;
+	}
+	tmp = xasprintf("%s.tmp", out_path);
+	out = fopen(tmp, "w");
+	if (!out) {
+		error("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	ret = format->write(p, options, out);
+	if (ret == 0 && (fflush(out) != 0 || ferror(out) || fsync(fileno(out)) < 0))
+		ret = error("cannot write '%s': %s", tmp, strerror(errno));
+	if (fclose(out) != 0 && ret == 0)
+		ret = error("cannot write '%s': %s", tmp, strerror(errno));
+	if (ret == 0 && rename(tmp, out_path) < 0)
+		ret = error("cannot rename '%s' to '%s': %s", tmp, out_path, strerror(errno));
+	if (ret != 0)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+/* -v: one line of counts, then why locations stayed unnamed. */
+static void summary(const struct convert *c, const char *path)
+{
+	const struct profile *p = &c->profile;
+	const char *reasons[32];
+	uint64_t counts[32];
+	size_t nreasons = 0;
+
+	if (!verbose)
+		return;
+	for (size_t i = 0; i < p->location_count; i++) {
+		const char *r = p->locations[i].unnamed_reason;
+		size_t j;
+
+		if (!r)
+			continue;
+		for (j = 0; j < nreasons && strcmp(reasons[j], r); j++)
+			;
+		if (j == nreasons) {
+			if (nreasons == ARRAY_SIZE(reasons))
+				continue;
+			reasons[nreasons] = r;
+			counts[nreasons++] = 0;
+		}
+		counts[j]++;
+	}
+	for (size_t j = 0; j < nreasons; j++)
+		debug("%" PRIu64 " unnamed locations: %s", counts[j], reasons[j]);
+	debug("'%s': %" PRIu64 " samples, %zu stacks, %zu locations, %" PRIu64 " unnamed, %zu modules, %" PRIu64
+	      " samples lost while recording",
+	      path, p->total_samples, p->stack_count, p->location_count, p->unnamed_locations, p->module_count,
+	      p->lost_samples);
+}
 
 int cmd_convert(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return error("'convert' is not written yet") ? 1 : 1;
+	static const struct option long_options[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", no_argument, NULL, 'P' },
+		{ "tid", no_argument, NULL, 'T' },
+		{ "annotate", no_argument, NULL, 'A' },
+		{ "addrs", no_argument, NULL, 'a' },
+		{ "no-demangle", no_argument, NULL, 'D' },
+		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct output_options options = { 0 };
+	struct symbolizer_options sym = { .demangle = true };
+	const char *format_name = "folded", *out_path = NULL, *path;
+	const struct output_format *format;
+	struct recording_reader reader;
+	struct convert *c;
+	int opt, status = 0;
+	bool damaged;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "f:o:vh", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'f': format_name = optarg; break;
+		case 'o': out_path = strcmp(optarg, "-") ? optarg : NULL; break;
+		case 'P': options.per_pid = true; break;
+		case 'T': options.per_tid = true; break;
+		case 'A': options.annotate = true; break;
+		case 'a': options.addrs = true; break;
+		case 'D': sym.demangle = false; break;
+		case 'd': {
+			char *dir = realpath(optarg, NULL);
+
+			if (!dir) {
+				error("cannot use --debug-dir '%s': %s", optarg, strerror(errno));
+				free((void *)sym.search.dirs);
+				return 2;
+			}
+			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
+			sym.search.dirs[sym.search.dir_count++] = dir;
+			break;
+		}
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		error(optind >= argc ? "convert needs a recording file" : "convert takes one recording file");
+		usage(stderr);
+		return 2;
+	}
+	path = argv[optind];
+	format = output_format_find(format_name);
+	if (!format) {
+		error("'%s' is not an output format (try 'stackrec convert --help')", format_name);
+		return 2;
+	}
+	if (format->binary && !out_path && isatty(STDOUT_FILENO)) {
+		error("'%s' is a binary format: use -o FILE or redirect standard output", format_name);
+		return 2;
+	}
+	if (recording_reader_open(&reader, path) < 0)
+		return 1;
+
+	c = xcalloc(1, sizeof(*c));
+	profile_init(&c->profile);
+	process_maps_init(&c->maps);
+	kernel_symbols_init(&c->kernel);
+	c->kernel_module = PROFILE_NO_MODULE;
+
+	recording_reader_for_each(&reader, load_block, c, false);
+	process_maps_finish(&c->maps);
+	kernel_symbols_finish(&c->kernel);
+	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %zu kernel symbols%s", path,
+	      c->maps.mappings, c->maps.count, c->maps.execs, c->kernel.count,
+	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
+
+	sym.search.kernel_release = c->profile.info.kernel_release;
+	recording_reader_for_each(&reader, add_sample, c, verbose);
+	symbolize_profile(&c->profile, &c->kernel, &sym);
+	profile_finish(&c->profile);
+
+	if (write_output(format, &c->profile, &options, out_path) < 0)
+		status = 1;
+	summary(c, path);
+
+	damaged = recording_reader_report_damage(&reader);
+	if (!damaged && c->bad_blocks)
+		error("'%s' is damaged: %" PRIu64 " blocks could not be parsed and were skipped; converted the rest",
+		      path, c->bad_blocks);
+	if (damaged || c->bad_blocks)
+		status = 1;
+
+	recording_reader_close(&reader);
+	profile_release(&c->profile);
+	process_maps_release(&c->maps);
+	kernel_symbols_release(&c->kernel);
+	for (size_t i = 0; i < sym.search.dir_count; i++)
+		free((char *)sym.search.dirs[i]);
+	free((void *)sym.search.dirs);
+	free(c);
+	return status;
 }

@@ -64,6 +64,7 @@ struct profile_location {
 	struct profile_frame *frames;
 	uint32_t frame_count;
 	const char *unnamed_reason; /* static string, or NULL when named */
+	bool synthetic;		    /* a marker convert made up, not an address: "[user stack error -EFAULT]" */
 };
 
 /* One distinct stack of one thread, with how often and how heavily it was seen. */
@@ -78,6 +79,12 @@ struct profile_stack {
 	int32_t kernel_error; /* likewise for the kernel stack */
 };
 
+/* What the samples measure; it selects pprof's sample types. Zero (on-CPU) is the default. */
+enum profile_sample_kind {
+	PROFILE_SAMPLE_ON_CPU = 0, /* timer/cycles samples: weight = period ns */
+	PROFILE_SAMPLE_OFF_CPU = 1 /* reserved: blocked-time events, weight = time off CPU in ns */
+};
+
 /* Facts about the recording that outputs print (pprof comments, time, period). */
 struct profile_info {
 	char *command_line;	    /* the record command line, or NULL */
@@ -87,6 +94,7 @@ struct profile_info {
 	uint64_t frequency_hz;	    /* 0 when unknown */
 	uint64_t start_realtime_ns; /* wall-clock start, 0 when unknown */
 	uint64_t duration_ns;	    /* 0 when unknown */
+	enum profile_sample_kind sample_kind; /* on-CPU unless set */
 };
 
 struct profile {
@@ -103,6 +111,40 @@ struct profile {
 	uint64_t lost_samples;	      /* from the recording's STATS block */
 	uint64_t user_stack_errors;   /* samples whose user stack failed */
 	uint64_t kernel_stack_errors; /* samples whose kernel stack failed */
+	uint64_t unnamed_locations;   /* locations the symbolizer could not name (synthetic ones excluded) */
+	struct profile_tables *tables; /* private to convert/profile.c while building; NULL once finished */
+	size_t module_cap, location_cap, stack_cap;
 };
+
+/*
+ * Building a profile (convert/profile.c). `convert` interns modules, locations and stacks while it reads,
+ * the symbolizer fills every location's frames, then profile_finish() sorts. Outputs only read.
+ */
+void profile_init(struct profile *p);
+/* The module with this build ID (lowercase hex), or else this path; added when new. Returns its index. */
+uint32_t profile_intern_module(struct profile *p, const char *path, const char *build_id, uint64_t start,
+			       uint64_t end, uint64_t file_offset, bool is_kernel);
+/*
+ * The location of (kind, module, file_offset, is_return_address); added, without frames, when new.
+ * address is kept from the first sample that used it. Returns its index.
+ */
+uint32_t profile_intern_location(struct profile *p, enum profile_location_kind kind, uint32_t module,
+				 uint64_t address, uint64_t file_offset, bool is_return_address);
+/* A synthetic location named name (kept as given), e.g. "[user stack error -EFAULT]"; one per name. */
+uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name);
+/* Counts one sample of this stack (locations leaf first). */
+void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, const uint32_t *locations,
+			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error);
+/* Gives frameless locations an unnamed frame, sorts stacks deterministically, frees the lookup tables. */
+void profile_finish(struct profile *p);
+void profile_release(struct profile *p);
+
+/*
+ * The display name of an unnamed location, for outputs: "libc.so.6+0x2a1c0" (module basename and file
+ * offset), or "[unknown]" without a module. Returns a malloc'd string.
+ */
+char *profile_location_fallback_name(const struct profile *p, const struct profile_location *loc);
+/* The basename of a module's path without brackets or " (deleted)": "libc.so.6", "vdso", "kernel.kallsyms". */
+char *profile_module_short_name(const struct profile_module *m);
 
 #endif

@@ -6,7 +6,14 @@
 
 #include <string.h>
 
+extern const struct output_format output_folded, output_pprof, output_speedscope, output_d3, output_trace;
+
 const struct output_format *const output_formats[] = {
+	&output_folded,
+	&output_pprof,
+	&output_speedscope,
+	&output_d3,
+	&output_trace,
 	NULL,
 };
 

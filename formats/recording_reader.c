@@ -88,8 +88,11 @@ static size_t find_frame_magic(const struct recording_reader *r, size_t from)
 	uint32_t magic = SREC_FRAME_MAGIC;
 
 	for (size_t off = from; off + sizeof(magic) <= r->size; off++) {
-		off = (const unsigned char *)memchr(r->map + off, ((const unsigned char *)&magic)[0],
-						    r->size - off) - r->map;
+		const unsigned char *hit = memchr(r->map + off, ((const unsigned char *)&magic)[0], r->size - off);
+
+		if (!hit)
+			break;
+		off = (size_t)(hit - r->map);
 		if (off + sizeof(magic) > r->size)
 			break;
 		if (memcmp(r->map + off, &magic, sizeof(magic)) == 0)
@@ -204,10 +207,11 @@ bool recording_reader_report_damage(const struct recording_reader *r)
 	const struct recording_damage *d = &r->damage;
 
 	if (d->bad_frames || d->bad_blocks) {
-		error("'%s' is damaged: %llu of %llu frames unreadable, %llu bytes skipped; converted every intact "
-		      "frame",
+		error("'%s' is damaged: %llu of %llu frames unreadable, %llu frames ending in a broken block, %llu bytes "
+		      "skipped%s; converted every intact block",
 		      r->path, (unsigned long long)d->bad_frames, (unsigned long long)(d->frames + d->bad_frames),
-		      (unsigned long long)d->skipped_bytes);
+		      (unsigned long long)d->bad_blocks, (unsigned long long)d->skipped_bytes,
+		      d->truncated || !d->has_end ? ", no end marker" : "");
 		return true;
 	}
 	if (d->truncated || !d->has_end) {

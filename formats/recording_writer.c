@@ -143,10 +143,13 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 		ret = -1;
 	if (ret == 0 && fsync(w->fd) < 0 && errno != EINVAL)
 		ret = error("cannot sync '%s': %s", w->path, strerror(errno));
-	if (ret == 0 && close(w->fd) < 0)
-		ret = error("cannot close '%s': %s", w->path, strerror(errno));
-	else if (ret == 0)
-		w->fd = -1;
+	if (ret == 0) {
+		int fd = w->fd;
+
+		w->fd = -1; /* closed even when close() fails: never close it twice */
+		if (close(fd) < 0)
+			ret = error("cannot close '%s': %s", w->path, strerror(errno));
+	}
 	writer_free(w);
 	return ret;
 }

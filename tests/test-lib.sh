@@ -95,6 +95,53 @@ _test_run() {
 
 test_expect_success() { _test_run "$@"; }
 
+# test_unit_tap BINARY [ARGS...]: runs a unit test binary that prints TAP (tests/unit/*.c) and reports each of
+# its tests as one of this script's, renumbered; its own plan line is dropped and its comments kept. A binary
+# that is missing, dies of a signal, exits non-zero without a failed test, or prints fewer tests than its plan
+# adds one failed test. Its stderr is shown only when something failed (or with TEST_VERBOSE).
+test_unit_tap() {
+	local bin=$1 name rc line plan= seen=0 failed=0
+	shift
+	name=$(basename "$bin")
+	if [ ! -x "$bin" ]; then
+		test_count=$((test_count + 1)) test_failed=$((test_failed + 1))
+		say "not ok $test_count - $name (no such unit test binary: $bin; run make unit-tests)"
+		return 0
+	fi
+	"$bin" "$@" >"$TEST_DIR/.unit.out" 2>"$TEST_DIR/.unit.err" </dev/null
+	rc=$?
+	while IFS= read -r line; do
+		if [[ $line =~ ^(ok|not\ ok)\ [0-9]+(.*)$ ]]; then
+			test_count=$((test_count + 1)) seen=$((seen + 1))
+			say "${BASH_REMATCH[1]} $test_count${BASH_REMATCH[2]}"
+			if [ "${BASH_REMATCH[1]}" = "not ok" ]; then
+				test_failed=$((test_failed + 1)) failed=$((failed + 1))
+			elif [[ ${BASH_REMATCH[2]} =~ ^\ *#\ *[Ss][Kk][Ii][Pp] ]]; then
+				test_skipped=$((test_skipped + 1))
+			fi
+		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			plan=${BASH_REMATCH[1]}
+		elif [[ $line == \#* ]]; then
+			say "$line"
+		else
+			say "# $line"
+		fi
+	done <"$TEST_DIR/.unit.out"
+	if [ $rc -ne 0 ] && [ $failed -eq 0 ] || [ "$plan" != "$seen" ]; then
+		test_count=$((test_count + 1)) test_failed=$((test_failed + 1))
+		if [ $rc -gt 128 ]; then
+			say "not ok $test_count - $name died of signal $((rc - 128)) after $seen tests"
+		else
+			say "not ok $test_count - $name exited $rc after $seen of ${plan:-?} planned tests"
+		fi
+		failed=$((failed + 1))
+	fi
+	if [ $failed -ne 0 ] || [ -n "${TEST_VERBOSE:-}" ]; then
+		sed 's/^/#   /' "$TEST_DIR/.unit.err"
+	fi
+	return 0
+}
+
 test_done() {
 	say "1..$test_count"
 	say "# $TEST_NAME: $((test_count - test_failed - test_skipped)) passed, $test_failed failed, $test_skipped skipped"

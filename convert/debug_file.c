@@ -1,0 +1,192 @@
+/*
+ * debug_file.c — finds a module's ELF file by recorded path and build ID (see debug_file.h).
+ */
+#include "debug_file.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../util.h"
+
+#define SYSTEM_DEBUG_DIR "/usr/lib/debug"
+
+enum candidate_result { CANDIDATE_OK, CANDIDATE_MISSING, CANDIDATE_NOT_ELF, CANDIDATE_MISMATCH };
+
+/* Opens path and checks that it is an ELF file with the wanted build ID (any, when want is NULL). */
+static enum candidate_result try_candidate(const char *path, const char *want, int *fd_out)
+{
+	enum candidate_result result = CANDIDATE_OK;
+	const void *id = NULL;
+	char have[2 * 64 + 1] = "";
+	ssize_t n;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return CANDIDATE_MISSING;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		debug("'%s' is not an ELF file", path);
+		result = CANDIDATE_NOT_ELF;
+		goto out;
+	}
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	for (ssize_t i = 0; i < n && i < 64; i++)
+		sprintf(have + 2 * i, "%02x", ((const unsigned char *)id)[i]);
+	if (want && strcmp(want, have)) {
+		debug("'%s' has build ID %s, not the recorded %s: not used", path, n > 0 ? have : "(none)", want);
+		result = CANDIDATE_MISMATCH;
+	}
+out:
+	elf_end(elf);
+	if (result != CANDIDATE_OK) {
+		close(fd);
+		return result;
+	}
+	*fd_out = fd;
+	return CANDIDATE_OK;
+}
+
+static bool found(const char *path, int fd, struct debug_file *out)
+{
+	out->path = xstrdup(path);
+	out->fd = fd;
+	return true;
+}
+
+/*
+ * An fd on a copy of this process's vDSO when it can stand for the recorded one: same build ID, or,
+ * without a recorded build ID, the recording made under the kernel release running now. Else -1.
+ */
+static int running_vdso(const struct debug_file_search *search, const char *build_id)
+{
+	unsigned long long start, end;
+	char line[512], *fd_path;
+	struct utsname uts;
+	bool found_vdso = false;
+	int fd, verified_fd = -1;
+	FILE *maps;
+
+	if (!build_id && (!search->kernel_release || uname(&uts) < 0 || strcmp(uts.release, search->kernel_release)))
+		return -1;
+	maps = fopen("/proc/self/maps", "r");
+	if (!maps)
+		return -1;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2) {
+			found_vdso = true;
+			break;
+		}
+	fclose(maps);
+	if (!found_vdso || end <= start)
+		return -1;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, (const void *)(uintptr_t)start, end - start) != (ssize_t)(end - start)) {
+		close(fd);
+		return -1;
+	}
+	fd_path = xasprintf("/proc/self/fd/%d", fd);
+	if (try_candidate(fd_path, build_id, &verified_fd) != CANDIDATE_OK)
+		verified_fd = -1;
+	free(fd_path);
+	close(fd);
+	if (verified_fd >= 0)
+		debug("[vdso]: using the running kernel's vDSO%s", build_id ? " (same build ID)" : " (same kernel release)");
+	return verified_fd;
+}
+
+int debug_file_find(const struct debug_file_search *search, const char *path, const char *build_id,
+		    struct debug_file *out, const char **reason)
+{
+	enum candidate_result at_path = CANDIDATE_MISSING;
+	size_t len = strlen(path);
+	int fd = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	if (build_id && !*build_id)
+		build_id = NULL;
+
+	/* 1. The recorded path. Pseudo-paths ("[vdso]", "//anon") name no file. */
+	if (path[0] == '/' && path[1] != '/') {
+		char *real = xstrndup(path, len > 10 && !strcmp(path + len - 10, " (deleted)") ? len - 10 : len);
+
+		at_path = try_candidate(real, build_id, &fd);
+		if (at_path == CANDIDATE_OK && found(real, fd, out)) {
+			free(real);
+			return 0;
+		}
+		free(real);
+	}
+
+	/* 2. The .build-id trees of --debug-dir and the system. */
+	if (build_id && strlen(build_id) > 2) {
+		for (size_t i = 0; i <= search->dir_count; i++) {
+			const char *dir = i < search->dir_count ? search->dirs[i] : SYSTEM_DEBUG_DIR;
+
+			for (int debug_suffix = 1; debug_suffix >= 0; debug_suffix--) {
+				char *candidate = xasprintf("%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2,
+							    debug_suffix ? ".debug" : "");
+
+				if (try_candidate(candidate, build_id, &fd) == CANDIDATE_OK && found(candidate, fd, out)) {
+					debug("found %s for '%s' by build ID", candidate, path);
+					free(candidate);
+					return 0;
+				}
+				free(candidate);
+			}
+		}
+	}
+
+	/* 3. The vDSO is no file: the running kernel's own, when it is the recorded one. */
+	if (!strcmp(path, "[vdso]") && (fd = running_vdso(search, build_id)) >= 0) {
+		out->path = xstrdup("[vdso] of the running kernel");
+		out->fd = fd;
+		return 0;
+	}
+
+	if (at_path == CANDIDATE_MISMATCH)
+		*reason = "build ID mismatch";
+	else if (at_path == CANDIDATE_NOT_ELF)
+		*reason = "not an ELF file";
+	else if (!build_id)
+		*reason = path[0] == '/' ? "no file at the recorded path" : "no file for this mapping";
+	else
+		*reason = "no file with that build ID";
+	return -1;
+}
+
+void debug_file_release(struct debug_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	f->path = NULL;
+	f->fd = -1;
+}
+
+char *debug_file_dwfl_path(const struct debug_file_search *search)
+{
+	char *path = xstrdup(":.debug:" SYSTEM_DEBUG_DIR);
+
+	for (size_t i = 0; i < search->dir_count; i++) {
+		char *longer = xasprintf("%s:%s", path, search->dirs[i]);
+
+		free(path);
+		path = longer;
+	}
+	return path;
+}

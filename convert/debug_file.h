@@ -1,0 +1,44 @@
+/*
+ * debug_file.h — finds the bytes of a module on the converting machine: an ELF file whose build ID is
+ * the one recorded.
+ *
+ * The lookup is one function with an ordered list of places so that new ones (a build-ID cache,
+ * debuginfod) slot in without touching the symbolizer. Today it tries, in order:
+ *   1. the path recorded at record time (" (deleted)" stripped);
+ *   2. for each --debug-dir DIR, then /usr/lib/debug: DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest;
+ *   3. for "[vdso]": the vDSO of this process, that is of the running kernel.
+ * A file is used only when its build ID equals the recorded one; a file with another build ID is never
+ * used. A module recorded without a build ID is looked up at its path alone and used unverified (the vDSO
+ * only when the recording was made under the kernel release running now).
+ * Separate debug information for the file found (.gnu_debuglink, /usr/lib/debug) is libdwfl's job.
+ */
+#ifndef STACKREC_CONVERT_DEBUG_FILE_H
+#define STACKREC_CONVERT_DEBUG_FILE_H
+
+#include <stddef.h>
+
+struct debug_file_search {
+	const char **dirs; /* --debug-dir values, in order */
+	size_t dir_count;
+	const char *kernel_release; /* of the recording machine (HOST block), or NULL */
+};
+
+struct debug_file {
+	char *path; /* the file found */
+	int fd;	    /* open on it, read-only */
+};
+
+/*
+ * Finds the file for a module recorded at path with build_id (lowercase hex, or NULL when unknown).
+ * Returns 0 with *out filled, or -1 with *reason set to a static string saying why nothing was usable
+ * ("no file with that build ID", "build ID mismatch", ...).
+ */
+int debug_file_find(const struct debug_file_search *search, const char *path, const char *build_id,
+		    struct debug_file *out, const char **reason);
+
+void debug_file_release(struct debug_file *f);
+
+/* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
+char *debug_file_dwfl_path(const struct debug_file_search *search);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * process_maps.h — which file an address of a process belonged to at a given time.
+ *
+ * A recording carries every executable mapping of every process (MAPPING blocks, from /proc at start and
+ * from the kernel while recording) and every exec (TASK blocks). Addresses are reused: a process that
+ * execs gets a new image, and a library unmapped and mapped again may land elsewhere. So resolving an
+ * address takes the process, the sample time and the address, and answers with the mapping that was in
+ * place then, its module in the profile and the file offset of the address.
+ */
+#ifndef STACKREC_CONVERT_PROCESS_MAPS_H
+#define STACKREC_CONVERT_PROCESS_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../formats/recording.h"
+#include "profile.h"
+
+struct process_maps_process;
+
+struct process_maps {
+	struct process_maps_process *processes; /* open-addressing table by pid */
+	size_t cap, count;
+	uint64_t mappings, execs;
+	bool finished;
+};
+
+void process_maps_init(struct process_maps *maps);
+/* Adds one MAPPING block; its module is interned into profile now (deduplicated by build ID, else path). */
+void process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
+			      const char *path);
+/* Notes an exec of pid at time_ns: mappings from before it no longer apply to later samples. */
+void process_maps_add_exec(struct process_maps *maps, uint32_t pid, uint64_t time_ns);
+/* Sorts what was added; call once after the last add and before the first resolve. */
+void process_maps_finish(struct process_maps *maps);
+
+/*
+ * The mapping of ip in process pid at time_ns: the newest one mapped at or before time_ns and after the
+ * last exec before time_ns; failing that (timestamps of /proc scans and side-band records race with
+ * samples), the oldest one mapped after time_ns but before the next exec. Returns true with *module (the
+ * profile module index) and *file_offset set, or false when no mapping covers ip.
+ */
+bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t ip,
+			  uint32_t *module, uint64_t *file_offset);
+
+void process_maps_release(struct process_maps *maps);
+
+#endif

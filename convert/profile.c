@@ -1,0 +1,406 @@
+/*
+ * profile.c — builds the aggregated profile of convert/profile.h while the recording streams by.
+ *
+ * Three tables intern what samples repeat: modules (by build ID, else path), locations (module, file
+ * offset, return-address flag) and stacks (pid, tid, comm, location indexes). Each is an open-addressing
+ * hash table of indexes into the profile's own arrays, so a sample costs a few hash probes and memory
+ * grows with what is distinct, never with the number of samples. profile_finish() drops the tables and
+ * sorts the stacks into an order that depends only on the recording.
+ */
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+
+#define EMPTY UINT32_MAX
+
+/* An open-addressing set of uint32 indexes; hashes and equality come from the caller. */
+struct index_set {
+	uint32_t *slots;
+	uint64_t *hashes; /* the hash of the entry in each slot, so growing never recomputes */
+	size_t cap, used;
+};
+
+struct profile_tables {
+	struct index_set modules, locations, stacks;
+};
+
+static void set_release(struct index_set *s)
+{
+	free(s->slots);
+	free(s->hashes);
+	memset(s, 0, sizeof(*s));
+}
+
+static void set_grow(struct index_set *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 256;
+	uint32_t *slots = xmalloc(cap * sizeof(*slots));
+	uint64_t *hashes = xmalloc(cap * sizeof(*hashes));
+
+	memset(slots, 0xff, cap * sizeof(*slots));
+	for (size_t i = 0; i < s->cap; i++) {
+		size_t j;
+
+		if (s->slots[i] == EMPTY)
+			continue;
+		for (j = s->hashes[i] & (cap - 1); slots[j] != EMPTY; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = s->slots[i];
+		hashes[j] = s->hashes[i];
+	}
+	free(s->slots);
+	free(s->hashes);
+	s->slots = slots;
+	s->hashes = hashes;
+	s->cap = cap;
+}
+
+/*
+ * Finds the entry equal to the key (eq(ctx, index) true) with this hash. Returns its index, or EMPTY with
+ * *slot set to where a new entry goes (call set_insert with it).
+ */
+static uint32_t set_find(struct index_set *s, uint64_t hash, bool (*eq)(const void *ctx, uint32_t index),
+			 const void *ctx, size_t *slot)
+{
+	size_t i;
+
+	if ((s->used + 1) * 4 > s->cap * 3)
+		set_grow(s);
+	for (i = hash & (s->cap - 1); s->slots[i] != EMPTY; i = (i + 1) & (s->cap - 1))
+		if (s->hashes[i] == hash && eq(ctx, s->slots[i]))
+			return s->slots[i];
+	*slot = i;
+	return EMPTY;
+}
+
+static void set_insert(struct index_set *s, size_t slot, uint64_t hash, uint32_t index)
+{
+	s->slots[slot] = index;
+	s->hashes[slot] = hash;
+	s->used++;
+}
+
+/* FNV-1a over bytes, then a final mix so that the low bits (the slot) depend on every byte. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t size)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+void profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tables = xcalloc(1, sizeof(*p->tables));
+}
+
+/* Modules. */
+
+struct module_key {
+	const struct profile *p;
+	const char *path, *build_id;
+	bool is_kernel;
+};
+
+static bool module_eq(const void *ctx, uint32_t index)
+{
+	const struct module_key *k = ctx;
+	const struct profile_module *m = &k->p->modules[index];
+
+	if (m->is_kernel != k->is_kernel)
+		return false;
+	if (k->build_id || m->build_id)
+		return k->build_id && m->build_id && !strcmp(k->build_id, m->build_id);
+	return !strcmp(k->path, m->path);
+}
+
+uint32_t profile_intern_module(struct profile *p, const char *path, const char *build_id, uint64_t start,
+			       uint64_t end, uint64_t file_offset, bool is_kernel)
+{
+	struct module_key key = { p, path, build_id && *build_id ? build_id : NULL, is_kernel };
+	uint64_t hash = key.build_id ? hash_bytes(HASH_SEED, key.build_id, strlen(key.build_id))
+				     : hash_bytes(HASH_SEED ^ 1, path, strlen(path));
+	uint32_t found;
+	size_t slot;
+
+	hash = hash_mix(hash ^ is_kernel);
+	found = set_find(&p->tables->modules, hash, module_eq, &key, &slot);
+	if (found != EMPTY)
+		return found;
+	GROW(p->modules, p->module_cap, p->module_count + 1);
+	p->modules[p->module_count] = (struct profile_module){
+		.path = xstrdup(path),
+		.build_id = key.build_id ? xstrdup(key.build_id) : NULL,
+		.start = start,
+		.end = end,
+		.file_offset = file_offset,
+		.is_kernel = is_kernel,
+	};
+	set_insert(&p->tables->modules, slot, hash, (uint32_t)p->module_count);
+	return (uint32_t)p->module_count++;
+}
+
+/* Locations. A marker's key is its name; an address location's key is (kind, module, offset, return). */
+
+struct location_key {
+	const struct profile *p;
+	enum profile_location_kind kind;
+	uint32_t module;
+	uint64_t file_offset;
+	bool is_return_address;
+	const char *marker;
+};
+
+static bool location_eq(const void *ctx, uint32_t index)
+{
+	const struct location_key *k = ctx;
+	const struct profile_location *l = &k->p->locations[index];
+
+	if (k->marker)
+		return l->synthetic && l->kind == k->kind && !strcmp(l->frames[0].function, k->marker);
+	return !l->synthetic && l->kind == k->kind && l->module == k->module && l->file_offset == k->file_offset &&
+	       l->is_return_address == k->is_return_address;
+}
+
+static struct profile_location *new_location(struct profile *p, size_t slot, uint64_t hash, uint32_t *index)
+{
+	GROW(p->locations, p->location_cap, p->location_count + 1);
+	set_insert(&p->tables->locations, slot, hash, (uint32_t)p->location_count);
+	*index = (uint32_t)p->location_count;
+	memset(&p->locations[p->location_count], 0, sizeof(p->locations[0]));
+	return &p->locations[p->location_count++];
+}
+
+uint32_t profile_intern_location(struct profile *p, enum profile_location_kind kind, uint32_t module,
+				 uint64_t address, uint64_t file_offset, bool is_return_address)
+{
+	struct location_key key = { p, kind, module, file_offset, is_return_address, NULL };
+	uint64_t fields[3] = { kind | (uint64_t)is_return_address << 8, module, file_offset };
+	uint64_t hash = hash_mix(hash_bytes(HASH_SEED, fields, sizeof(fields)));
+	struct profile_location *l;
+	uint32_t index;
+	size_t slot;
+
+	index = set_find(&p->tables->locations, hash, location_eq, &key, &slot);
+	if (index != EMPTY)
+		return index;
+	l = new_location(p, slot, hash, &index);
+	l->kind = kind;
+	l->unwind = PROFILE_UNWIND_FRAME_POINTER;
+	l->module = module;
+	l->address = address;
+	l->file_offset = file_offset;
+	l->is_return_address = is_return_address;
+	return index;
+}
+
+uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name)
+{
+	struct location_key key = { p, kind, PROFILE_NO_MODULE, 0, false, name };
+	uint64_t hash = hash_mix(hash_bytes(HASH_SEED ^ kind ^ 2, name, strlen(name)));
+	struct profile_location *l;
+	uint32_t index;
+	size_t slot;
+
+	index = set_find(&p->tables->locations, hash, location_eq, &key, &slot);
+	if (index != EMPTY)
+		return index;
+	l = new_location(p, slot, hash, &index);
+	l->kind = kind;
+	l->unwind = PROFILE_UNWIND_FRAME_POINTER;
+	l->module = PROFILE_NO_MODULE;
+	l->synthetic = true;
+	l->frames = xcalloc(1, sizeof(*l->frames));
+	l->frames[0].function = xstrdup(name);
+	l->frames[0].system_name = xstrdup(name);
+	l->frame_count = 1;
+	return index;
+}
+
+/* Stacks. */
+
+struct stack_key {
+	const struct profile *p;
+	uint32_t pid, tid;
+	const char *comm; /* NUL-padded to 16 bytes */
+	const uint32_t *locations;
+	uint32_t depth;
+};
+
+static bool stack_eq(const void *ctx, uint32_t index)
+{
+	const struct stack_key *k = ctx;
+	const struct profile_stack *s = &k->p->stacks[index];
+
+	return s->pid == k->pid && s->tid == k->tid && s->depth == k->depth &&
+	       !memcmp(s->comm, k->comm, sizeof(s->comm)) &&
+	       !memcmp(s->locations, k->locations, k->depth * sizeof(*k->locations));
+}
+
+void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, const uint32_t *locations,
+			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error)
+{
+	char name[16] = { 0 };
+	struct stack_key key = { p, pid, tid, name, locations, depth };
+	uint32_t ids[2] = { pid, tid };
+	struct profile_stack *s;
+	uint64_t hash;
+	uint32_t index;
+	size_t slot;
+
+	strncpy(name, comm, sizeof(name) - 1);
+	hash = hash_bytes(HASH_SEED, ids, sizeof(ids));
+	hash = hash_bytes(hash, name, sizeof(name));
+	hash = hash_mix(hash_bytes(hash, locations, depth * sizeof(*locations)));
+	index = set_find(&p->tables->stacks, hash, stack_eq, &key, &slot);
+	if (index == EMPTY) {
+		GROW(p->stacks, p->stack_cap, p->stack_count + 1);
+		index = (uint32_t)p->stack_count++;
+		s = &p->stacks[index];
+		memset(s, 0, sizeof(*s));
+		s->pid = pid;
+		s->tid = tid;
+		memcpy(s->comm, name, sizeof(s->comm));
+		s->locations = xmalloc((depth ? depth : 1) * sizeof(*locations));
+		memcpy(s->locations, locations, depth * sizeof(*locations));
+		s->depth = depth;
+		set_insert(&p->tables->stacks, slot, hash, index);
+	}
+	s = &p->stacks[index];
+	s->count++;
+	s->weight += weight;
+	if (!s->user_error)
+		s->user_error = user_error;
+	if (!s->kernel_error)
+		s->kernel_error = kernel_error;
+	p->total_samples++;
+	p->total_weight += weight;
+	if (user_error)
+		p->user_stack_errors++;
+	if (kernel_error)
+		p->kernel_stack_errors++;
+}
+
+/* Finishing. */
+
+static int compare_stacks(const void *a, const void *b)
+{
+	const struct profile_stack *x = a, *y = b;
+	int c;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	c = memcmp(x->comm, y->comm, sizeof(x->comm));
+	if (c)
+		return c;
+	/* Root first: a stack and its callees' stacks sort together. */
+	for (uint32_t i = 0; i < x->depth && i < y->depth; i++) {
+		uint32_t lx = x->locations[x->depth - 1 - i], ly = y->locations[y->depth - 1 - i];
+
+		if (lx != ly)
+			return lx < ly ? -1 : 1;
+	}
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+void profile_finish(struct profile *p)
+{
+	if (p->tables) {
+		set_release(&p->tables->modules);
+		set_release(&p->tables->locations);
+		set_release(&p->tables->stacks);
+		free(p->tables);
+		p->tables = NULL;
+	}
+	for (size_t i = 0; i < p->location_count; i++) {
+		struct profile_location *l = &p->locations[i];
+
+		if (l->frame_count)
+			continue;
+		l->frames = xcalloc(1, sizeof(*l->frames));
+		l->frame_count = 1;
+		if (!l->unnamed_reason)
+			l->unnamed_reason = "not symbolized";
+	}
+	if (p->stack_count)
+		qsort(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
+}
+
+void profile_release(struct profile *p)
+{
+	for (size_t i = 0; i < p->module_count; i++) {
+		free(p->modules[i].path);
+		free(p->modules[i].build_id);
+	}
+	for (size_t i = 0; i < p->location_count; i++) {
+		struct profile_location *l = &p->locations[i];
+
+		for (uint32_t j = 0; j < l->frame_count; j++) {
+			free(l->frames[j].function);
+			free(l->frames[j].system_name);
+			free(l->frames[j].file);
+		}
+		free(l->frames);
+	}
+	for (size_t i = 0; i < p->stack_count; i++)
+		free(p->stacks[i].locations);
+	free(p->modules);
+	free(p->locations);
+	free(p->stacks);
+	free(p->info.command_line);
+	free(p->info.hostname);
+	free(p->info.kernel_release);
+	free(p->info.event);
+	if (p->tables) {
+		set_release(&p->tables->modules);
+		set_release(&p->tables->locations);
+		set_release(&p->tables->stacks);
+		free(p->tables);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+char *profile_module_short_name(const struct profile_module *m)
+{
+	const char *path = m->path, *base = strrchr(path, '/');
+	size_t len;
+
+	base = base && base[1] ? base + 1 : path;
+	len = strlen(base);
+	if (len > 10 && !strcmp(base + len - 10, " (deleted)"))
+		len -= 10;
+	if (len >= 2 && base[0] == '[' && base[len - 1] == ']') {
+		base++;
+		len -= 2;
+	}
+	return xstrndup(base, len);
+}
+
+char *profile_location_fallback_name(const struct profile *p, const struct profile_location *loc)
+{
+	char *module, *name;
+
+	if (loc->module == PROFILE_NO_MODULE || loc->module >= p->module_count)
+		return xstrdup("[unknown]");
+	module = profile_module_short_name(&p->modules[loc->module]);
+	name = xasprintf("%s+0x%llx", module, (unsigned long long)loc->file_offset);
+	free(module);
+	return name;
+}

@@ -1,0 +1,409 @@
+/*
+ * symbolizer.c — names the locations of a profile with libdwfl and the kallsyms snapshot (see
+ * symbolizer.h). The libdwfl use follows elfutils' src/addr2line.c: dwfl_report_elf, then per address
+ * dwfl_module_addrdie + dwarf_getscopes for the innermost scope, dwarf_getscopes_die for the chain of
+ * scopes that physically contain it, DW_AT_call_file/DW_AT_call_line of each inlined_subroutine for the
+ * position in its caller, dwfl_module_addrinfo for the ELF symbol.
+ *
+ * One Dwfl per module file, reported at base 0: every file then keeps its own link-time addresses. One
+ * Dwfl with each file at a distinct base would work for shared objects but not for two ET_EXEC
+ * executables (both want 0x400000 and cannot move), and per-module Dwfls let us close each module's
+ * debug information as soon as its locations are done, so memory does not grow with module count.
+ */
+#include "symbolizer.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util.h"
+#include "cu_index.h"
+#include "demangle.h"
+
+/* One module's open file and debug information. */
+struct module_state {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;	 /* the main file, for its program headers */
+	GElf_Addr bias;	 /* Dwfl address = ELF address + bias */
+	struct cu_index cu;
+	bool has_symtab; /* the file has a symbol table or DWARF at all */
+	const char *reason; /* why the module cannot be used, or NULL */
+	char *path;
+};
+
+static void module_open(struct module_state *st, const struct profile_module *m,
+			const struct symbolizer_options *options, const Dwfl_Callbacks *callbacks)
+{
+	struct debug_file file;
+	const char *reason = NULL;
+	char *name;
+
+	memset(st, 0, sizeof(*st));
+	if (debug_file_find(&options->search, m->path, m->build_id, &file, &reason) < 0) {
+		debug("'%s'%s%s: %s", m->path, m->build_id ? " build ID " : "", m->build_id ? m->build_id : "",
+		      reason);
+		st->reason = reason;
+		return;
+	}
+	st->path = file.path;
+	st->dwfl = dwfl_begin(callbacks);
+	if (!st->dwfl) {
+		close(file.fd);
+		st->reason = "libdwfl failed";
+		return;
+	}
+	name = profile_module_short_name(m);
+	dwfl_report_begin(st->dwfl);
+	st->mod = dwfl_report_elf(st->dwfl, name, file.path, file.fd, 0, false);
+	free(name);
+	dwfl_report_end(st->dwfl, NULL, NULL);
+	if (!st->mod) {
+		close(file.fd);
+		debug("'%s': %s", file.path, dwfl_errmsg(-1));
+		st->reason = "not an ELF file";
+		return;
+	}
+	st->elf = dwfl_module_getelf(st->mod, &st->bias);
+	if (!st->elf) {
+		st->reason = "not an ELF file";
+		return;
+	}
+	st->has_symtab = dwfl_module_getsymtab(st->mod) > 0;
+	{
+		Dwarf_Addr dbias;
+
+		if (dwfl_module_getdwarf(st->mod, &dbias))
+			st->has_symtab = true;
+	}
+	debug("'%s': symbolizing from %s", m->path, file.path);
+}
+
+static void module_close(struct module_state *st)
+{
+	cu_index_release(&st->cu);
+	if (st->dwfl)
+		dwfl_end(st->dwfl);
+	free(st->path);
+	memset(st, 0, sizeof(*st));
+}
+
+/* The ELF address that file offset off is loaded at, from the PT_LOAD headers. */
+static bool offset_to_vaddr(Elf *elf, uint64_t off, GElf_Addr *vaddr)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum) < 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return true;
+		}
+	}
+	/* An address in a non-executable segment (rare: data executed, or a writable text). */
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (ph && ph->p_type == PT_LOAD && off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+			*vaddr = off - ph->p_offset + ph->p_vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *die_string(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
+static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
+{
+	Dwarf_Attribute attr, *a;
+	Dwarf_Word value;
+
+	a = integrate ? dwarf_attr_integrate(die, name, &attr) : dwarf_attr(die, name, &attr);
+	if (!a || dwarf_formudata(a, &value) != 0)
+		return 0;
+	return value > UINT32_MAX ? 0 : (uint32_t)value;
+}
+
+/* Fills a frame's names from a function DIE; false when it has none. */
+static bool frame_from_die(struct profile_frame *f, Dwarf_Die *die, const struct symbolizer_options *options)
+{
+	const char *linkage = die_string(die, DW_AT_linkage_name);
+	const char *name = die_string(die, DW_AT_name);
+	char *demangled = NULL;
+
+	if (!linkage)
+		linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	if (!linkage && !name)
+		return false;
+	if (linkage && options->demangle) {
+		demangled = demangle_name(linkage, true);
+		if (!strcmp(demangled, linkage) && name) { /* not mangled after all: the plain name reads better */
+			free(demangled);
+			demangled = xstrdup(name);
+		}
+	}
+	f->system_name = xstrdup(linkage ? linkage : name);
+	if (demangled)
+		f->function = demangled;
+	else /* --no-demangle shows what the symbol table would: the linkage name */
+		f->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
+	f->start_line = die_udata(die, DW_AT_decl_line, true);
+	return true;
+}
+
+static bool is_function_scope(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+}
+
+/* The source position of addr from the line table of its CU. */
+static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_frame *f)
+{
+	Dwarf_Line *line = dwarf_getsrc_die(cudie, dwarf_addr);
+	const char *file;
+	int lineno = 0, col = 0;
+
+	if (!line)
+		return;
+	file = dwarf_linesrc(line, NULL, NULL);
+	dwarf_lineno(line, &lineno);
+	dwarf_linecol(line, &col);
+	if (file)
+		f->file = xstrdup(file);
+	f->line = lineno > 0 ? (uint32_t)lineno : 0;
+	f->column = col > 0 ? (uint32_t)col : 0;
+}
+
+/*
+ * The inline chain at Dwfl address addr, innermost first, into *frames. Returns the frame count, 0 when
+ * DWARF does not cover addr. *cu_out receives the CU (for line lookups by the caller) when found.
+ */
+static uint32_t dwarf_frames(struct module_state *st, Dwarf_Addr addr, const struct symbolizer_options *options,
+			     struct profile_frame **frames, Dwarf_Die *cu_out, Dwarf_Addr *cu_bias, bool *have_cu)
+{
+	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL;
+	struct profile_frame *out = NULL;
+	uint32_t count = 0;
+	Dwarf_Addr dbias;
+	int nscopes, nchain;
+	int prev = -1; /* index in chain of the previous (inner) function scope */
+
+	*have_cu = false;
+	cudie = cu_index_addrdie(&st->cu, st->mod, addr, &cudie_mem, &dbias);
+	if (!cudie)
+		return 0;
+	*cu_out = *cudie;
+	*cu_bias = dbias;
+	*have_cu = true;
+	nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
+	if (nscopes <= 0)
+		goto out;
+	nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	if (nchain <= 0)
+		goto out;
+	out = xcalloc((size_t)nchain, sizeof(*out));
+	for (int i = 0; i < nchain; i++) {
+		struct profile_frame *f;
+
+		if (!is_function_scope(&chain[i]))
+			continue;
+		f = &out[count];
+		if (!frame_from_die(f, &chain[i], options)) {
+			/* An anonymous function scope: keep the chain, name it as addr2line does. */
+			f->function = xstrdup("??");
+			f->system_name = xstrdup("??");
+		}
+		if (prev < 0) {
+			line_of(cudie, addr - dbias, f);
+		} else {
+			/* Positioned where the inner scope was inlined into this one. */
+			Dwarf_Die *inner = &chain[prev], cu;
+			Dwarf_Files *files;
+			size_t nfiles;
+			uint32_t call_file = die_udata(inner, DW_AT_call_file, false);
+
+			f->line = die_udata(inner, DW_AT_call_line, false);
+			f->column = die_udata(inner, DW_AT_call_column, false);
+			if (call_file && dwarf_diecu(inner, &cu, NULL, NULL) &&
+			    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && call_file < nfiles) {
+				const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
+
+				if (file)
+					f->file = xstrdup(file);
+			}
+		}
+		count++;
+		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+			break; /* the physical function: the chain ends here */
+		prev = i;
+	}
+	for (uint32_t j = 0; j + 1 < count; j++)
+		out[j].inlined = true;
+out:
+	free(scopes);
+	free(chain);
+	if (!count) {
+		free(out);
+		return 0;
+	}
+	*frames = out;
+	return count;
+}
+
+static void set_unnamed(struct profile *p, struct profile_location *loc, const char *reason)
+{
+	loc->frames = xcalloc(1, sizeof(*loc->frames));
+	loc->frame_count = 1;
+	loc->unnamed_reason = reason;
+	p->unnamed_locations++;
+}
+
+static void symbolize_user(struct profile *p, struct profile_location *loc, struct module_state *st,
+			   const struct symbolizer_options *options)
+{
+	struct profile_module *m = &p->modules[loc->module];
+	struct profile_frame *frames = NULL;
+	const char *symbol;
+	Dwarf_Die cudie;
+	Dwarf_Addr cu_bias = 0;
+	GElf_Addr vaddr, addr, offset;
+	GElf_Sym sym;
+	uint32_t count;
+	bool have_cu;
+
+	if (st->reason)
+		return set_unnamed(p, loc, st->reason);
+	if (!offset_to_vaddr(st->elf, loc->file_offset, &vaddr))
+		return set_unnamed(p, loc, "address outside the file's loadable segments");
+	addr = vaddr + st->bias;
+	if (loc->is_return_address && addr)
+		addr--; /* the call instruction, not the one after it */
+
+	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
+	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
+	symbol = !count || !strcmp(frames[count - 1].function, "??")
+			 ? dwfl_module_addrinfo(st->mod, addr, &offset, &sym, NULL, NULL, NULL)
+			 : NULL;
+	if (!count && symbol) {
+		frames = xcalloc(1, sizeof(*frames));
+		frames[0].system_name = xstrdup(symbol);
+		frames[0].function = demangle_name(symbol, options->demangle);
+		if (have_cu)
+			line_of(&cudie, addr - cu_bias, &frames[0]);
+		count = 1;
+	} else if (count && !strcmp(frames[count - 1].function, "??") && symbol) {
+		free(frames[count - 1].function);
+		free(frames[count - 1].system_name);
+		frames[count - 1].system_name = xstrdup(symbol);
+		frames[count - 1].function = demangle_name(symbol, options->demangle);
+	}
+	if (!count)
+		return set_unnamed(p, loc, st->has_symtab ? "no symbol covers the address" : "no symbols");
+	loc->frames = frames;
+	loc->frame_count = count;
+	m->has_functions = true;
+	for (uint32_t i = 0; i < count; i++) {
+		if (frames[i].file)
+			m->has_filenames = true;
+		if (frames[i].line)
+			m->has_line_numbers = true;
+		if (frames[i].inlined)
+			m->has_inline_frames = true;
+	}
+}
+
+static void symbolize_kernel(struct profile *p, struct profile_location *loc, const struct kernel_symbols *ks)
+{
+	uint64_t addr = loc->address - (loc->is_return_address && loc->address ? 1 : 0);
+	const struct kernel_symbol *sym;
+	uint32_t module;
+
+	if (ks->hidden)
+		return set_unnamed(p, loc, "kernel addresses were hidden (kernel.kptr_restrict) when recording");
+	if (!ks->count)
+		return set_unnamed(p, loc, "no kernel symbols in the recording");
+	sym = kernel_symbols_find(ks, addr);
+	if (!sym)
+		return set_unnamed(p, loc, "no kernel symbol covers the address");
+	if (sym->module) {
+		char *path = xasprintf("[%s]", sym->module);
+
+		module = profile_intern_module(p, path, NULL, 0, 0, 0, true);
+		free(path);
+		loc->module = module;
+	}
+	loc->frames = xcalloc(1, sizeof(*loc->frames));
+	loc->frame_count = 1;
+	loc->frames[0].function = xstrdup(sym->name);
+	loc->frames[0].system_name = xstrdup(sym->name);
+	if (loc->module != PROFILE_NO_MODULE)
+		p->modules[loc->module].has_functions = true;
+}
+
+static int compare_by_module(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t mx = p->locations[x].module, my = p->locations[y].module;
+
+	if (mx != my)
+		return mx < my ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, const struct symbolizer_options *options)
+{
+	uint32_t *order = xmalloc((p->location_count ? p->location_count : 1) * sizeof(*order));
+	char *debuginfo_path = debug_file_dwfl_path(&options->search);
+	/* Separate debug files (.gnu_debuglink, .build-id trees) are found by libdwfl's standard search. */
+	const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &debuginfo_path,
+	};
+	size_t n = 0;
+
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < p->location_count; i++) {
+		struct profile_location *loc = &p->locations[i];
+
+		if (loc->frame_count)
+			continue;
+		if (loc->kind == PROFILE_LOCATION_KERNEL)
+			symbolize_kernel(p, loc, kernel);
+		else if (loc->module == PROFILE_NO_MODULE)
+			set_unnamed(p, loc, "no mapping for the address");
+		else
+			order[n++] = (uint32_t)i;
+	}
+	qsort_r(order, n, sizeof(*order), compare_by_module, p);
+	for (size_t i = 0; i < n;) {
+		uint32_t module = p->locations[order[i]].module;
+		struct module_state st;
+
+		module_open(&st, &p->modules[module], options, &callbacks);
+		for (; i < n && p->locations[order[i]].module == module; i++)
+			symbolize_user(p, &p->locations[order[i]], &st, options);
+		module_close(&st);
+	}
+	free(order);
+	free(debuginfo_path);
+}

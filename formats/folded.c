@@ -1,0 +1,158 @@
+/*
+ * folded.c — folded stacks, the input of flamegraph.pl and most flame graph tools, as
+ * stackcollapse-perf.pl writes them:
+ *
+ *   comm;outermost;...;leaf COUNT
+ *
+ * one line per distinct printed stack (stacks that print the same are summed), lines sorted bytewise,
+ * COUNT = samples. Inlined functions are frames of their own (outermost first); kernel frames follow the
+ * user frames and end in _[k] (stackcollapse-perf.pl --kernel). --pid prints comm-PID, --tid
+ * comm-PID/TID; --annotate adds _[i] to inlined frames (_[j] is kept for JIT frames).
+ *
+ * Unnamed frames print as module+0xOFFSET (module basename, file offset), [unknown] without a module;
+ * with --addrs as [module <0xOFFSET>].
+ *
+ * Names are escaped so that no name can break flamegraph.pl's line rule ^(.*)\s+?(\d+(?:\.\d*)?)$ or its
+ * frame separator: ';' becomes ':' (as stackcollapse does), control characters (newlines, tabs) become '?',
+ * and a name ending in whitespace + digits (which flamegraph.pl would read as a second, differential
+ * count) has that whitespace turned into '_'. In the comm, spaces become '_' as stackcollapse-perf.pl does.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+#include "output.h"
+
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	GROW(b->s, b->cap, b->len + n + 1);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+/* Appends name escaped (see the top of this file); is_comm also turns spaces into '_'. */
+static void add_escaped(struct buf *b, const char *name, bool is_comm)
+{
+	size_t start = b->len, end, digits;
+
+	if (!*name)
+		name = "[unknown]";
+	buf_add(b, name, strlen(name));
+	for (size_t i = start; i < b->len; i++) {
+		unsigned char c = (unsigned char)b->s[i];
+
+		if (c == ';')
+			b->s[i] = ':';
+		else if (c < 0x20 || c == 0x7f)
+			b->s[i] = '?';
+		else if (c == ' ' && is_comm)
+			b->s[i] = '_';
+	}
+	end = b->len;
+	for (digits = end; digits > start && ((b->s[digits - 1] >= '0' && b->s[digits - 1] <= '9') ||
+					      b->s[digits - 1] == '.');
+	     digits--)
+		;
+	if (digits < end && digits > start && b->s[digits - 1] == ' ')
+		b->s[digits - 1] = '_';
+}
+
+static void add_frame(struct buf *b, const struct profile *p, const struct profile_location *loc, uint32_t f,
+		      const struct output_options *options)
+{
+	const struct profile_frame *frame = &loc->frames[f];
+
+	if (frame->function) {
+		add_escaped(b, frame->function, false);
+	} else if (options->addrs) {
+		char *module = loc->module < p->module_count ? profile_module_short_name(&p->modules[loc->module])
+							       : xstrdup("unknown");
+		char *s = xasprintf("[%s <0x%" PRIx64 ">]", module, loc->file_offset);
+
+		add_escaped(b, s, false);
+		free(s);
+		free(module);
+	} else {
+		char *s = profile_location_fallback_name(p, loc);
+
+		add_escaped(b, s, false);
+		free(s);
+	}
+	if (loc->kind == PROFILE_LOCATION_KERNEL)
+		buf_add(b, "_[k]", 4);
+	else if (options->annotate && loc->kind == PROFILE_LOCATION_JIT)
+		buf_add(b, "_[j]", 4);
+	else if (options->annotate && frame->inlined)
+		buf_add(b, "_[i]", 4);
+}
+
+struct line {
+	char *stack;
+	uint64_t count;
+};
+
+static int compare_lines(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->stack, ((const struct line *)b)->stack);
+}
+
+static int folded_write(const struct profile *p, const struct output_options *options, FILE *out)
+{
+	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->stack_count; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		struct buf b = { 0 };
+		char comm[sizeof(s->comm) + 1] = { 0 };
+		char id[32];
+
+		memcpy(comm, s->comm, sizeof(s->comm));
+		add_escaped(&b, comm[0] ? comm : "[unknown]", true);
+		if (options->per_tid)
+			snprintf(id, sizeof(id), "-%u/%u", s->pid, s->tid);
+		else if (options->per_pid)
+			snprintf(id, sizeof(id), "-%u", s->pid);
+		else
+			id[0] = '\0';
+		buf_add(&b, id, strlen(id));
+		for (uint32_t d = s->depth; d-- > 0;) {
+			const struct profile_location *loc = &p->locations[s->locations[d]];
+
+			for (uint32_t f = loc->frame_count; f-- > 0;) {
+				buf_add(&b, ";", 1);
+				add_frame(&b, p, loc, f, options);
+			}
+		}
+		lines[n].stack = b.s;
+		lines[n++].count = s->count;
+	}
+	qsort(lines, n, sizeof(*lines), compare_lines);
+	for (size_t i = 0; i < n;) {
+		uint64_t count = lines[i].count;
+		size_t j;
+
+		for (j = i + 1; j < n && !strcmp(lines[j].stack, lines[i].stack); j++)
+			count += lines[j].count;
+		fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, count);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i].stack);
+	free(lines);
+	return 0;
+}
+
+const struct output_format output_folded = {
+	.name = "folded",
+	.description = "folded stacks for flamegraph.pl (comm;outer;...;leaf COUNT), the default",
+	.binary = false,
+	.write = folded_write,
+};

@@ -1,0 +1,50 @@
+/*
+ * frame_names.h — how the speedscope, d3 and trace formats name things that the profile leaves implicit:
+ * an unnamed frame, the process a stack belongs to, and the value of a stack. One place, so that the
+ * formats agree with each other and with folded output (module+0xOFFSET for unnamed frames, _[k] on
+ * kernel frames, _[j] _[i] with --annotate, "[module <0xOFFSET>]" with --addrs).
+ */
+#ifndef STACKREC_FORMATS_FRAME_NAMES_H
+#define STACKREC_FORMATS_FRAME_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output.h"
+
+/*
+ * The display name of frame `frame` of loc (0 = innermost), newly allocated, by folded's rules
+ * (formats/folded.c): the function name; an unnamed frame is "module+0xOFFSET" ("[unknown]" without a
+ * module), or "[module <0xOFFSET>]" with options->addrs. Kernel frames end in _[k]; with
+ * options->annotate, JIT frames end in _[j] and inlined frames in _[i].
+ */
+char *frame_display_name(const struct profile *profile, const struct profile_location *loc, uint32_t frame,
+			 const struct output_options *options);
+
+/*
+ * The process name of the stacks of stack_index's pid: the name of its main thread (tid == pid) when the
+ * profile has a stack of it, else the stack's own thread name. Stacks are sorted by pid, so the search
+ * covers only that pid's run of stacks.
+ */
+const char *process_comm(const struct profile *profile, size_t stack_index);
+
+/* A stack's value in flame graphs: its sample count on-CPU, its weight (ns) off-CPU. */
+uint64_t stack_value(const struct profile *profile, const struct profile_stack *stack);
+uint64_t profile_value_total(const struct profile *profile);
+
+/* A set of byte-string keys numbered 0, 1, 2... in first-insertion order (frame deduplication). */
+struct key_index {
+	char **keys;
+	size_t *lengths;
+	size_t count, capacity;
+	uint32_t *slots; /* key number + 1, 0 = empty */
+	size_t slot_count;
+};
+
+void key_index_init(struct key_index *index);
+void key_index_release(struct key_index *index);
+/* The number of key (len bytes, may contain NULs); *added tells whether it is new. */
+size_t key_index_get(struct key_index *index, const void *key, size_t len, bool *added);
+
+#endif

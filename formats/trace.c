@@ -1,0 +1,194 @@
+/*
+ * trace.c — `-f trace`: the enriched trace, the format other tools build on. Specified, with its
+ * stability rules, in docs/trace-format.md; change the two together and bump TRACE_FORMAT_VERSION on any
+ * change a reader could notice other than a new member.
+ *
+ * JSON Lines: a header record (format, version, recording facts, totals, modules), then one record per
+ * distinct stack (the profile aggregates identical samples; "count" says how many there were) with every
+ * frame, leaf first and every inline frame on its own, carrying all we know about it: address, module,
+ * build ID, file offset, function, mangled name, file, line, column, whether it is inlined, how it was
+ * unwound, and why it is unnamed if it is. Every member is always present (null when unknown), so readers
+ * need no guessing; addresses are hex strings because JSON numbers are exact only up to 2^53.
+ */
+#include "output.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "json_writer.h"
+#include "../commands.h"
+#include "../util.h"
+
+#define TRACE_FORMAT_VERSION 1
+
+static const char *kind_name(enum profile_location_kind kind)
+{
+	switch (kind) {
+	case PROFILE_LOCATION_USER:
+		return "user";
+	case PROFILE_LOCATION_KERNEL:
+		return "kernel";
+	case PROFILE_LOCATION_JIT:
+		return "jit";
+	}
+	return "unknown";
+}
+
+static const char *unwind_name(enum profile_unwind unwind)
+{
+	switch (unwind) {
+	case PROFILE_UNWIND_FRAME_POINTER:
+		return "frame_pointer";
+	case PROFILE_UNWIND_DWARF:
+		return "dwarf";
+	}
+	return "unknown";
+}
+
+static void kv_string_or_null(struct json_writer *w, const char *key, const char *s)
+{
+	json_key(w, key);
+	json_string(w, s);
+}
+
+static void kv_positive_or_null(struct json_writer *w, const char *key, uint64_t value)
+{
+	json_key(w, key);
+	if (value)
+		json_uint(w, value);
+	else
+		json_null(w);
+}
+
+static void write_header(struct json_writer *w, const struct profile *profile)
+{
+	const struct profile_info *info = &profile->info;
+
+	json_begin_object(w);
+	json_kv_string(w, "type", "header");
+	json_kv_string(w, "format", "stackrec-trace");
+	json_kv_uint(w, "version", TRACE_FORMAT_VERSION);
+	json_kv_string(w, "producer", "stackrec " STACKREC_VERSION);
+	json_kv_string(w, "records", "stacks");
+	json_kv_string(w, "sample_kind", info->sample_kind == PROFILE_SAMPLE_OFF_CPU ? "off_cpu" : "on_cpu");
+	kv_string_or_null(w, "command_line", info->command_line);
+	kv_string_or_null(w, "hostname", info->hostname);
+	kv_string_or_null(w, "kernel_release", info->kernel_release);
+	kv_string_or_null(w, "event", info->event);
+	kv_positive_or_null(w, "frequency_hz", info->frequency_hz);
+	kv_positive_or_null(w, "start_time_ns", info->start_realtime_ns);
+	kv_positive_or_null(w, "duration_ns", info->duration_ns);
+	json_kv_uint(w, "total_samples", profile->total_samples);
+	json_kv_uint(w, "total_weight_ns", profile->total_weight);
+	json_kv_uint(w, "lost_samples", profile->lost_samples);
+	json_kv_uint(w, "user_stack_errors", profile->user_stack_errors);
+	json_kv_uint(w, "kernel_stack_errors", profile->kernel_stack_errors);
+	json_key(w, "modules");
+	json_begin_array(w);
+	for (size_t i = 0; i < profile->module_count; i++) {
+		const struct profile_module *m = &profile->modules[i];
+
+		json_begin_object(w);
+		json_kv_uint(w, "id", i);
+		kv_string_or_null(w, "path", m->path);
+		kv_string_or_null(w, "build_id", m->build_id);
+		json_kv_hex(w, "start", m->start);
+		json_kv_hex(w, "end", m->end);
+		json_kv_hex(w, "file_offset", m->file_offset);
+		json_kv_bool(w, "kernel", m->is_kernel);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+	json_end_line(w);
+}
+
+/* A stack read error: null, or {"errno": 14, "name": "EFAULT"}. */
+static void kv_error(struct json_writer *w, const char *key, int32_t err)
+{
+	const char *name;
+
+	json_key(w, key);
+	if (!err) {
+		json_null(w);
+		return;
+	}
+	name = strerrorname_np(err < 0 ? -err : err);
+	json_begin_object(w);
+	json_kv_int(w, "errno", err < 0 ? -(int64_t)err : err);
+	kv_string_or_null(w, "name", name);
+	json_end_object(w);
+}
+
+static void write_frame(struct json_writer *w, const struct profile *profile, uint32_t location, uint32_t f)
+{
+	const struct profile_location *loc = &profile->locations[location];
+	const struct profile_frame *frame = &loc->frames[f];
+	const struct profile_module *m = loc->module < profile->module_count ? &profile->modules[loc->module] : NULL;
+
+	json_begin_object(w);
+	json_kv_hex(w, "address", loc->address);
+	json_kv_uint(w, "location", location);
+	json_kv_string(w, "kind", kind_name(loc->kind));
+	kv_string_or_null(w, "module", m ? m->path : NULL);
+	kv_string_or_null(w, "build_id", m ? m->build_id : NULL);
+	json_kv_hex(w, "file_offset", loc->file_offset);
+	kv_string_or_null(w, "function", frame->function);
+	kv_string_or_null(w, "system_name", frame->system_name);
+	kv_string_or_null(w, "file", frame->file);
+	kv_positive_or_null(w, "line", frame->line);
+	kv_positive_or_null(w, "column", frame->column);
+	kv_positive_or_null(w, "start_line", frame->start_line);
+	json_kv_bool(w, "inlined", frame->inlined);
+	json_kv_string(w, "unwind", unwind_name(loc->unwind));
+	json_kv_bool(w, "return_address", loc->is_return_address);
+	kv_string_or_null(w, "unnamed_reason", frame->function ? NULL : loc->unnamed_reason);
+	json_kv_bool(w, "synthetic", loc->synthetic);
+	json_end_object(w);
+}
+
+static void write_stack(struct json_writer *w, const struct profile *profile, const struct profile_stack *s)
+{
+	char comm[17];
+
+	snprintf(comm, sizeof(comm), "%.16s", s->comm);
+	json_begin_object(w);
+	json_kv_string(w, "type", "stack");
+	json_kv_uint(w, "pid", s->pid);
+	json_kv_uint(w, "tid", s->tid);
+	json_kv_string(w, "comm", comm);
+	json_kv_uint(w, "count", s->count);
+	json_kv_uint(w, "weight_ns", s->weight);
+	kv_error(w, "user_stack_error", s->user_error);
+	kv_error(w, "kernel_stack_error", s->kernel_error);
+	json_key(w, "frames");
+	json_begin_array(w);
+	for (uint32_t d = 0; d < s->depth; d++) {
+		const struct profile_location *loc = &profile->locations[s->locations[d]];
+
+		for (uint32_t f = 0; f < loc->frame_count; f++)
+			write_frame(w, profile, s->locations[d], f);
+	}
+	json_end_array(w);
+	json_end_object(w);
+	json_end_line(w);
+}
+
+static int trace_write(const struct profile *profile, const struct output_options *options, FILE *out)
+{
+	struct json_writer w;
+
+	(void)options; /* the trace carries everything; display options do not apply */
+	json_writer_init(&w, out);
+	write_header(&w, profile);
+	for (size_t i = 0; i < profile->stack_count; i++)
+		write_stack(&w, profile, &profile->stacks[i]);
+	return json_writer_release(&w) ? error("cannot write the trace output") : 0;
+}
+
+const struct output_format output_trace = {
+	.name = "trace",
+	.description = "enriched trace, JSON Lines: every frame with module, build ID, offset, source, inline and unwind facts",
+	.binary = false,
+	.write = trace_write,
+};

@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+test_description='stackrec convert: synthetic recordings of a real binary, symbolized and folded exactly'
+# No root, no BPF: recordings are written by tests/unit/test-convert.c ("test-convert write OUT <script",
+# see the top of that file) pointing at programs compiled here, with instruction pointers chosen from
+# nm and objdump so that every expected frame is known.
+. "$(dirname "$0")/test-lib.sh"
+
+test_unit_tap "$UNIT_DIR/test-convert"
+
+write_rec() { "$UNIT_DIR/test-convert" write "$@"; }
+BASE=0x555555554000
+
+# vaddr SYMBOL [PROGRAM]: link-time address of SYMBOL as hex without 0x.
+vaddr() { nm "${2:-prog}" | awk -v s="$1" '$3 == s { print $1 }'; }
+# ret_after_call CALLER CALLEE [PROGRAM]: the return address of CALLER's call to CALLEE.
+ret_after_call() {
+	objdump -d --no-show-raw-insn "${3:-prog}" | awk -v caller="<$1>:" -v callee="<$2>" '
+		$2 == caller { inside = 1; next }
+		inside && /^$/ { inside = 0 }
+		inside && want { sub(":", "", $1); print $1; exit }
+		inside && $2 == "call" && $4 == callee { want = 1 }'
+}
+# runtime ADDR: hex address in the process, for the mapping written by text_mapping.
+runtime() { printf '%x' $((BASE + 0x$1)); }
+# text_mapping PID PROGRAM BUILD_ID TIME: the MAPPING line of PROGRAM's executable segment at BASE.
+text_mapping() {
+	local type off va pa filesz memsz flags rest
+	readelf -lW "$2" | while read -r type off va pa filesz memsz flags rest; do
+		[ "$type" = LOAD ] && [[ "$flags $rest" == *E* ]] || continue
+		printf "mapping %s %x %x %x %s %s %s\n" "$1" $((BASE + va - va % 4096)) $((BASE + va + filesz)) \
+			$((off - off % 4096)) "$PWD/$2" "$3" "$4"
+	done
+}
+build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+
+test_expect_success 'build the program: noinline outer → always_inline middle → noinline leaf' '
+	cat >prog.c <<-\EOF &&
+	volatile unsigned long sink;
+
+	__attribute__((noinline)) unsigned long leaf(unsigned long x)
+	{
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ul + 1;
+		return x;
+	}
+
+	static inline __attribute__((always_inline)) unsigned long middle(unsigned long x)
+	{
+		unsigned long y = leaf(x);
+
+		sink = y;
+		return y ^ 3;
+	}
+
+	__attribute__((noinline)) unsigned long outer(unsigned long x)
+	{
+		unsigned long y = middle(x);
+
+		sink = y;
+		return y + 1;
+	}
+
+	int main(void)
+	{
+		sink = outer(sink);
+		return 0;
+	}
+	EOF
+	cc -O2 -g -fno-omit-frame-pointer -o prog prog.c &&
+	sed "s/outer/other_outer/g; s/middle/other_middle/g; s/leaf/other_leaf/g" prog.c >prog2.c &&
+	cc -O2 -g -fno-omit-frame-pointer -o prog2 prog2.c &&
+	test -n "$(ret_after_call outer leaf)" &&
+	test -n "$(ret_after_call main outer)"
+'
+
+# The stack main → outer → (middle inlined) → leaf, leaf first.
+user_stack() {
+	local p=${1:-prog} pre=${2:-}
+	echo "$(runtime $(printf "%x" $((0x$(vaddr ${pre}leaf $p) + 16)))),$(runtime $(ret_after_call ${pre}outer ${pre}leaf $p)),$(runtime $(ret_after_call main ${pre}outer $p))"
+}
+
+cat >kallsyms.txt <<\EOF
+ffffffff81000000 T entry_SYSCALL_64
+ffffffff81000100 T do_syscall_64
+ffffffff81000400 t read_zero
+ffffffffc0001000 t ext4_read	[ext4]
+EOF
+
+test_expect_success 'write a recording in three frames' '
+	{
+		echo "host hostname=test" &&
+		text_mapping 100 prog $(build_id prog) 1 &&
+		echo "kallsyms $PWD/kallsyms.txt" &&
+		echo "repeat 5 sample 100 100 prog 10 $(user_stack) -" &&
+		echo "flush" &&
+		echo "repeat 3 sample 100 101 worker 20 $(user_stack) ffffffff81000410,ffffffff81000110" &&
+		echo "sample 100 101 worker 21 - ffffffffc0001010,ffffffff81000110" &&
+		echo "flush" &&
+		echo "repeat 2 sample 100 100 prog 30 - - -14" &&
+		echo "sample 100 100 prog 31 7f0000001234 -" &&
+		echo "stats 12" &&
+		echo "end"
+	} >script &&
+	write_rec good.rec <script >offsets &&
+	test_line_count offsets = 2
+'
+
+test_expect_success 'convert to folded: exact stacks, inlined middle as its own frame, kernel _[k]' '
+	cat >expect <<-\EOF &&
+	prog;[unknown] 1
+	prog;[user stack error -EFAULT] 2
+	prog;main;outer;middle;leaf 5
+	worker;do_syscall_64_[k];ext4_read_[k] 1
+	worker;main;outer;middle;leaf;do_syscall_64_[k];read_zero_[k] 3
+	EOF
+	stackrec convert good.rec >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success '--pid, --tid, --annotate, --addrs' '
+	cat >expect <<-\EOF &&
+	prog-100/100;[unknown <0x7f0000001234>] 1
+	prog-100/100;[user stack error -EFAULT] 2
+	prog-100/100;main;outer;middle_[i];leaf 5
+	worker-100/101;do_syscall_64_[k];ext4_read_[k] 1
+	worker-100/101;main;outer;middle_[i];leaf;do_syscall_64_[k];read_zero_[k] 3
+	EOF
+	stackrec convert good.rec --tid --annotate --addrs >actual &&
+	test_cmp expect actual &&
+	stackrec convert good.rec --pid >actual &&
+	grep -q "^prog-100;main;outer;middle;leaf 5$" actual
+'
+
+test_expect_success 'every line is one flamegraph.pl accepts' '
+	perl -ne "chomp; exit 1 unless /^(.*)\s+?(\d+(?:\.\d*)?)$/ && \$1 !~ /\s\d+(\.\d*)?$/" actual
+'
+
+test_expect_success 'converting twice, to stdout or -o, gives identical bytes' '
+	stackrec convert good.rec >one &&
+	stackrec convert good.rec -o two &&
+	stackrec convert good.rec -f folded -o three &&
+	test_cmp one two &&
+	test_cmp one three &&
+	test ! -e two.tmp
+'
+
+test_expect_success '-v prints one summary line on stderr and nothing on stdout changes' '
+	stackrec convert good.rec -v >verbose.out 2>verbose.err &&
+	test_cmp one verbose.out &&
+	grep "^stackrec: .good.rec.: 12 samples, 5 stacks, .* 1 unnamed" verbose.err &&
+	stackrec convert good.rec >quiet.out 2>quiet.err &&
+	test ! -s quiet.err
+'
+
+test_expect_success 'a file with another build ID at the recorded path is not used; the reason is given' '
+	{
+		text_mapping 100 prog 0123456789abcdef0123456789abcdef01234567 1 &&
+		echo "sample 100 100 prog 10 $(user_stack) -" &&
+		echo "end"
+	} >script.mismatch &&
+	write_rec mismatch.rec <script.mismatch >/dev/null &&
+	stackrec convert mismatch.rec -v >actual 2>err &&
+	off=$(printf "%x" $((0x$(vaddr leaf) + 16))) &&
+	grep -q "^prog;prog+0x[0-9a-f]*;prog+0x[0-9a-f]*;prog+0x$off 1$" actual &&
+	! grep -q leaf actual &&
+	grep -q "build ID mismatch" err
+'
+
+test_expect_success 'a missing file is found by build ID under --debug-dir' '
+	id=$(build_id prog) &&
+	mkdir -p dbg/.build-id/${id:0:2} gone &&
+	cp prog dbg/.build-id/${id:0:2}/${id:2}.debug &&
+	cp prog gone/prog &&
+	text_mapping 100 gone/prog $id 1 >script.gone &&
+	echo "sample 100 100 prog 10 $(user_stack) -" >>script.gone &&
+	echo end >>script.gone &&
+	write_rec gone.rec <script.gone >/dev/null &&
+	rm gone/prog &&
+	stackrec convert gone.rec >without &&
+	grep -q "^prog;prog+0x" without &&
+	stackrec convert gone.rec --debug-dir dbg >with &&
+	echo "prog;main;outer;middle;leaf 1" >expect &&
+	test_cmp expect with
+'
+
+test_expect_success 'a stripped binary is named from its separate debug file (.gnu_debuglink, --debug-dir)' '
+	mkdir -p strip1 strip2 &&
+	objcopy --only-keep-debug prog strip1/prog.debug &&
+	objcopy --strip-all --add-gnu-debuglink=strip1/prog.debug prog strip1/prog &&
+	test "$(build_id strip1/prog)" = "$(build_id prog)" &&
+	{
+		text_mapping 100 strip1/prog $(build_id prog) 1 &&
+		echo "sample 100 100 prog 10 $(user_stack) -" &&
+		echo end
+	} >script.strip &&
+	write_rec strip.rec <script.strip >/dev/null &&
+	echo "prog;main;outer;middle;leaf 1" >expect &&
+	stackrec convert strip.rec >actual &&
+	test_cmp expect actual &&
+	id=$(build_id prog) &&
+	mkdir -p dbg2/.build-id/${id:0:2} &&
+	mv strip1/prog.debug dbg2/.build-id/${id:0:2}/${id:2}.debug &&
+	stackrec convert strip.rec >actual &&
+	grep -q "^prog;prog+0x" actual &&
+	stackrec convert strip.rec --debug-dir dbg2 >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success '[vdso] frames are named from the running kernel'"'"'s vDSO when it is the recorded one' '
+	"$UNIT_DIR/test-convert" dump-vdso vdso.so &&
+	sym=$(nm -D vdso.so | awk "{ sub(/@.*/, \"\", \$3) } \$3 == \"__vdso_clock_gettime\" { print \$1 }") &&
+	test -n "$sym" &&
+	ip=$(printf "%x" $((0x7f0000000000 + 0x$sym + 4))) &&
+	{
+		echo "host kernel_release=$(uname -r)" &&
+		echo "mapping 500 7f0000000000 7f0000002000 0 [vdso] - 1" &&
+		echo "sample 500 500 t 10 $ip -" &&
+		echo end
+	} >script.vdso &&
+	write_rec vdso.rec <script.vdso >/dev/null &&
+	stackrec convert vdso.rec >actual &&
+	echo "t;__vdso_clock_gettime 1" >expect &&
+	test_cmp expect actual &&
+	sed "s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso2 &&
+	write_rec vdso2.rec <script.vdso2 >/dev/null &&
+	stackrec convert vdso2.rec >actual &&
+	echo "t;vdso+0x$(printf %x $((0x$sym + 4))) 1" >expect &&
+	test_cmp expect actual &&
+	id=$(build_id vdso.so) &&
+	sed "s/ - 1\$/ $id 1/; s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso3 &&
+	write_rec vdso3.rec <script.vdso3 >/dev/null &&
+	stackrec convert vdso3.rec >actual &&
+	echo "t;__vdso_clock_gettime 1" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'after an exec, the new image names the addresses' '
+	{
+		text_mapping 300 prog2 $(build_id prog2) 1 &&
+		echo "exec 300 100" &&
+		text_mapping 300 prog $(build_id prog) 100 &&
+		echo "sample 300 300 p 50 $(user_stack prog2 other_) -" &&
+		echo "sample 300 300 p 150 $(user_stack) -" &&
+		echo "end"
+	} >script.exec &&
+	write_rec exec.rec <script.exec >/dev/null &&
+	stackrec convert exec.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;main;other_outer;other_middle;other_leaf 1
+	p;main;outer;middle;leaf 1
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '
+	second=$(sed -n 2p offsets) &&
+	head -c $((second + 20)) good.rec >cut.rec &&
+	test_must_fail stackrec convert cut.rec -o cut.folded 2>err &&
+	cat >expect <<-\EOF &&
+	prog;main;outer;middle;leaf 5
+	worker;do_syscall_64_[k];ext4_read_[k] 1
+	worker;main;outer;middle;leaf;do_syscall_64_[k];read_zero_[k] 3
+	EOF
+	test_cmp expect cut.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: error: .cut.rec. is cut short" err
+'
+
+test_expect_success 'a corrupted middle frame is skipped; the rest converts; exit 1 with one line' '
+	first=$(sed -n 1p offsets) second=$(sed -n 2p offsets) &&
+	cp good.rec bad.rec &&
+	printf "\377\377\377\377" | dd of=bad.rec bs=1 seek=$(((first + second) / 2)) conv=notrunc 2>/dev/null &&
+	test_must_fail stackrec convert bad.rec >bad.folded 2>err &&
+	cat >expect <<-\EOF &&
+	prog;[unknown] 1
+	prog;[user stack error -EFAULT] 2
+	prog;main;outer;middle;leaf 5
+	EOF
+	test_cmp expect bad.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: error: .bad.rec. is damaged" err
+'
+
+test_expect_success 'a failed convert leaves no output file' '
+	test_must_fail stackrec convert no-such.rec -o never 2>err &&
+	test ! -e never && test ! -e never.tmp &&
+	grep "^stackrec: error: cannot open .no-such.rec." err &&
+	test_must_fail stackrec convert good.rec -f no-such-format -o never &&
+	test ! -e never
+'
+
+test_expect_success 'C++ names are demangled unless --no-demangle' '
+	cat >cxx.cc <<-\EOF &&
+	namespace ns { __attribute__((noinline)) int work(int x, char c) { return x * 3 + c; } }
+	int main(int argc, char **) { return ns::work(argc, 1); }
+	EOF
+	g++ -O2 -g -fno-omit-frame-pointer -o cxx cxx.cc &&
+	sym=$(nm cxx | awk "/ _ZN2ns4workEic\$/ { print \$1 }") &&
+	{
+		text_mapping 400 cxx $(build_id cxx) 1 &&
+		echo "sample 400 400 cxx 10 $(runtime $sym) -" &&
+		echo end
+	} >script.cxx &&
+	write_rec cxx.rec <script.cxx >/dev/null &&
+	stackrec convert cxx.rec >actual &&
+	echo "cxx;ns::work(int, char) 1" >expect &&
+	test_cmp expect actual &&
+	stackrec convert cxx.rec --no-demangle >actual &&
+	echo "cxx;_ZN2ns4workEic 1" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'bad usage exits 2 with a message' '
+	test_expect_code() { "$@"; test $? -eq 2; } &&
+	test_expect_code stackrec convert 2>err &&
+	grep "^stackrec: error: convert needs a recording file" err &&
+	test_expect_code stackrec convert good.rec --bogus 2>err &&
+	stackrec convert --help >help &&
+	grep -q "folded" help
+'
+
+test_done

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+test_description='pprof, speedscope, d3 and trace outputs: read back by their real consumers, and golden files'
+. "$(dirname "$0")/test-lib.sh"
+
+# The unit binary (tests/unit/test-formats.c) writes every format of a hand-built profile into the current
+# directory; tests/data/formats/ holds the golden copies. Every output, golden files and the fixtures'
+# expected outputs included, is also checked by its real consumer: Google's pprof (built from Debian's
+# source by ../shared/tools/pprof.sh), speedscope's JSON schema (tests/data/README.md) with Debian's
+# python3-jsonschema.
+
+PPROF=$SRC_DIR/../shared/tools/pprof.sh
+GOLDEN=$TESTS/data/formats
+SCHEMA=$TESTS/data/speedscope-file-format-schema.json
+PYTHON=/usr/bin/python3
+OUTPUTS="pprof.pb.gz speedscope.json speedscope-tid.json d3.json d3-annotated.json trace.jsonl"
+
+if [ -x "$PPROF" ]; then test_set_prereq PPROF; else test_unset_prereq PPROF "no $PPROF"; fi
+# Debian's python3-jsonschema (CI is a fresh Debian 12: install it when missing, as root).
+if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema >/dev/null 2>&1; }
+fi
+if "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+	test_set_prereq JSONSCHEMA
+else
+	test_unset_prereq JSONSCHEMA "python3-jsonschema is not installed"
+fi
+if [ -s "$FIXTURES/expected/inline.pprof" ]; then
+	test_set_prereq FIXTURE_OUTPUTS
+else
+	test_unset_prereq FIXTURE_OUTPUTS "no fixtures/expected/ (make fixtures)"
+fi
+
+# pprof_loads FILE: pprof reads FILE with nothing on stderr. -symbolize=none: the profile is symbolized
+# already; without it pprof would also try to symbolize modules convert could not name and say that their
+# binaries are missing (expected, not an error of the file). Plain -raw must still succeed.
+pprof_loads() {
+	"$PPROF" -symbolize=none -raw "$1" >"$1.raw" 2>"$1.err" &&
+	if [ -s "$1.err" ]; then cat "$1.err" >&2; return 1; fi &&
+	grep -q "^Mappings" "$1.raw" &&
+	"$PPROF" -raw "$1" >/dev/null 2>"$1.symbolize-err"
+}
+
+# pprof_flat FILE: "function count" per function with flat samples, from pprof -top, sorted.
+pprof_flat() {
+	"$PPROF" -symbolize=none -top -sample_index=samples -nodecount=1000000 -nodefraction=0 -edgefraction=0 \
+		"$1" >"$1.top" &&
+	awk '/^ *flat  *flat%/ { table = 1; next }
+		table && $1 ~ /^[0-9]+$/ && $1 > 0 {
+			name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name); sub(/ \(inline\)$/, "", name)
+			flat[name] += $1
+		}
+		END { for (n in flat) print n, flat[n] }' "$1.top" | LC_ALL=C sort
+}
+
+# folded_flat FILE: the same from folded stacks: the leaf's name without _[k]/_[j]/_[i]; an unnamed
+# leaf "module+0xOFFSET" is "[module]", as pprof names an address without a function by its mapping, and
+# "[unknown]" (no module) is pprof's "<unknown>".
+folded_flat() {
+	awk '{ n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";"); leaf = f[k]
+		sub(/_\[[kij]\]$/, "", leaf)
+		if (leaf ~ /^[^[].*\+0x[0-9a-f]+$/) { sub(/\+0x[0-9a-f]+$/, "", leaf); leaf = "[" leaf "]" }
+		if (leaf == "[unknown]") leaf = "<unknown>"
+		flat[leaf] += n }
+		END { for (l in flat) print l, flat[l] }' "$1" | LC_ALL=C sort
+}
+
+folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+
+# pprof_matches_folded PPROF FOLDED: same flat samples per function, so the same -top percentages.
+pprof_matches_folded() {
+	pprof_flat "$1" >"$1.flat" &&
+	folded_flat "$2" >"$1.folded-flat" &&
+	test_cmp "$1.folded-flat" "$1.flat" &&
+	total=$(folded_total "$2") &&
+	grep "^Showing nodes accounting for $total, 100% of $total total" "$1.top"
+}
+
+# speedscope_valid FILE: FILE is valid against speedscope's file format schema.
+speedscope_valid() {
+	"$PYTHON" - "$SCHEMA" "$1" <<-'EOF'
+	import json, sys, jsonschema
+	schema = json.load(open(sys.argv[1]))
+	doc = json.load(open(sys.argv[2], encoding="utf-8"))
+	jsonschema.validate(doc, schema)
+	frames = len(doc["shared"]["frames"])
+	for p in doc["profiles"]:
+	    assert len(p["samples"]) == len(p["weights"]), "samples and weights differ in length"
+	    assert all(0 <= i < frames for s in p["samples"] for i in s), "frame index out of range"
+	    assert p["endValue"] == sum(p["weights"]), "endValue is not the sum of the weights"
+	EOF
+}
+
+# d3_root_is TOTAL FILE: valid JSON, root "root" with value TOTAL, every node at least its children.
+d3_root_is() {
+	"$PYTHON" - "$1" "$2" <<-'EOF'
+	import json, sys
+	root = json.load(open(sys.argv[2], encoding="utf-8"))
+	assert root["name"] == "root", root["name"]
+	assert root["value"] == int(sys.argv[1]), "root value %d, expected %s" % (root["value"], sys.argv[1])
+	def walk(n):
+	    assert n["value"] >= sum(c["value"] for c in n["children"]), n["name"]
+	    assert n.get("libtype", "kernel") in ("kernel", "jit", "inlined"), n["libtype"]
+	    names = [(c["name"], c.get("libtype", "")) for c in n["children"]]
+	    assert names == sorted(set(names)), "children not sorted and distinct under " + n["name"]
+	    for c in n["children"]:
+	        walk(c)
+	walk(root)
+	EOF
+}
+
+# trace_valid FILE: JSON Lines, a version-1 header first, then stack records whose counts sum to the total.
+trace_valid() {
+	"$PYTHON" - "$1" <<-'EOF'
+	import json, sys
+	lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+	header = json.loads(lines[0])
+	assert header["type"] == "header" and header["format"] == "stackrec-trace" and header["version"] == 1
+	keys = None
+	total = 0
+	for line in lines[1:]:
+	    r = json.loads(line)
+	    assert r["type"] == "stack"
+	    total += r["count"]
+	    for f in r["frames"]:
+	        assert keys is None or set(f) == keys, "frames do not all have the same members"
+	        keys = set(f)
+	assert total == header["total_samples"], (total, header["total_samples"])
+	EOF
+}
+
+test_expect_success 'the formats unit tests pass and write every format' '
+	"$UNIT_DIR/test-formats" . >unit.tap &&
+	cat unit.tap &&
+	! grep "^not ok" unit.tap &&
+	for f in $OUTPUTS; do test -s $f || return 1; done
+'
+
+test_expect_success 'every output equals its golden file in tests/data/formats/' '
+	for f in $OUTPUTS; do cmp "$GOLDEN/$f" $f || return 1; done
+'
+
+test_expect_success PPROF 'pprof reads the pprof output with no error' '
+	pprof_loads pprof.pb.gz
+'
+
+test_expect_success PPROF 'pprof -raw: sample types, mappings, labels, comments' '
+	grep "^samples/count cpu/nanoseconds\[dflt\]" pprof.pb.gz.raw &&
+	grep "^1: 0x401000/0x402000/0x1000 /usr/bin/app 0123456789abcdef0123456789abcdef01234567 \[FN\]\[FL\]\[LN\]\[IN\]$" pprof.pb.gz.raw &&
+	grep " \[kernel.kallsyms\] " pprof.pb.gz.raw &&
+	grep "thread_name:\[wörker \"1\"\]" pprof.pb.gz.raw &&
+	grep "pid:\[100\] tid:\[101\]" pprof.pb.gz.raw &&
+	grep "^Comment: command: stackrec record -F 1000" pprof.pb.gz.raw &&
+	grep "^Comment: host: testhost" pprof.pb.gz.raw
+'
+
+test_expect_success PPROF 'pprof -top flat samples per function equal the folded output'"'"'s' '
+	test -s folded.txt &&
+	pprof_matches_folded pprof.pb.gz folded.txt &&
+	grep "leaf 5" pprof.pb.gz.flat &&
+	grep "clear_user 3" pprof.pb.gz.flat
+'
+
+test_expect_success PPROF 'pprof -traces marks inlined frames (inline)' '
+	"$PPROF" -symbolize=none -traces pprof.pb.gz >traces &&
+	grep "^ *5ms *leaf (inline)$" traces &&
+	grep "^ *hot_inline (inline)$" traces &&
+	grep "^ *mid$" traces
+'
+
+test_expect_success JSONSCHEMA 'speedscope outputs pass speedscope'"'"'s file format schema' '
+	speedscope_valid speedscope.json &&
+	speedscope_valid speedscope-tid.json
+'
+
+test_expect_success JSONSCHEMA 'd3 root value equals the total samples' '
+	d3_root_is $(folded_total folded.txt) d3.json &&
+	d3_root_is 11 d3-annotated.json
+'
+
+test_expect_success JSONSCHEMA 'trace is JSON Lines with a version-1 header' '
+	trace_valid trace.jsonl
+'
+
+test_expect_success PPROF,JSONSCHEMA 'the golden files themselves pass the same consumers' '
+	cp "$GOLDEN/pprof.pb.gz" golden.pb.gz &&
+	pprof_loads golden.pb.gz &&
+	pprof_matches_folded golden.pb.gz folded.txt &&
+	speedscope_valid "$GOLDEN/speedscope.json" &&
+	speedscope_valid "$GOLDEN/speedscope-tid.json" &&
+	d3_root_is 11 "$GOLDEN/d3.json" &&
+	trace_valid "$GOLDEN/trace.jsonl"
+'
+
+test_expect_success PPROF,JSONSCHEMA 'a profile without samples gives output the consumers accept' '
+	pprof_loads empty.pb.gz &&
+	speedscope_valid empty-speedscope.json &&
+	d3_root_is 0 empty-d3.json &&
+	trace_valid empty-trace.jsonl
+'
+
+# The fixtures' expected outputs (fixtures/expected/, compared exactly by t3100) checked by the consumers.
+for rec in inline short; do
+	test_expect_success PPROF,FIXTURE_OUTPUTS "fixture $rec: pprof reads it, -top equals folded, inline marked" "
+		cp \"\$FIXTURES/expected/$rec.pprof\" $rec.pb.gz &&
+		pprof_loads $rec.pb.gz &&
+		pprof_matches_folded $rec.pb.gz \"\$FIXTURES/expected/$rec.folded\" &&
+		if [ $rec = inline ]; then
+			\"\$PPROF\" -symbolize=none -traces $rec.pb.gz >$rec.traces &&
+			grep -E '^ +(leaf|hot_inline) \\(inline\\)\$' $rec.traces
+		fi
+	"
+	test_expect_success JSONSCHEMA,FIXTURE_OUTPUTS "fixture $rec: speedscope schema, d3 total, trace" "
+		speedscope_valid \"\$FIXTURES/expected/$rec.speedscope\" &&
+		d3_root_is \$(folded_total \"\$FIXTURES/expected/$rec.folded\") \"\$FIXTURES/expected/$rec.d3\" &&
+		trace_valid \"\$FIXTURES/expected/$rec.trace\"
+	"
+done
+
+test_done

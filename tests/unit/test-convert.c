@@ -1,0 +1,420 @@
+/*
+ * test-convert.c — unit tests of convert's parts (profile, process maps, kernel symbols, demangling,
+ * folded output), and a small recording writer for tests/t3000-convert.sh.
+ *
+ *   test-convert                 runs the unit tests, prints TAP, exits 1 on any failure
+ *   test-convert write OUT       writes a recording to OUT from a script on stdin, one block per line:
+ *       host KEY=VALUE
+ *       mapping PID START END OFFSET PATH BUILD_ID|- TIME
+ *       exec PID TIME
+ *       kallsyms FILE                       (the file's text as one KALLSYMS block)
+ *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
+ *                                           (IPs hex, comma-separated, leaf first; "-" for none)
+ *       stats SAMPLES
+ *       flush                               (ends a frame; prints the file size after it)
+ *       end                                 (END block; without it the file is left cut short)
+ *   test-convert dump-vdso OUT   copies this process's vDSO image to OUT
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../convert/demangle.h"
+#include "../../convert/kernel_symbols.h"
+#include "../../convert/process_maps.h"
+#include "../../convert/profile.h"
+#include "../../formats/output.h"
+#include "../../formats/recording_writer.h"
+#include "../../util.h"
+
+static int test_number, failures;
+
+static void ok(bool cond, const char *title)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_number, title);
+	if (!cond)
+		failures++;
+}
+
+static void ok_str(const char *actual, const char *expected, const char *title)
+{
+	bool same = actual && !strcmp(actual, expected);
+
+	ok(same, title);
+	if (!same)
+		printf("#   expected: '%s'\n#   actual:   '%s'\n", expected, actual ? actual : "(null)");
+}
+
+static void test_profile(void)
+{
+	struct profile p;
+	uint32_t a, b, c, m, stack1[2], stack2[1];
+
+	profile_init(&p);
+	m = profile_intern_module(&p, "/bin/x", "abcd", 0x1000, 0x2000, 0, false);
+	ok(profile_intern_module(&p, "/other/path/x", "abcd", 0, 0, 0, false) == m, "modules dedupe by build ID");
+	ok(profile_intern_module(&p, "/bin/y", NULL, 0, 0, 0, false) != m, "modules without build ID by path");
+	ok(profile_intern_module(&p, "/bin/y", NULL, 0, 0, 0, false) ==
+		   profile_intern_module(&p, "/bin/y", "", 0, 0, 0, false),
+	   "an empty build ID is no build ID");
+	a = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1010, 0x10, false);
+	b = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x5010, 0x10, true);
+	c = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x9010, 0x10, false);
+	ok(a != b && a == c && p.locations[a].address == 0x1010, "locations intern by module, offset, return flag");
+	ok(profile_intern_marker(&p, PROFILE_LOCATION_USER, "[x]") ==
+		   profile_intern_marker(&p, PROFILE_LOCATION_USER, "[x]"),
+	   "markers intern by name");
+	stack1[0] = a;
+	stack1[1] = b;
+	stack2[0] = b;
+	for (int i = 0; i < 1000; i++)
+		profile_add_sample(&p, 7, 8, "t", stack1, 2, 10, 0, 0);
+	profile_add_sample(&p, 7, 8, "t", stack2, 1, 10, -14, 0);
+	profile_add_sample(&p, 6, 6, "t", stack1, 2, 10, 0, 0);
+	ok(p.stack_count == 3 && p.total_samples == 1002 && p.total_weight == 10020, "stacks aggregate samples");
+	profile_finish(&p);
+	ok(p.stacks[0].pid == 6 && p.stacks[1].pid == 7 && p.stacks[1].depth == 1 && p.stacks[2].count == 1000,
+	   "profile_finish sorts by pid, tid, comm, root first");
+	ok(p.stacks[1].user_error == -14 && p.user_stack_errors == 1, "stack errors are kept");
+	ok(p.locations[a].frame_count == 1 && p.locations[a].unnamed_reason, "unsymbolized locations get a frame");
+	profile_release(&p);
+}
+
+static struct srec_mapping mapping(uint32_t pid, uint64_t start, uint64_t end, uint64_t off, uint64_t time)
+{
+	return (struct srec_mapping){ .pid = pid, .start = start, .end = end, .file_offset = off, .time_ns = time };
+}
+
+static void test_process_maps(void)
+{
+	struct process_maps maps;
+	struct profile p;
+	struct srec_mapping m;
+	uint32_t module, a, b, c;
+	uint64_t off;
+
+	profile_init(&p);
+	process_maps_init(&maps);
+	m = mapping(1, 0x1000, 0x3000, 0x100, 10);
+	process_maps_add_mapping(&maps, &p, &m, "/a");
+	m = mapping(1, 0x2000, 0x4000, 0, 50);
+	process_maps_add_mapping(&maps, &p, &m, "/b");
+	m = mapping(1, 0x6000, 0x7000, 0, 10);
+	process_maps_add_mapping(&maps, &p, &m, "/e");
+	process_maps_add_exec(&maps, 1, 100);
+	m = mapping(1, 0x1000, 0x5000, 0, 110);
+	process_maps_add_mapping(&maps, &p, &m, "/c");
+	for (int i = 0; i < 200; i++) { /* many unrelated mappings */
+		m = mapping(1, 0x100000 + i * 0x1000, 0x100800 + i * 0x1000, 0, 5);
+		process_maps_add_mapping(&maps, &p, &m, "/d");
+	}
+	process_maps_finish(&maps);
+	a = profile_intern_module(&p, "/a", NULL, 0, 0, 0, false);
+	b = profile_intern_module(&p, "/b", NULL, 0, 0, 0, false);
+	c = profile_intern_module(&p, "/c", NULL, 0, 0, 0, false);
+	ok(process_maps_resolve(&maps, 1, 20, 0x1234, &module, &off) && module == a && off == 0x334,
+	   "file offset = ip - start + file_offset");
+	ok(process_maps_resolve(&maps, 1, 60, 0x2100, &module, &off) && module == b && off == 0x100,
+	   "the newest mapping at or before the sample wins");
+	ok(process_maps_resolve(&maps, 1, 20, 0x2100, &module, &off) && module == a,
+	   "a mapping from after the sample is not used when an older one covers");
+	ok(process_maps_resolve(&maps, 1, 5, 0x3100, &module, &off) && module == b,
+	   "falls back to a later mapping when none is older");
+	ok(process_maps_resolve(&maps, 1, 120, 0x1100, &module, &off) && module == c,
+	   "after exec the new image's mapping is used");
+	ok(process_maps_resolve(&maps, 1, 90, 0x6100, &module, &off) &&
+		   !process_maps_resolve(&maps, 1, 120, 0x6100, &module, &off),
+	   "after exec, mappings from before it no longer apply");
+	ok(process_maps_resolve(&maps, 1, 90, 0x4100, &module, &off) == false,
+	   "a mapping of the next image does not apply before its exec");
+	ok(process_maps_resolve(&maps, 1, 90, 0x100000 + 150 * 0x1000 + 0x10, &module, &off) && off == 0x10,
+	   "lookup among many mappings");
+	ok(!process_maps_resolve(&maps, 2, 90, 0x1100, &module, &off), "unknown process: no mapping");
+	process_maps_release(&maps);
+	profile_release(&p);
+}
+
+static void test_kernel_symbols(void)
+{
+	static const char text[] = "ffffffff81000100 T b_second\n"
+				   "ffffffff81000000 t __alias\n"
+				   "ffffffff81000000 T _stext\n"
+				   "ffffffff81000000 T startup\n"
+				   "ffffffff81000200 D data_is_skipped\n"
+				   "ffffffffc0001000 t mod_func\t[ext4]\n"
+				   "ffffffffc0002000 t mod_other\t[ext4]\n";
+	struct kernel_symbols ks;
+	const struct kernel_symbol *s;
+
+	kernel_symbols_init(&ks);
+	kernel_symbols_add_text(&ks, text, 40); /* split mid-line, as blocks may */
+	kernel_symbols_add_text(&ks, text + 40, sizeof(text) - 41);
+	ok(kernel_symbols_finish(&ks) == 4, "kallsyms: functions kept, one per address");
+	s = kernel_symbols_find(&ks, 0xffffffff81000010);
+	ok_str(s ? s->name : NULL, "startup", "kallsyms: global, fewest underscores, shortest alias");
+	s = kernel_symbols_find(&ks, 0xffffffff81000150);
+	ok_str(s ? s->name : NULL, "b_second", "kallsyms: address → preceding symbol");
+	s = kernel_symbols_find(&ks, 0xffffffffc0001004);
+	ok(s && !strcmp(s->name, "mod_func") && s->module && !strcmp(s->module, "ext4"), "kallsyms: module");
+	ok(!kernel_symbols_find(&ks, 0xffffffff80000000), "kallsyms: below the first symbol");
+	ok(!kernel_symbols_find(&ks, 0xffffffffb0000000), "kallsyms: not in the gap before the modules");
+	kernel_symbols_release(&ks);
+
+	kernel_symbols_init(&ks);
+	kernel_symbols_add_text(&ks, "0000000000000000 T a\n0000000000000000 T b\n", 42);
+	ok(kernel_symbols_finish(&ks) == 0 && ks.hidden, "kallsyms: all-zero addresses mean hidden");
+	kernel_symbols_release(&ks);
+}
+
+static void test_demangle(void)
+{
+	char *s;
+
+	s = demangle_name("_ZN2ns3fooEic", true);
+	ok_str(s, "ns::foo(int, char)", "demangles C++");
+	free(s);
+	s = demangle_name("_ZN4core3ptr13drop_in_place17h0123456789abcdefE", true);
+	ok_str(s, "core::ptr::drop_in_place", "demangles legacy Rust without the hash");
+	free(s);
+	s = demangle_name("_ZN2ns3fooEic", false);
+	ok_str(s, "_ZN2ns3fooEic", "--no-demangle keeps the name");
+	free(s);
+	s = demangle_name("main", true);
+	ok_str(s, "main", "C names stay");
+	free(s);
+}
+
+/* A profile by hand: one stack with odd names, for the folded writer. */
+static void test_folded(void)
+{
+	const struct output_format *folded = output_format_find("folded");
+	struct output_options options = { 0 };
+	struct profile p;
+	uint32_t m, k, u, n, mk, stack[4];
+	struct profile_location *l;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ok(folded != NULL, "folded is in the format table");
+	if (!folded)
+		return;
+	profile_init(&p);
+	m = profile_intern_module(&p, "/usr/lib/libx.so.1 (deleted)", "ab", 0, 0, 0, false);
+	k = profile_intern_location(&p, PROFILE_LOCATION_KERNEL, PROFILE_NO_MODULE, 0xffff1, 0xffff1, false);
+	u = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1234, 0x234, true);
+	n = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1300, 0x300, true);
+	mk = profile_intern_marker(&p, PROFILE_LOCATION_USER, "[user stack error -EFAULT]");
+	l = &p.locations[k];
+	l->frames = xcalloc(1, sizeof(*l->frames));
+	l->frames[0].function = xstrdup("do_sys;call\n 12");
+	l->frame_count = 1;
+	l = &p.locations[u];
+	l->frames = xcalloc(2, sizeof(*l->frames));
+	l->frames[0].function = xstrdup("inner 3.5");
+	l->frames[0].inlined = true;
+	l->frames[1].function = xstrdup("outer");
+	l->frame_count = 2;
+	p.locations[n].unnamed_reason = "no symbols";
+	stack[0] = k;
+	stack[1] = u;
+	stack[2] = n;
+	stack[3] = mk;
+	profile_add_sample(&p, 5, 6, "my thread", stack, 4, 1, -14, 0);
+	profile_add_sample(&p, 5, 7, "my thread", stack, 4, 1, -14, 0);
+	profile_finish(&p);
+
+	f = open_memstream(&out, &len);
+	folded->write(&p, &options, f);
+	fclose(f);
+	ok_str(out,
+	       "my_thread;[user stack error -EFAULT];libx.so.1+0x300;outer;inner_3.5;do_sys:call?_12_[k] 2\n",
+	       "folded: escaping, inline frames, unnamed frames, kernel suffix, threads summed");
+	free(out);
+
+	options.per_tid = true;
+	options.annotate = true;
+	options.addrs = true;
+	f = open_memstream(&out, &len);
+	folded->write(&p, &options, f);
+	fclose(f);
+	ok_str(out,
+	       "my_thread-5/6;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n"
+	       "my_thread-5/7;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n",
+	       "folded: --tid --annotate --addrs");
+	free(out);
+	profile_release(&p);
+}
+
+static int run_tests(void)
+{
+	test_profile();
+	test_process_maps();
+	test_kernel_symbols();
+	test_demangle();
+	test_folded();
+	printf("1..%d\n", test_number);
+	return failures ? 1 : 0;
+}
+
+/* The recording writer for shell tests. */
+
+static size_t parse_ips(const char *s, uint64_t *ips, size_t max)
+{
+	size_t n = 0;
+
+	if (!strcmp(s, "-"))
+		return 0;
+	while (*s && n < max) {
+		char *end;
+
+		ips[n++] = strtoull(s, &end, 16);
+		s = *end == ',' ? end + 1 : end;
+		if (end == s && *s)
+			break;
+	}
+	return n;
+}
+
+static void parse_build_id(const char *hex, struct srec_mapping *m)
+{
+	m->build_id_size = 0;
+	if (!strcmp(hex, "-"))
+		return;
+	for (size_t i = 0; hex[2 * i] && hex[2 * i + 1] && i < SREC_BUILD_ID_MAX; i++) {
+		unsigned int byte;
+
+		sscanf(hex + 2 * i, "%2x", &byte);
+		m->build_id[i] = (uint8_t)byte;
+		m->build_id_size = (uint8_t)(i + 1);
+	}
+}
+
+static int write_recording(const char *path)
+{
+	struct recording_writer w;
+	char line[8192];
+	bool ended = false;
+	uint64_t ips[2 * SREC_MAX_STACK_DEPTH];
+
+	if (recording_writer_open(&w, path) < 0)
+		return 1;
+	while (fgets(line, sizeof(line), stdin)) {
+		char a[7][4096];
+		long repeat = 1;
+		char *p = line;
+		int n;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(p, "repeat ", 7)) {
+			repeat = strtol(p + 7, &p, 10);
+			while (*p == ' ')
+				p++;
+		}
+		if (!strncmp(p, "host ", 5)) {
+			recording_writer_add(&w, SREC_BLOCK_HOST, p + 5, strlen(p + 5) + 1, NULL, 0);
+		} else if (sscanf(p, "mapping %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3],
+				  a[4], a[5], a[6]) == 7) {
+			struct srec_mapping m = mapping((uint32_t)strtoul(a[0], NULL, 0), strtoull(a[1], NULL, 16),
+							strtoull(a[2], NULL, 16), strtoull(a[3], NULL, 16),
+							strtoull(a[6], NULL, 0));
+
+			parse_build_id(a[5], &m);
+			m.prot = 5;
+			m.path_size = (uint32_t)strlen(a[4]) + 1;
+			recording_writer_add(&w, SREC_BLOCK_MAPPING, &m, sizeof(m), a[4], m.path_size);
+		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2) {
+			struct srec_task t = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+					       .tid = (uint32_t)strtoul(a[0], NULL, 0),
+					       .time_ns = strtoull(a[1], NULL, 0),
+					       .event = SREC_TASK_EXEC };
+
+			recording_writer_add(&w, SREC_BLOCK_TASK, &t, sizeof(t), NULL, 0);
+		} else if (sscanf(p, "kallsyms %4095s", a[0]) == 1) {
+			FILE *f = fopen(a[0], "r");
+			char *text = NULL;
+			size_t len = 0, got;
+			char chunk[65536];
+
+			if (!f)
+				return error("cannot open '%s'", a[0]) ? 1 : 1;
+			while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+				text = xrealloc(text, len + got);
+				memcpy(text + len, chunk, got);
+				len += got;
+			}
+			fclose(f);
+			recording_writer_add(&w, SREC_BLOCK_KALLSYMS, text, len, NULL, 0);
+			free(text);
+		} else if ((n = sscanf(p, "sample %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2],
+				       a[3], a[4], a[5], a[6])) >= 6) {
+			struct srec_sample s = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+						 .tid = (uint32_t)strtoul(a[1], NULL, 0),
+						 .time_ns = strtoull(a[3], NULL, 0),
+						 .weight = 1000000,
+						 .kind = SREC_SAMPLE_ON_CPU };
+			size_t nu = parse_ips(a[4], ips, SREC_MAX_STACK_DEPTH);
+			size_t nk = parse_ips(a[5], ips + nu, SREC_MAX_STACK_DEPTH);
+			char errors[2][64] = { "0", "0" };
+
+			if (n == 7)
+				sscanf(a[6], "%63[^/]/%63s", errors[0], errors[1]);
+			s.user_stack_error = (int32_t)strtol(errors[0], NULL, 0);
+			s.kernel_stack_error = (int32_t)strtol(errors[1], NULL, 0);
+			s.user_depth = (uint16_t)nu;
+			s.kernel_depth = (uint16_t)nk;
+			memcpy(s.comm, a[2], strnlen(a[2], sizeof(s.comm) - 1));
+			for (long i = 0; i < repeat; i++)
+				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
+		} else if (sscanf(p, "stats %4095s", a[0]) == 1) {
+			struct srec_stats st = { .samples = strtoull(a[0], NULL, 0) };
+
+			recording_writer_add(&w, SREC_BLOCK_STATS, &st, sizeof(st), NULL, 0);
+		} else if (!strcmp(p, "flush")) {
+			recording_writer_flush(&w);
+			printf("%lld\n", (long long)lseek(w.fd, 0, SEEK_CUR));
+		} else if (!strcmp(p, "end")) {
+			ended = true;
+			break;
+		} else if (*p && *p != '#') {
+			return error("cannot parse script line '%s'", line) ? 1 : 1;
+		}
+	}
+	if (ended)
+		return recording_writer_close(&w, 1) < 0;
+	recording_writer_flush(&w);
+	recording_writer_abandon(&w);
+	return 0;
+}
+
+static int dump_vdso(const char *path)
+{
+	unsigned long long start = 0, end = 0;
+	char line[512];
+	FILE *maps = fopen("/proc/self/maps", "r"), *out;
+
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%llx-%llx", &start, &end);
+	if (maps)
+		fclose(maps);
+	if (end <= start || !(out = fopen(path, "w")))
+		return 1;
+	fwrite((const void *)(uintptr_t)start, 1, end - start, out);
+	return fclose(out) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "dump-vdso"))
+		return dump_vdso(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "write"))
+		return write_recording(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: test-convert [write OUT <SCRIPT]\n");
+		return 2;
+	}
+	return run_tests();
+}

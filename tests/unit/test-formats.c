@@ -1,0 +1,419 @@
+/*
+ * test-formats.c — unit tests of the pprof, speedscope, d3 and trace output formats on a profile built by
+ * hand, small enough to know every expected number: a user stack with an inline chain, kernel frames, an
+ * unnamed frame, a C++ name and a non-ASCII file name, a library mapped at two load biases, and two
+ * processes of two threads each (one thread name needing JSON escapes).
+ *
+ * Usage: test-formats [DIR]. Prints TAP. With DIR, also writes every format there (the same bytes the
+ * checks saw) for tests/t4000-formats.sh to hand to the real consumers (pprof, the speedscope schema)
+ * and to compare with the golden files in tests/data/:
+ *   pprof.pb.gz  speedscope.json  speedscope-tid.json  d3.json  d3-annotated.json  trace.jsonl
+ *   expected-flat.txt (function and flat sample count of every named leaf)  [folded.txt if registered]
+ *   empty.pb.gz  empty-speedscope.json  empty-d3.json  empty-trace.jsonl  (a profile without samples)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "formats/json_writer.h"
+#include "formats/output.h"
+#include "profile.pb-c.h"
+
+static int test_number, failures;
+
+static void ok(int passed, const char *title)
+{
+	printf("%sok %d - %s\n", passed ? "" : "not ", ++test_number, title);
+	if (!passed)
+		failures++;
+}
+
+#define NS_PER_SAMPLE 1000000 /* 1000 Hz */
+
+static struct profile_module modules[] = {
+	{ "/usr/bin/app", "0123456789abcdef0123456789abcdef01234567", 0x401000, 0x402000, 0x1000, false,
+	  true, true, true, true },
+	{ "/usr/lib/x86_64-linux-gnu/libc.so.6", "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00", 0x7f0000028000,
+	  0x7f000017d000, 0x28000, false, true, false, false, false },
+	{ "[kernel.kallsyms]", NULL, 0, 0, 0, true, true, false, false, false },
+	{ "/opt/plugin/libplugin.so", "deadbeef", 0x7f1000000000, 0x7f1000010000, 0, false, false, false, false,
+	  false },
+};
+
+static struct profile_frame frames_inline[] = {
+	{ "leaf", "leaf", "app.c", 10, 5, 8, true },
+	{ "hot_inline", "hot_inline", "app.c", 20, 3, 18, true },
+	{ "mid", "mid", "app.c", 30, 7, 28, false },
+};
+static struct profile_frame frame_top = { "top", "top", "app.c", 40, 2, 38, false };
+static struct profile_frame frame_main = { "main", "main", "app.c", 50, 9, 45, false };
+static struct profile_frame frame_start = { "__libc_start_call_main", "__libc_start_call_main", NULL, 0, 0, 0,
+					    false };
+static struct profile_frame frame_clear_user = { "clear_user", "clear_user", NULL, 0, 0, 0, false };
+static struct profile_frame frame_sys_read = { "__x64_sys_read", "__x64_sys_read", NULL, 0, 0, 0, false };
+static struct profile_frame frame_unnamed = { NULL, NULL, NULL, 0, 0, 0, false };
+static struct profile_frame frame_cxx = { "std::vector<int>::push_back(int const&)",
+					  "_ZNSt6vectorIiSaIiEE9push_backERKi", "src/caf\xc3\xa9.cc", 77, 0, 70,
+					  false };
+static struct profile_frame frame_memcpy = { "memcpy", "__memcpy_avx_unaligned_erms", NULL, 0, 0, 0, false };
+
+#define USER PROFILE_LOCATION_USER
+#define KERNEL PROFILE_LOCATION_KERNEL
+#define FP PROFILE_UNWIND_FRAME_POINTER
+
+static struct profile_location locations[] = {
+	{ USER, FP, 0, 0x401136, 0x1136, false, frames_inline, 3, NULL },
+	{ USER, FP, 0, 0x401200, 0x1200, true, &frame_top, 1, NULL },
+	{ USER, FP, 0, 0x401300, 0x1300, true, &frame_main, 1, NULL },
+	{ USER, FP, 1, 0x7f0000029d90, 0x29d90, true, &frame_start, 1, NULL },
+	{ KERNEL, FP, 2, 0xffffffff81234567, 0xffffffff81234567, false, &frame_clear_user, 1, NULL },
+	{ KERNEL, FP, 2, 0xffffffff81000abc, 0xffffffff81000abc, true, &frame_sys_read, 1, NULL },
+	{ USER, FP, 3, 0x7f1000001234, 0x1234, false, &frame_unnamed, 1, "no file with that build ID" },
+	{ USER, FP, 0, 0x401400, 0x1400, true, &frame_cxx, 1, NULL },
+	/* libc's second segment: another load bias, outside the recorded mapping */
+	{ USER, FP, 1, 0x7f0000200010, 0x1ff010, false, &frame_memcpy, 1, NULL },
+};
+
+static uint32_t stack0[] = { 0, 1, 2, 3 };
+static uint32_t stack1[] = { 4, 5, 1, 2, 3 };
+static uint32_t stack2[] = { 6, 7, 3 };
+static uint32_t stack3[] = { 8, 1, 2, 3 };
+
+static struct profile_stack stacks[] = {
+	{ 100, 100, "app", stack0, 4, 5, 5 * NS_PER_SAMPLE, 0, 0 },
+	{ 100, 101, "w\xc3\xb6rker \"1\"", stack1, 5, 3, 3 * NS_PER_SAMPLE, 0, 0 },
+	{ 200, 200, "other", stack2, 3, 2, 2 * NS_PER_SAMPLE, 0, -14 },
+	{ 200, 201, "other-2", stack3, 4, 1, 1 * NS_PER_SAMPLE, 0, 0 },
+};
+
+static const struct profile test_profile = {
+	.info = {
+		.command_line = "stackrec record -F 1000 -o app.rec -- ./app",
+		.hostname = "testhost",
+		.kernel_release = "6.1.0-test",
+		.event = "cpu-clock",
+		.frequency_hz = 1000,
+		.start_realtime_ns = 1700000000123456789ull,
+		.duration_ns = 2500000000ull,
+	},
+	.modules = modules,
+	.module_count = 4,
+	.locations = locations,
+	.location_count = 9,
+	.stacks = stacks,
+	.stack_count = 4,
+	.total_samples = 11,
+	.total_weight = 11 * NS_PER_SAMPLE,
+	.lost_samples = 0,
+	.user_stack_errors = 0,
+	.kernel_stack_errors = 2,
+};
+
+/* Writes `name` to memory; returns 0 and sets *data, *size (caller frees). */
+static int write_format(const char *name, const struct output_options *options, char **data, size_t *size)
+{
+	const struct output_format *format = output_format_find(name);
+	FILE *out;
+	int ret;
+
+	*data = NULL;
+	*size = 0;
+	if (!format)
+		return -1;
+	out = open_memstream(data, size);
+	if (!out)
+		return -1;
+	ret = format->write(&test_profile, options, out);
+	if (fclose(out))
+		ret = -1;
+	return ret;
+}
+
+static void save(const char *dir, const char *file, const char *data, size_t size)
+{
+	char path[4096];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f)) {
+		printf("# cannot write %s\n", path);
+		failures++;
+	}
+}
+
+/* Writes a format twice: checks success, non-empty output, identical bytes; saves it. */
+static char *check_format(const char *dir, const char *name, const struct output_options *options,
+			  const char *file, size_t *size)
+{
+	char *a, *b, title[256];
+	size_t a_size, b_size;
+	int ret_a = write_format(name, options, &a, &a_size);
+	int ret_b = write_format(name, options, &b, &b_size);
+
+	snprintf(title, sizeof(title), "%s writes %s", name, file);
+	ok(!ret_a && a_size > 0, title);
+	snprintf(title, sizeof(title), "%s is deterministic (%s written twice is identical)", name, file);
+	ok(!ret_b && a_size == b_size && !memcmp(a, b, a_size), title);
+	free(b);
+	save(dir, file, a, a_size);
+	*size = a_size;
+	return a;
+}
+
+static uint8_t *gunzip(const char *data, size_t size, size_t *out_size)
+{
+	z_stream z;
+	size_t capacity = 1 << 16;
+	uint8_t *out = malloc(capacity);
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + 15) != Z_OK)
+		return NULL;
+	z.next_in = (Bytef *)data;
+	z.avail_in = size;
+	do {
+		if (z.total_out == capacity) {
+			capacity *= 2;
+			out = realloc(out, capacity);
+		}
+		z.next_out = out + z.total_out;
+		z.avail_out = capacity - z.total_out;
+		ret = inflate(&z, Z_NO_FLUSH);
+	} while (ret == Z_OK);
+	*out_size = z.total_out;
+	inflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static const char *str(const Perftools__Profiles__Profile *p, int64_t index)
+{
+	return index >= 0 && (size_t)index < p->n_string_table ? p->string_table[index] : "<bad index>";
+}
+
+static const Perftools__Profiles__Function *function(const Perftools__Profiles__Profile *p, uint64_t id)
+{
+	for (size_t i = 0; i < p->n_function; i++)
+		if (p->function[i]->id == id)
+			return p->function[i];
+	return NULL;
+}
+
+static const Perftools__Profiles__Mapping *mapping(const Perftools__Profiles__Profile *p, uint64_t id)
+{
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (p->mapping[i]->id == id)
+			return p->mapping[i];
+	return NULL;
+}
+
+static void check_pprof(const char *data, size_t size)
+{
+	const unsigned char *h = (const unsigned char *)data;
+	size_t raw_size;
+	uint8_t *raw;
+	Perftools__Profiles__Profile *p;
+	const Perftools__Profiles__Location *loc;
+	int inline_ok = 0, address_ok = 1, labels_ok = 1, kernel_ok = 0, cxx_ok = 0;
+
+	ok(size > 10 && h[0] == 0x1f && h[1] == 0x8b && h[2] == 8 && h[3] == 0 && !h[4] && !h[5] && !h[6] && !h[7],
+	   "pprof: gzip member without name or time stamp");
+	raw = gunzip(data, size, &raw_size);
+	p = raw ? perftools__profiles__profile__unpack(NULL, raw_size, raw) : NULL;
+	ok(p != NULL, "pprof: gunzips and unpacks as profile.proto");
+	if (!p) {
+		free(raw);
+		return;
+	}
+	ok(p->n_string_table > 0 && !strcmp(p->string_table[0], ""), "pprof: string_table[0] is empty");
+	ok(p->n_sample_type == 2 && !strcmp(str(p, p->sample_type[0]->type), "samples") &&
+		   !strcmp(str(p, p->sample_type[0]->unit), "count") &&
+		   !strcmp(str(p, p->sample_type[1]->type), "cpu") &&
+		   !strcmp(str(p, p->sample_type[1]->unit), "nanoseconds") &&
+		   !strcmp(str(p, p->default_sample_type), "cpu") && p->period == 1000000 &&
+		   p->period_type && !strcmp(str(p, p->period_type->type), "cpu") &&
+		   p->time_nanos == 1700000000123456789ll && p->duration_nanos == 2500000000ll,
+	   "pprof: sample types samples/count + cpu/nanoseconds, period, times");
+	ok(p->n_mapping == 5 && !strcmp(str(p, p->mapping[0]->filename), "/usr/bin/app") &&
+		   p->mapping[0]->id == 1 && p->mapping[0]->memory_start == 0x401000 &&
+		   p->mapping[0]->file_offset == 0x1000 &&
+		   !strcmp(str(p, p->mapping[0]->build_id), "0123456789abcdef0123456789abcdef01234567") &&
+		   p->mapping[0]->has_inline_frames && !p->mapping[3]->has_line_numbers,
+	   "pprof: main binary first, one mapping per module and load bias");
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Mapping *m;
+
+		loc = p->location[i];
+		m = mapping(p, loc->mapping_id);
+		if (!m || loc->address < m->memory_start || loc->address >= m->memory_limit ||
+		    loc->address - m->memory_start + m->file_offset != locations[loc->id - 1].file_offset)
+			address_ok = 0;
+		if (loc->id == 1 && loc->n_line == 3 &&
+		    !strcmp(str(p, function(p, loc->line[0]->function_id)->name), "leaf") &&
+		    !strcmp(str(p, function(p, loc->line[1]->function_id)->name), "hot_inline") &&
+		    !strcmp(str(p, function(p, loc->line[2]->function_id)->name), "mid") && loc->line[0]->line == 10 &&
+		    loc->line[0]->column == 5 && function(p, loc->line[0]->function_id)->start_line == 8)
+			inline_ok = 1;
+		if (loc->id == 5 && loc->n_line == 1 && !strcmp(str(p, m->filename), "[kernel.kallsyms]"))
+			kernel_ok = 1;
+		if (loc->id == 8 && loc->n_line == 1) {
+			const Perftools__Profiles__Function *f = function(p, loc->line[0]->function_id);
+
+			cxx_ok = !strcmp(str(p, f->system_name), "_ZNSt6vectorIiSaIiEE9push_backERKi") &&
+				 !strcmp(str(p, f->filename), "src/caf\xc3\xa9.cc");
+		}
+	}
+	ok(address_ok, "pprof: every location lies in its mapping at its true file offset");
+	ok(inline_ok, "pprof: inline chain as Lines innermost first with line, column, start_line");
+	ok(kernel_ok, "pprof: kernel frames under [kernel.kallsyms]");
+	ok(cxx_ok, "pprof: functions keep system_name and file name");
+	ok(p->n_location == 9 && p->location[6]->n_line == 0, "pprof: unnamed location has no Line");
+	ok(p->n_function == 10, "pprof: functions deduplicated");
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		if (s->n_label != 4 || s->n_value != 2 || s->value[0] != (int64_t)stacks[i].count ||
+		    s->value[1] != (int64_t)stacks[i].weight || strcmp(str(p, s->label[0]->key), "pid") ||
+		    s->label[0]->num != stacks[i].pid || strcmp(str(p, s->label[1]->key), "tid") ||
+		    s->label[1]->num != stacks[i].tid || strcmp(str(p, s->label[2]->key), "comm") ||
+		    strcmp(str(p, s->label[3]->key), "thread_name") ||
+		    strcmp(str(p, s->label[3]->str), stacks[i].comm))
+			labels_ok = 0;
+	}
+	ok(p->n_sample == 4 && labels_ok && !strcmp(str(p, p->sample[1]->label[2]->str), "app"),
+	   "pprof: one sample per stack with count, weight, pid, tid, comm, thread_name");
+	ok(p->n_comment >= 2 && strstr(str(p, p->comment[0]), "stackrec record -F 1000") &&
+		   strstr(str(p, p->comment[1]), "testhost"),
+	   "pprof: comments carry the command line and host");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+}
+
+static void check_json_writer(void)
+{
+	struct json_writer w;
+	char *data = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&data, &size);
+	const char *expect = "{\"s\":\"q\\\" b\\\\ n\\n t\\t c\\u0001 del\x7f \xc3\xa9 \xe2\x82\xac bad\xef\xbf\xbd"
+			     " trunc\xef\xbf\xbd\xef\xbf\xbd\",\"n\":[18446744073709551615,-5,true,null,\"0xff\"]}\n";
+
+	json_writer_init(&w, out);
+	json_begin_object(&w);
+	json_kv_string(&w, "s", "q\" b\\ n\n t\t c\x01 del\x7f \xc3\xa9 \xe2\x82\xac bad\xff trunc\xe2\x82");
+	json_key(&w, "n");
+	json_begin_array(&w);
+	json_uint(&w, UINT64_MAX);
+	json_int(&w, -5);
+	json_bool(&w, true);
+	json_string(&w, NULL);
+	json_hex(&w, 255);
+	json_end_array(&w);
+	json_end_object(&w);
+	json_end_line(&w);
+	ok(!json_writer_release(&w) && !fclose(out) && !strcmp(data, expect),
+	   "json writer escapes control characters, keeps UTF-8, replaces each invalid byte");
+	if (strcmp(data, expect))
+		printf("# got:    %s# expect: %s", data, expect);
+	free(data);
+}
+
+/* A profile without samples (nothing recorded) still gives valid output in every format. */
+static void check_empty(const char *dir)
+{
+	static const struct profile empty = { 0 };
+	static const char *const names[] = { "pprof", "speedscope", "d3", "trace" };
+	static const char *const files[] = { "empty.pb.gz", "empty-speedscope.json", "empty-d3.json",
+					     "empty-trace.jsonl" };
+	struct output_options plain = { 0 };
+	int all_ok = 1;
+
+	for (size_t i = 0; i < 4; i++) {
+		char *data = NULL;
+		size_t size = 0;
+		FILE *out = open_memstream(&data, &size);
+		int ret = output_format_find(names[i])->write(&empty, &plain, out);
+
+		if (fclose(out) || ret || !size)
+			all_ok = 0;
+		save(dir, files[i], data, size);
+		free(data);
+	}
+	ok(all_ok, "an empty profile gives output in every format");
+}
+
+static void write_expected_flat(const char *dir)
+{
+	/* Named leaf functions and their flat samples: what pprof -top must show (unnamed: 2 at 0x7f1000001234). */
+	static const char flat[] = "leaf 5\nclear_user 3\nmemcpy 1\n";
+
+	save(dir, "expected-flat.txt", flat, sizeof(flat) - 1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : NULL;
+	struct output_options plain = { 0 };
+	struct output_options per_tid = { .per_tid = true };
+	struct output_options annotated = { .per_pid = true, .annotate = true, .addrs = true };
+	size_t size;
+	char *data;
+
+	ok(output_format_find("pprof") && output_format_find("speedscope") && output_format_find("d3") &&
+		   output_format_find("trace") && output_format_find("pprof")->binary,
+	   "pprof, speedscope, d3 and trace are in the format table");
+
+	data = check_format(dir, "pprof", &plain, "pprof.pb.gz", &size);
+	check_pprof(data, size);
+	free(data);
+
+	data = check_format(dir, "speedscope", &plain, "speedscope.json", &size);
+	ok(size && strstr(data, "\"name\":\"app (pid 100)\"") && strstr(data, "\"name\":\"other (pid 200)\"") &&
+		   strstr(data, "[0,1,2,3,4,5]") && strstr(data, "[0,1,2,6,7]") && strstr(data, "\"endValue\":8000000"),
+	   "speedscope: one profile per process, stacks root first with inline frames, weights in ns");
+	free(data);
+	data = check_format(dir, "speedscope", &per_tid, "speedscope-tid.json", &size);
+	ok(size && strstr(data, "\"name\":\"w\xc3\xb6rker \\\"1\\\" (pid 100, tid 101)\""),
+	   "speedscope --tid: one profile per thread, names escaped");
+	free(data);
+
+	data = check_format(dir, "d3", &plain, "d3.json", &size);
+	ok(size && !strncmp(data, "{\"name\":\"root\",\"value\":11,", 26) &&
+		   strstr(data, "\"name\":\"clear_user_[k]\",\"value\":3,\"libtype\":\"kernel\"") &&
+		   strstr(data, "\"name\":\"hot_inline\",\"value\":5,\"libtype\":\"inlined\"") &&
+		   strstr(data, "\"name\":\"libplugin.so+0x1234\",\"value\":2,\"children\""),
+	   "d3: root value is the total, libtype kernel and inlined, unnamed frames");
+	free(data);
+	data = check_format(dir, "d3", &annotated, "d3-annotated.json", &size);
+	ok(size && strstr(data, "\"name\":\"app-100\"") && strstr(data, "\"name\":\"clear_user_[k]\"") &&
+		   strstr(data, "\"name\":\"leaf_[i]\"") && strstr(data, "\"name\":\"[libplugin.so <0x1234>]\""),
+	   "d3 --pid --annotate --addrs: comm-PID, _[k] _[i], [module <0xOFFSET>]");
+	free(data);
+
+	data = check_format(dir, "trace", &plain, "trace.jsonl", &size);
+	ok(size && !strncmp(data, "{\"type\":\"header\",\"format\":\"stackrec-trace\",\"version\":1,", 54) &&
+		   strstr(data, "\"unnamed_reason\":\"no file with that build ID\"") &&
+		   strstr(data, "\"kernel_stack_error\":{\"errno\":14,\"name\":\"EFAULT\"}") &&
+		   strstr(data, "\"address\":\"0xffffffff81234567\""),
+	   "trace: versioned header, unnamed reasons, stack errors, hex addresses");
+	free(data);
+
+	if (output_format_find("folded")) {
+		data = check_format(dir, "folded", &plain, "folded.txt", &size);
+		free(data);
+	}
+	check_empty(dir);
+	write_expected_flat(dir);
+	check_json_writer();
+
+	printf("1..%d\n", test_number);
+	return failures ? 1 : 0;
+}
