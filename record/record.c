@@ -1,10 +1,278 @@
-/* record/record.c — placeholder until the command is written. */
+/*
+ * record.c — `stackrec record`: options, the order in which the recorder is set up, the main loop, the
+ * ways it stops, and the one-line summary. The parts are in the other files of record/ (see recorder.h).
+ *
+ * Every way of stopping — the command exits, --duration runs out, SIGINT/SIGTERM, every -p process gone —
+ * goes through the same end: drain the buffers, write the kernel symbols, STATS and END, close the file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "../commands.h"
+#include "../formats/recording.h"
 #include "../util.h"
+#include "recorder.h"
+
+#define DEFAULT_FREQUENCY 99 /* Hz: off the beat of 100 Hz timers, like bcc's profile (49) and perf's -F 99 */
+#define DEFAULT_OUTPUT "stackrec.rec"
+#define FLUSH_INTERVAL_NS 1000000000ull /* a killed recorder loses at most this much */
+#define POLL_MS 100
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: stackrec record [-F HZ] [-o FILE] [--duration SECONDS] (-- COMMAND [ARGS...] | -p PID[,PID...] | -a)\n"
+		"\n"
+		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
+		"\n"
+		"  -F, --frequency HZ     samples per second per CPU (default %d)\n"
+		"  -o, --output FILE      the recording (default %s)\n"
+		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
+		"  -a, --all-cpus         record every process\n"
+		"      --duration SECONDS stop after this long (a spawned command is then sent SIGTERM)\n"
+		"  -v, --verbose          libbpf and recorder diagnostics on stderr\n"
+		"  -h, --help             show this help\n"
+		"\n"
+		"Stops when the command exits, when every -p process is gone, when --duration runs out, or on\n"
+		"Ctrl-C/SIGTERM; always ends with a complete file and a summary line. See docs/recording.md.\n",
+		DEFAULT_FREQUENCY, DEFAULT_OUTPUT);
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = xcalloc(1, len);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static int parse_options(struct recorder *rec, int argc, char **argv)
+{
+	enum { OPT_DURATION = 256 };
+	static const struct option options[] = {
+		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_pids = false, all = false;
+	char *end;
+	int c;
+
+	rec->frequency = DEFAULT_FREQUENCY;
+	rec->output = DEFAULT_OUTPUT;
+	rec->command_line = join_args(argc, argv);
+	while ((c = getopt_long(argc, argv, "+F:o:p:avh", options, NULL)) != -1) {
+		switch (c) {
+		case 'F': {
+			long hz = strtol(optarg, &end, 10);
+
+			if (*end || hz <= 0 || hz > 100000)
+				return error("-F takes a frequency from 1 to 100000 Hz, not '%s'", optarg);
+			rec->frequency = (unsigned int)hz;
+			break;
+		}
+		case 'o':
+			rec->output = optarg;
+			break;
+		case 'p':
+			if (target_parse_pids(rec, optarg) < 0)
+				return -1;
+			have_pids = true;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case OPT_DURATION:
+			rec->duration_s = strtod(optarg, &end);
+			if (*end || rec->duration_s <= 0)
+				return error("--duration takes a positive number of seconds, not '%s'", optarg);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if ((optind < argc) + have_pids + all != 1) {
+		error(optind < argc || have_pids || all ? "give only one of -- COMMAND, -p PID and -a"
+							 : "nothing to record: give -- COMMAND, -p PID or -a");
+		usage(stderr);
+		return -1;
+	}
+	if (optind < argc) {
+		rec->target = TARGET_COMMAND;
+		rec->command = argv + optind;
+	} else {
+		rec->target = have_pids ? TARGET_PIDS : TARGET_ALL;
+	}
+	return 0;
+}
+
+static const char *errno_name(int err)
+{
+	const char *name = strerrorname_np(err < 0 ? -err : err);
+
+	return name ? name : "?";
+}
+
+static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
+{
+	char failed[512] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
+		len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%llu %s -%s", i ? ", " : ": ",
+					(unsigned long long)rec->errors[i].count, rec->errors[i].kernel ? "kernel" : "user",
+					errno_name(rec->errors[i].error));
+	fprintf(stderr,
+		"stackrec: recorded %llu samples from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s)\n",
+		(unsigned long long)rec->sample_count, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
+		rec->output, (unsigned long long)(lost + rec->lost_events),
+		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed);
+}
+
+static int finish(struct recorder *rec)
+{
+	uint64_t end_ns = monotonic_ns();
+	uint64_t lost = sampler_lost_samples(rec);
+	struct srec_stats stats = {
+		.samples = rec->sample_count,
+		.lost_samples = lost,
+		.lost_events = rec->lost_events,
+		.user_stack_errors = rec->user_stack_errors,
+		.kernel_stack_errors = rec->kernel_stack_errors,
+		.processes = rec->sampled_pids.count + rec->sampled_pids.has_zero,
+		.duration_ns = end_ns - rec->start_ns,
+	};
+	int ret = 0;
+
+	if (kallsyms_write_used(rec) < 0 ||
+	    recording_writer_add(&rec->writer, SREC_BLOCK_STATS, &stats, sizeof(stats), NULL, 0) < 0)
+		ret = -1;
+	if (recording_writer_close(&rec->writer, end_ns) < 0)
+		ret = -1;
+	if (ret == 0)
+		print_summary(rec, (double)stats.duration_ns / 1e9, lost);
+	return ret;
+}
+
+static int run(struct recorder *rec)
+{
+	uint64_t last_flush, deadline = 0;
+	int kptr_restricted;
+
+	kptr_restricted = kallsyms_snapshot();
+	if (recording_writer_open(&rec->writer, rec->output) < 0)
+		return -1;
+	if (sampler_load(rec) < 0)
+		return -1;
+	if (rec->target == TARGET_COMMAND && target_spawn(rec) < 0)
+		return -1;
+	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child) < 0)
+		return -1;
+	for (size_t i = 0; i < rec->pid_count; i++)
+		if (sampler_add_target(rec, rec->pids[i]) < 0)
+			return -1;
+	if (side_band_open(rec) < 0 || sampler_attach(rec) < 0)
+		return -1;
+	if (host_write(rec, kptr_restricted > 0) < 0)
+		return -1;
+	for (size_t i = 0; i < rec->pid_count; i++)
+		proc_scan_process(rec, rec->pids[i]);
+	if (rec->target == TARGET_ALL)
+		proc_scan_all(rec);
+	if (rec->target == TARGET_COMMAND && target_start(rec) < 0)
+		return -1;
+	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
+
+	last_flush = monotonic_ns();
+	if (rec->duration_s > 0)
+		deadline = last_flush + (uint64_t)(rec->duration_s * 1e9);
+	while (!stop_signal) {
+		uint64_t now;
+
+		if (sampler_poll(rec, POLL_MS) < 0)
+			return -1;
+		side_band_consume(rec);
+		if (target_gone(rec))
+			break;
+		now = monotonic_ns();
+		if (deadline && now >= deadline)
+			break;
+		if (now - last_flush >= FLUSH_INTERVAL_NS) {
+			if (recording_writer_flush(&rec->writer) < 0)
+				return -1;
+			last_flush = now;
+		}
+	}
+	/* Samples and side-band records still in the buffers belong to the recording. */
+	side_band_consume(rec);
+	sampler_drain(rec);
+	side_band_consume(rec);
+	return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return error("'record' is not written yet") ? 1 : 1;
+	struct recorder rec = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret = 1;
+
+	rec.writer.fd = -1;
+	if (parse_options(&rec, argc, argv) < 0) {
+		free(rec.command_line);
+		free(rec.pids);
+		return 2;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (run(&rec) == 0) {
+		target_stop(&rec);
+		ret = finish(&rec) == 0 ? 0 : 1;
+	} else {
+		target_stop(&rec);
+		if (rec.writer.fd >= 0)
+			recording_writer_abandon(&rec.writer);
+	}
+	side_band_close(&rec);
+	sampler_close(&rec);
+	kallsyms_release();
+	build_id_cache_release();
+	u64_set_release(&rec.sampled_pids);
+	u64_set_release(&rec.kernel_ips);
+	free(rec.errors);
+	free(rec.pids);
+	free(rec.command_line);
+	return ret;
 }

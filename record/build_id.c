@@ -1,0 +1,95 @@
+/*
+ * build_id.c — reads the GNU build ID of an ELF file, for mappings whose build ID the kernel did not give
+ * (its page was not in memory, or the mapping came from /proc). Cached by file identity (device, inode,
+ * size, modification time): `-a` sees the same libc in every process.
+ */
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../formats/recording.h"
+#include "../util.h"
+#include "recorder.h"
+
+struct cached_build_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	uint8_t size_of_id; /* 0: the file has none */
+	uint8_t id[SREC_BUILD_ID_MAX];
+};
+
+static struct cached_build_id *cache;
+static size_t cache_count, cache_cap;
+
+static int read_from_elf(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
+{
+	const void *id;
+	ssize_t n;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -1;
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 0) {
+		*size = (uint8_t)(n > SREC_BUILD_ID_MAX ? SREC_BUILD_ID_MAX : n);
+		memcpy(out, id, *size);
+	}
+	elf_end(elf);
+	return n > 0 ? 0 : -1;
+}
+
+int build_id_read(const char *path, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
+{
+	struct cached_build_id *c = NULL;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	for (size_t i = 0; i < cache_count; i++) {
+		c = &cache[i];
+		if (c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
+		    c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			close(fd);
+			if (!c->size_of_id)
+				return -1;
+			memcpy(out, c->id, c->size_of_id);
+			*size = c->size_of_id;
+			return 0;
+		}
+	}
+	GROW(cache, cache_cap, cache_count + 1);
+	c = &cache[cache_count++];
+	memset(c, 0, sizeof(*c));
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtime = st.st_mtim;
+	ret = read_from_elf(fd, c->id, &c->size_of_id);
+	close(fd);
+	if (ret == 0) {
+		memcpy(out, c->id, c->size_of_id);
+		*size = c->size_of_id;
+	}
+	return ret;
+}
+
+void build_id_cache_release(void)
+{
+	free(cache);
+	cache = NULL;
+	cache_count = cache_cap = 0;
+}

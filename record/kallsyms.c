@@ -1,0 +1,125 @@
+/*
+ * kallsyms.c — the kernel symbols a recording needs to name its kernel frames offline.
+ *
+ * /proc/kallsyms is read once at start (modules loaded later still show up in it at that moment's
+ * state; that is the snapshot). At stop only the symbols that contain a sampled kernel address are
+ * written, each followed by the next symbol so that a reader knows where the function ends: a full
+ * snapshot is over 5 MB of text (about 1 MB compressed), the symbols a recording uses are a few KB.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../formats/recording.h"
+#include "../util.h"
+#include "recorder.h"
+
+struct ksym {
+	uint64_t addr;
+	char *line; /* the /proc/kallsyms line, without its newline */
+	bool used;
+};
+
+static struct ksym *syms;
+static size_t sym_count, sym_cap;
+
+static int compare_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->line, y->line);
+}
+
+int kallsyms_snapshot(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	bool any_address = false;
+
+	if (!f) {
+		warning("cannot read '/proc/kallsyms': %m; kernel frames will stay unnamed");
+		return 0;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		uint64_t addr;
+		char type;
+
+		if (sscanf(line, "%" SCNx64 " %c ", &addr, &type) != 2)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		any_address |= addr != 0;
+		GROW(syms, sym_cap, sym_count + 1);
+		syms[sym_count++] = (struct ksym){ .addr = addr, .line = xstrdup(line) };
+	}
+	free(line);
+	fclose(f);
+	qsort(syms, sym_count, sizeof(*syms), compare_ksym);
+	if (sym_count && !any_address) {
+		warning("kernel symbol addresses are hidden (kernel.kptr_restrict): kernel frames will stay unnamed; "
+			"run as root with kernel.kptr_restrict=0 or 1");
+		return 1;
+	}
+	return 0;
+}
+
+static void mark_used(void *ctx, uint64_t ip)
+{
+	size_t lo = 0, hi = sym_count;
+
+	(void)ctx;
+	while (lo < hi) { /* first symbol above ip */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return;
+	syms[lo - 1].used = true;
+	if (lo < sym_count)
+		syms[lo].used = true; /* where the function ends */
+}
+
+int kallsyms_write_used(struct recorder *rec)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	int ret;
+
+	u64_set_for_each(&rec->kernel_ips, mark_used, NULL);
+	for (size_t i = 0; i < sym_count; i++) {
+		size_t n;
+
+		if (!syms[i].used)
+			continue;
+		n = strlen(syms[i].line);
+		GROW(text, cap, len + n + 2);
+		memcpy(text + len, syms[i].line, n);
+		len += n;
+		text[len++] = '\n';
+	}
+	if (!len)
+		return 0;
+	ret = recording_writer_add(&rec->writer, SREC_BLOCK_KALLSYMS, text, len, NULL, 0);
+	free(text);
+	return ret;
+}
+
+void kallsyms_release(void)
+{
+	for (size_t i = 0; i < sym_count; i++)
+		free(syms[i].line);
+	free(syms);
+	syms = NULL;
+	sym_count = sym_cap = 0;
+}

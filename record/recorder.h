@@ -1,0 +1,120 @@
+/*
+ * recorder.h — the state of one `stackrec record` run, shared by the files of record/:
+ *
+ *   record.c     options, the main loop, stop conditions, the summary line
+ *   target.c     what is recorded: a spawned command, -p PIDs, or everything (-a)
+ *   sampler.c    the BPF programs: load, per-CPU perf events, the ring buffer of samples
+ *   side_band.c  the kernel's mmap2/comm/fork/exit records: mappings and thread names as they happen
+ *   proc_scan.c  processes already running at start: their threads and mappings from /proc
+ *   build_id.c   build IDs read from files, when the kernel could not give them
+ *   kallsyms.c   the kernel symbols the recording needs
+ *   host.c       the HOST block
+ */
+#ifndef STACKREC_RECORD_RECORDER_H
+#define STACKREC_RECORD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../formats/recording_writer.h"
+#include "u64_set.h"
+
+struct profile_bpf;
+struct ring_buffer;
+struct perf_buffer;
+struct bpf_link;
+
+enum record_target {
+	TARGET_COMMAND, /* -- CMD ARGS: spawn it and follow its children */
+	TARGET_PIDS,	/* -p PID[,PID...] */
+	TARGET_ALL	/* -a */
+};
+
+/* How often a stack read failed with one errno. */
+struct stack_error_count {
+	int error; /* negative errno */
+	bool kernel;
+	uint64_t count;
+};
+
+struct recorder {
+	/* Options. */
+	enum record_target target;
+	unsigned int frequency;
+	double duration_s; /* 0: no limit */
+	const char *output;
+	char **command; /* TARGET_COMMAND: argv of the command */
+	pid_t *pids;	/* TARGET_PIDS */
+	size_t pid_count;
+	char *command_line; /* the record command line, for the HOST block */
+
+	/* Running state. */
+	struct recording_writer writer;
+	struct profile_bpf *skel;
+	struct ring_buffer *samples;
+	struct perf_buffer *side_band;
+	struct bpf_link **links;
+	size_t link_count;
+	const char *event_name; /* "cycles" or "cpu-clock" */
+	pid_t child;		/* TARGET_COMMAND: the spawned command, 0 once reaped */
+	int child_status;
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+
+	/* What was seen, for STATS, the kallsyms selection and the summary. */
+	uint64_t sample_count;
+	uint64_t user_stack_errors, kernel_stack_errors;
+	uint64_t lost_events;
+	struct u64_set sampled_pids;
+	struct u64_set kernel_ips;
+	struct stack_error_count *errors;
+	size_t error_count, error_cap;
+};
+
+/* record/target.c */
+int target_parse_pids(struct recorder *rec, const char *list);
+int target_spawn(struct recorder *rec); /* forks the command, held until target_start() */
+int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
+bool target_gone(struct recorder *rec); /* the command exited, or every -p PID is gone */
+void target_stop(struct recorder *rec); /* terminates a still-running command and reaps it */
+
+/* record/sampler.c */
+int sampler_load(struct recorder *rec);	  /* open, configure and load the BPF programs */
+int sampler_add_target(struct recorder *rec, pid_t pid);
+bool sampler_is_target(struct recorder *rec, pid_t pid);
+int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork tracking, ring buffer */
+int sampler_poll(struct recorder *rec, int timeout_ms);
+void sampler_drain(struct recorder *rec);
+uint64_t sampler_lost_samples(struct recorder *rec);
+void sampler_close(struct recorder *rec);
+
+/* record/side_band.c */
+int side_band_open(struct recorder *rec);
+void side_band_consume(struct recorder *rec);
+void side_band_close(struct recorder *rec);
+
+/* record/proc_scan.c: TASK (existing) and MAPPING blocks for a running process. */
+int proc_scan_process(struct recorder *rec, pid_t pid);
+int proc_scan_all(struct recorder *rec);
+/* Writes a MAPPING block; reads the build ID from the file when build_id_size is 0. */
+int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t start, uint64_t end,
+		  uint64_t offset, uint32_t prot, uint32_t flags, uint32_t major, uint32_t minor, uint64_t inode,
+		  const uint8_t *build_id, uint8_t build_id_size, const char *path);
+int write_task(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t tid, pid_t parent, uint32_t event,
+	       const char *comm);
+
+/* record/build_id.c: 0 with the ID in out (size in *size), or -1. Cached by file identity. */
+int build_id_read(const char *path, uint8_t out[20], uint8_t *size);
+void build_id_cache_release(void);
+
+/* record/kallsyms.c */
+int kallsyms_snapshot(void); /* at start: read /proc/kallsyms; 1 if addresses are hidden */
+int kallsyms_write_used(struct recorder *rec); /* at stop: the symbols covering rec->kernel_ips */
+void kallsyms_release(void);
+
+/* record/host.c */
+int host_write(struct recorder *rec, bool kptr_restricted);
+
+uint64_t monotonic_ns(void);
+
+#endif

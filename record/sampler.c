@@ -1,0 +1,247 @@
+/*
+ * sampler.c — the BPF side of recording: loads bpf/profile.bpf.c through its skeleton, opens one sampling
+ * perf event per online CPU (cycles where the hardware has them, else cpu-clock) with the program attached,
+ * follows forks of target processes, and turns ring-buffer events into SAMPLE blocks as they arrive.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../formats/recording.h"
+#include "../util.h"
+#include "profile.skel.h"
+#include "recorder.h"
+
+#include "../bpf/profile.h"
+
+/* The event goes to the file as it came: its head must be a struct srec_sample. */
+_Static_assert(offsetof(struct sample_event, user_ips) == sizeof(struct srec_sample), "sample head size");
+_Static_assert(offsetof(struct sample_event, comm) == offsetof(struct srec_sample, comm), "sample comm");
+_Static_assert(offsetof(struct sample_event, user_depth) == offsetof(struct srec_sample, user_depth), "depth");
+_Static_assert(offsetof(struct sample_event, kernel_stack_error) ==
+		       offsetof(struct srec_sample, kernel_stack_error), "kernel error");
+_Static_assert(MAX_STACK_DEPTH == SREC_MAX_STACK_DEPTH, "stack depth");
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+int sampler_load(struct recorder *rec)
+{
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	rec->skel = profile_bpf__open();
+	if (!rec->skel)
+		return error("cannot open the BPF programs: %s", strerror(errno));
+	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
+	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
+	err = profile_bpf__load(rec->skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			return error("cannot load the BPF programs: %s (recording needs root, or CAP_BPF and "
+				     "CAP_PERFMON)",
+				     strerror(-err));
+		return error("cannot load the BPF programs: %s (run with -v for the verifier's log)", strerror(-err));
+	}
+	return 0;
+}
+
+int sampler_add_target(struct recorder *rec, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(rec->skel->maps.targets, &key, sizeof(key), &one, sizeof(one), BPF_ANY))
+		return error("cannot add process %d to the targets: %s", pid, strerror(errno));
+	return 0;
+}
+
+bool sampler_is_target(struct recorder *rec, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 value;
+
+	if (rec->target == TARGET_ALL)
+		return true;
+	return bpf_map__lookup_elem(rec->skel->maps.targets, &key, sizeof(key), &value, sizeof(value), 0) == 0;
+}
+
+static void add_link(struct recorder *rec, struct bpf_link *link)
+{
+	rec->links = xrealloc(rec->links, (rec->link_count + 1) * sizeof(*rec->links));
+	rec->links[rec->link_count++] = link;
+}
+
+static void count_stack_error(struct recorder *rec, int err, bool kernel)
+{
+	for (size_t i = 0; i < rec->error_count; i++) {
+		if (rec->errors[i].error == err && rec->errors[i].kernel == kernel) {
+			rec->errors[i].count++;
+			return;
+		}
+	}
+	GROW(rec->errors, rec->error_cap, rec->error_count + 1);
+	rec->errors[rec->error_count++] = (struct stack_error_count){ .error = err, .kernel = kernel, .count = 1 };
+}
+
+static int handle_sample(void *ctx, void *data, size_t size)
+{
+	struct recorder *rec = ctx;
+	const struct sample_event *e = data;
+	uint64_t ips[2 * MAX_STACK_DEPTH];
+	unsigned int user = e->user_depth, kernel = e->kernel_depth;
+
+	if (size < sizeof(*e) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
+		return 0;
+	memcpy(ips, e->user_ips, user * sizeof(ips[0]));
+	memcpy(ips + user, e->kernel_ips, kernel * sizeof(ips[0]));
+	rec->sample_count++;
+	u64_set_add(&rec->sampled_pids, e->pid);
+	for (unsigned int i = 0; i < kernel; i++)
+		u64_set_add(&rec->kernel_ips, e->kernel_ips[i]);
+	if (e->user_stack_error) {
+		rec->user_stack_errors++;
+		count_stack_error(rec, e->user_stack_error, false);
+	}
+	if (e->kernel_stack_error) {
+		rec->kernel_stack_errors++;
+		count_stack_error(rec, e->kernel_stack_error, true);
+	}
+	recording_writer_add(&rec->writer, SREC_BLOCK_SAMPLE, e, sizeof(struct srec_sample), ips,
+			     (user + kernel) * sizeof(ips[0]));
+	return 0;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Opens the sampling event on cpu: cycles if the CPU has a PMU, else cpu-clock. -errno when impossible. */
+static int open_sampling_event(struct recorder *rec, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = rec->frequency,
+	};
+	int fd;
+
+	if (!rec->event_name || !strcmp(rec->event_name, "cycles")) {
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		fd = perf_event_open(&attr, cpu);
+		if (fd >= 0) {
+			rec->event_name = "cycles";
+			return fd;
+		}
+		if (errno == ENODEV && rec->event_name)
+			return -ENODEV;
+		if (rec->event_name)
+			return -errno;
+	}
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	fd = perf_event_open(&attr, cpu);
+	if (fd < 0)
+		return -errno;
+	rec->event_name = "cpu-clock";
+	return fd;
+}
+
+int sampler_attach(struct recorder *rec)
+{
+	int cpus = libbpf_num_possible_cpus();
+	struct bpf_link *link;
+	int attached = 0;
+
+	if (cpus <= 0)
+		return error("cannot count the CPUs: %s", strerror(-cpus));
+	link = bpf_program__attach(rec->skel->progs.on_fork);
+	if (!link)
+		return error("cannot follow forks (tp_btf/sched_process_fork): %s", strerror(errno));
+	add_link(rec, link);
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		int fd = open_sampling_event(rec, cpu);
+
+		if (fd == -ENODEV) /* offline CPU */
+			continue;
+		if (fd < 0)
+			return error("cannot open a %s sampling event on CPU %d: %s", rec->event_name ? rec->event_name : "cpu-clock", cpu,
+				     strerror(-fd));
+		link = bpf_program__attach_perf_event(rec->skel->progs.sample, fd);
+		if (!link) {
+			int err = errno;
+
+			close(fd);
+			return error("cannot attach the sampler on CPU %d: %s", cpu, strerror(err));
+		}
+		add_link(rec, link);
+		attached++;
+	}
+	if (!attached)
+		return error("no online CPU could be sampled");
+	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
+	if (!rec->samples)
+		return error("cannot open the sample ring buffer: %s", strerror(errno));
+	return 0;
+}
+
+int sampler_poll(struct recorder *rec, int timeout_ms)
+{
+	int n = ring_buffer__poll(rec->samples, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return error("cannot read samples: %s", strerror(-n));
+	return 0;
+}
+
+void sampler_drain(struct recorder *rec)
+{
+	if (rec->samples)
+		ring_buffer__consume(rec->samples);
+}
+
+uint64_t sampler_lost_samples(struct recorder *rec)
+{
+	int cpus = libbpf_num_possible_cpus();
+	__u64 *values;
+	__u32 key = 0;
+	uint64_t lost = 0;
+
+	if (!rec->skel || cpus <= 0)
+		return 0;
+	values = xcalloc((size_t)cpus, sizeof(*values));
+	if (bpf_map__lookup_elem(rec->skel->maps.lost_samples, &key, sizeof(key), values,
+				 (size_t)cpus * sizeof(*values), 0) == 0)
+		for (int i = 0; i < cpus; i++)
+			lost += values[i];
+	free(values);
+	return lost;
+}
+
+void sampler_close(struct recorder *rec)
+{
+	ring_buffer__free(rec->samples);
+	rec->samples = NULL;
+	for (size_t i = 0; i < rec->link_count; i++)
+		bpf_link__destroy(rec->links[i]);
+	free(rec->links);
+	rec->links = NULL;
+	rec->link_count = 0;
+	profile_bpf__destroy(rec->skel);
+	rec->skel = NULL;
+}

@@ -1,0 +1,127 @@
+/*
+ * target.c — what is recorded. A spawned command (`-- CMD ARGS`) is forked first and held on a pipe until
+ * the BPF programs are attached and its pid is a target, so that nothing it does from exec on is missed;
+ * its children are followed in the kernel (profile.bpf.c). `-p` takes running processes; `-a` takes all.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../util.h"
+#include "recorder.h"
+
+static int go_pipe[2] = { -1, -1 };  /* parent → child: start */
+static int err_pipe[2] = { -1, -1 }; /* child → parent: errno of a failed exec; closed by a good exec */
+
+int target_parse_pids(struct recorder *rec, const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long pid = strtol(tok, &end, 10);
+
+		if (*end || pid <= 0 || pid > 0x7fffffff) {
+			free(copy);
+			return error("'%s' is not a process id", tok);
+		}
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			free(copy);
+			return error("no process with id %ld", pid);
+		}
+		rec->pids = xrealloc(rec->pids, (rec->pid_count + 1) * sizeof(*rec->pids));
+		rec->pids[rec->pid_count++] = (pid_t)pid;
+	}
+	free(copy);
+	if (!rec->pid_count)
+		return error("-p needs at least one process id");
+	return 0;
+}
+
+int target_spawn(struct recorder *rec)
+{
+	pid_t pid;
+
+	if (pipe2(go_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
+		return error("cannot create a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		return error("cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		char go;
+		int err;
+
+		close(go_pipe[1]);
+		close(err_pipe[0]);
+		if (read(go_pipe[0], &go, 1) != 1)
+			_exit(127); /* the recorder gave up before starting us */
+		execvp(rec->command[0], rec->command);
+		err = errno;
+		if (write(err_pipe[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go_pipe[0]);
+	close(err_pipe[1]);
+	rec->child = pid;
+	return 0;
+}
+
+int target_start(struct recorder *rec)
+{
+	char go = 1;
+	int err = 0;
+	ssize_t n;
+
+	if (write(go_pipe[1], &go, 1) != 1)
+		return error("cannot start '%s': %s", rec->command[0], strerror(errno));
+	close(go_pipe[1]);
+	go_pipe[1] = -1;
+	do
+		n = read(err_pipe[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(err_pipe[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		waitpid(rec->child, NULL, 0);
+		rec->child = 0;
+		return error("cannot run '%s': %s", rec->command[0], strerror(err));
+	}
+	return 0;
+}
+
+bool target_gone(struct recorder *rec)
+{
+	switch (rec->target) {
+	case TARGET_COMMAND:
+		if (rec->child && waitpid(rec->child, &rec->child_status, WNOHANG) == rec->child)
+			rec->child = 0;
+		return rec->child == 0;
+	case TARGET_PIDS:
+		for (size_t i = 0; i < rec->pid_count; i++)
+			if (kill(rec->pids[i], 0) == 0 || errno != ESRCH)
+				return false;
+		return true;
+	case TARGET_ALL:
+		return false;
+	}
+	return false;
+}
+
+void target_stop(struct recorder *rec)
+{
+	if (rec->target != TARGET_COMMAND)
+		return;
+	if (go_pipe[1] >= 0) { /* never started: let it exit */
+		close(go_pipe[1]);
+		go_pipe[1] = -1;
+	}
+	if (rec->child) {
+		kill(rec->child, SIGTERM);
+		waitpid(rec->child, &rec->child_status, 0);
+		rec->child = 0;
+	}
+}
