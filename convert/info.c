@@ -1,10 +1,290 @@
-/* convert/info.c — placeholder until the command is written. */
+/*
+ * info.c — `stackrec info FILE`: what a recording contains, for a person deciding what to do with it and
+ * for tests: host and run facts, counts of every block type (unknown ones too), samples, processes and
+ * threads with their names, mappings and build IDs, stack errors by errno, recorder statistics, and damage.
+ * With --mappings, every recorded mapping, one per line.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "../commands.h"
+#include "../formats/recording_reader.h"
 #include "../util.h"
+
+#define MAX_BLOCK_TYPE 64
+
+struct process_info {
+	uint32_t pid;
+	char comm[SREC_COMM_LEN];
+	uint64_t samples, mappings;
+};
+
+struct error_info {
+	int32_t error;
+	bool kernel;
+	uint64_t count;
+};
+
+struct info {
+	bool list_mappings;
+	uint64_t blocks[MAX_BLOCK_TYPE + 1]; /* last slot: types beyond MAX_BLOCK_TYPE */
+	uint64_t unknown_blocks, bad_blocks;
+	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
+	struct process_info *procs;
+	size_t proc_count, proc_cap;
+	uint32_t *tids;
+	size_t tid_count, tid_cap;
+	char (*build_ids)[2 * SREC_BUILD_ID_MAX + 1];
+	size_t build_id_count, build_id_cap;
+	uint64_t mappings, mappings_with_id, mappings_id_from_file;
+	struct error_info *errors;
+	size_t error_count, error_cap;
+	uint64_t kallsyms_lines;
+	struct srec_stats stats;
+	bool have_stats;
+	struct srec_end end;
+};
+
+static struct process_info *process(struct info *in, uint32_t pid)
+{
+	for (size_t i = 0; i < in->proc_count; i++)
+		if (in->procs[i].pid == pid)
+			return &in->procs[i];
+	GROW(in->procs, in->proc_cap, in->proc_count + 1);
+	memset(&in->procs[in->proc_count], 0, sizeof(in->procs[0]));
+	in->procs[in->proc_count].pid = pid;
+	return &in->procs[in->proc_count++];
+}
+
+static void add_tid(struct info *in, uint32_t tid)
+{
+	for (size_t i = 0; i < in->tid_count; i++)
+		if (in->tids[i] == tid)
+			return;
+	GROW(in->tids, in->tid_cap, in->tid_count + 1);
+	in->tids[in->tid_count++] = tid;
+}
+
+static void add_error(struct info *in, int32_t err, bool kernel)
+{
+	for (size_t i = 0; i < in->error_count; i++)
+		if (in->errors[i].error == err && in->errors[i].kernel == kernel) {
+			in->errors[i].count++;
+			return;
+		}
+	GROW(in->errors, in->error_cap, in->error_count + 1);
+	in->errors[in->error_count++] = (struct error_info){ err, kernel, 1 };
+}
+
+static void hex(char *out, const uint8_t *bytes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", bytes[i]);
+	out[2 * n] = '\0';
+}
+
+static void add_build_id(struct info *in, const char *id)
+{
+	for (size_t i = 0; i < in->build_id_count; i++)
+		if (!strcmp(in->build_ids[i], id))
+			return;
+	GROW(in->build_ids, in->build_id_cap, in->build_id_count + 1);
+	strcpy(in->build_ids[in->build_id_count++], id);
+}
+
+static void on_host(void *ctx, const char *key, const char *value)
+{
+	(void)ctx;
+	printf("  %-20s %s\n", key, value);
+}
+
+static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct info *in = ctx;
+
+	if (recording_block_name(type))
+		in->blocks[type < MAX_BLOCK_TYPE ? type : MAX_BLOCK_TYPE]++;
+	else
+		in->unknown_blocks++;
+	switch (type) {
+	case SREC_BLOCK_HOST:
+		printf("host and run:\n");
+		recording_parse_host(body, size, on_host, NULL);
+		break;
+	case SREC_BLOCK_SAMPLE: {
+		struct srec_sample s;
+		const uint64_t *ips;
+		struct process_info *p;
+
+		if (recording_parse_sample(body, size, &s, &ips) < 0) {
+			in->bad_blocks++;
+			break;
+		}
+		if (!in->samples || s.time_ns < in->first_ns)
+			in->first_ns = s.time_ns;
+		if (s.time_ns > in->last_ns)
+			in->last_ns = s.time_ns;
+		in->samples++;
+		in->user_frames += s.user_depth;
+		in->kernel_frames += s.kernel_depth;
+		p = process(in, s.pid);
+		p->samples++;
+		if (s.pid == s.tid || !p->comm[0])
+			memcpy(p->comm, s.comm, sizeof(p->comm) - 1);
+		add_tid(in, s.tid);
+		if (s.user_stack_error)
+			add_error(in, s.user_stack_error, false);
+		if (s.kernel_stack_error)
+			add_error(in, s.kernel_stack_error, true);
+		break;
+	}
+	case SREC_BLOCK_MAPPING: {
+		struct srec_mapping m;
+		const char *path;
+		char id[2 * SREC_BUILD_ID_MAX + 1] = "-";
+
+		if (recording_parse_mapping(body, size, &m, &path) < 0) {
+			in->bad_blocks++;
+			break;
+		}
+		in->mappings++;
+		process(in, m.pid)->mappings++;
+		if (m.build_id_size) {
+			hex(id, m.build_id, m.build_id_size);
+			add_build_id(in, id);
+			in->mappings_with_id++;
+			in->mappings_id_from_file += !!(m.flags & SREC_MAPPING_BUILD_ID_FROM_FILE);
+		}
+		if (in->list_mappings)
+			printf("mapping pid %" PRIu32 " %" PRIx64 "-%" PRIx64 " offset %" PRIx64 " build-id %s %s%s\n",
+			       m.pid, m.start, m.end, m.file_offset, id, path,
+			       m.flags & SREC_MAPPING_FROM_PROC ? " (from /proc)" : "");
+		break;
+	}
+	case SREC_BLOCK_TASK: {
+		struct srec_task t;
+
+		if (recording_parse_task(body, size, &t) < 0) {
+			in->bad_blocks++;
+			break;
+		}
+		if (t.pid == t.tid && t.comm[0])
+			memcpy(process(in, t.pid)->comm, t.comm, SREC_COMM_LEN);
+		break;
+	}
+	case SREC_BLOCK_KALLSYMS:
+		for (uint32_t i = 0; i < size; i++)
+			in->kallsyms_lines += ((const char *)body)[i] == '\n';
+		break;
+	case SREC_BLOCK_STATS:
+		recording_parse_stats(body, size, &in->stats);
+		in->have_stats = true;
+		break;
+	case SREC_BLOCK_END:
+		recording_parse_end(body, size, &in->end);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int compare_process(const void *a, const void *b)
+{
+	const struct process_info *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void print_info(struct info *in, const struct recording_reader *r)
+{
+	printf("blocks:\n");
+	for (uint32_t t = 1; t < MAX_BLOCK_TYPE; t++)
+		if (in->blocks[t])
+			printf("  %-20s %" PRIu64 "\n", recording_block_name(t), in->blocks[t]);
+	if (in->unknown_blocks)
+		printf("  %-20s %" PRIu64 " (skipped)\n", "unknown types", in->unknown_blocks);
+	if (in->bad_blocks)
+		printf("  %-20s %" PRIu64 " (skipped)\n", "malformed", in->bad_blocks);
+	printf("samples:\n");
+	printf("  %-20s %" PRIu64 "\n", "samples", in->samples);
+	printf("  %-20s %.3f s\n", "time span", in->samples ? (double)(in->last_ns - in->first_ns) / 1e9 : 0.0);
+	printf("  %-20s %zu\n", "processes", in->proc_count);
+	printf("  %-20s %zu\n", "threads", in->tid_count);
+	printf("  %-20s %.1f user, %.1f kernel\n", "mean stack depth",
+	       in->samples ? (double)in->user_frames / (double)in->samples : 0.0,
+	       in->samples ? (double)in->kernel_frames / (double)in->samples : 0.0);
+	for (size_t i = 0; i < in->error_count; i++)
+		printf("  %-20s %" PRIu64 " %s -%s\n", i ? "" : "failed stacks", in->errors[i].count,
+		       in->errors[i].kernel ? "kernel" : "user", strerrorname_np(-in->errors[i].error) ?: "?");
+	printf("mappings:\n");
+	printf("  %-20s %" PRIu64 " (%" PRIu64 " with a build ID, %" PRIu64 " of those read from the file)\n",
+	       "mappings", in->mappings, in->mappings_with_id, in->mappings_id_from_file);
+	printf("  %-20s %zu\n", "distinct build IDs", in->build_id_count);
+	printf("  %-20s %" PRIu64 "\n", "kernel symbols", in->kallsyms_lines);
+	if (in->have_stats) {
+		printf("recorder:\n");
+		printf("  %-20s %" PRIu64 "\n", "samples written", in->stats.samples);
+		printf("  %-20s %" PRIu64 "\n", "lost samples", in->stats.lost_samples);
+		printf("  %-20s %" PRIu64 "\n", "lost side-band", in->stats.lost_events);
+		printf("  %-20s %.3f s\n", "duration", (double)in->stats.duration_ns / 1e9);
+	}
+	printf("processes (by samples):\n");
+	qsort(in->procs, in->proc_count, sizeof(*in->procs), compare_process);
+	for (size_t i = 0; i < in->proc_count; i++)
+		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings\n", in->procs[i].pid,
+		       in->procs[i].comm[0] ? in->procs[i].comm : "?", in->procs[i].samples, in->procs[i].mappings);
+	printf("file:\n");
+	printf("  %-20s %u.%u\n", "format version", r->header.version_major, r->header.version_minor);
+	printf("  %-20s %zu bytes in %" PRIu64 " frames\n", "size", r->size, r->damage.frames);
+	printf("  %-20s %s\n", "complete", r->damage.has_end && !r->damage.truncated ? "yes (end marker)" : "no");
+}
 
 int cmd_info(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return error("'info' is not written yet") ? 1 : 1;
+	static const struct option options[] = {
+		{ "mappings", no_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct recording_reader reader;
+	struct info in = { 0 };
+	int c, ret = 0;
+
+	while ((c = getopt_long(argc, argv, "mh", options, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			in.list_mappings = true;
+			break;
+		case 'h':
+			printf("usage: stackrec info [--mappings] FILE\n\nShows what a recording contains; "
+			       "--mappings lists every recorded mapping.\nExits 1 when the file is damaged or cut short.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		error("usage: stackrec info [--mappings] FILE");
+		return 2;
+	}
+	if (recording_reader_open(&reader, argv[optind]) < 0)
+		return 1;
+	recording_reader_for_each(&reader, on_block, &in, true);
+	print_info(&in, &reader);
+	fflush(stdout);
+	if (recording_reader_report_damage(&reader))
+		ret = 1;
+	recording_reader_close(&reader);
+	free(in.procs);
+	free(in.tids);
+	free(in.build_ids);
+	free(in.errors);
+	return ret;
 }

@@ -208,14 +208,14 @@ bool recording_reader_report_damage(const struct recording_reader *r)
 
 	if (d->bad_frames || d->bad_blocks) {
 		error("'%s' is damaged: %llu of %llu frames unreadable, %llu frames ending in a broken block, %llu bytes "
-		      "skipped%s; converted every intact block",
+		      "skipped%s; every intact block was read",
 		      r->path, (unsigned long long)d->bad_frames, (unsigned long long)(d->frames + d->bad_frames),
 		      (unsigned long long)d->bad_blocks, (unsigned long long)d->skipped_bytes,
 		      d->truncated || !d->has_end ? ", no end marker" : "");
 		return true;
 	}
 	if (d->truncated || !d->has_end) {
-		error("'%s' is cut short (no end marker: was the recorder killed?); converted its %llu intact frames",
+		error("'%s' is cut short (no end marker: was the recorder killed?); its %llu intact frames were read",
 		      r->path, (unsigned long long)d->frames);
 		return true;
 	}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+test_description='stackrec record: targets, stop conditions, and a complete file every time'
+. "$(dirname "$0")/test-lib.sh"
+
+# Backgrounded recorders run "$STACKREC" directly: the stackrec function would put a subshell in between.
+# complete_recording FILE: info reads it with no damage and an end marker, samples > 0.
+complete_recording() {
+	stackrec info "$1" >"$1.info" &&
+	grep -q "complete .*yes (end marker)" "$1.info" &&
+	grep -E -q "^  samples +[1-9]" "$1.info"
+}
+
+test_expect_success 'build a busy program' '
+	clang -O2 -g -fno-omit-frame-pointer -o busy "$FIXTURES/inline.c" &&
+	clang -O2 -g -fno-omit-frame-pointer -o short "$FIXTURES/short.c"
+'
+
+test_expect_success 'usage errors exit 2 with a message' '
+	test_expect_code() { "$@"; test $? -eq 2; } &&
+	test_expect_code stackrec record -o x.rec 2>err && grep "nothing to record" err &&
+	test_expect_code stackrec record -a -p 1 2>err && grep "only one of" err &&
+	test_expect_code stackrec record -F 0 -a 2>err && grep "frequency" err &&
+	test_expect_code stackrec record -p notapid 2>err && grep "not a process id" err
+'
+
+test_expect_success BPF 'a command that cannot be run is a clear error' '
+	test_must_fail stackrec record -o bad.rec -- ./no-such-program 2>err &&
+	grep "cannot run .\./no-such-program.: No such file or directory" err
+'
+
+test_expect_success BPF '-- CMD: samples, the process with its name, mappings with build IDs, summary' '
+	stackrec record -F 499 -o cmd.rec -- ./busy 500 2>err &&
+	grep -E "^stackrec: recorded [1-9][0-9]* samples from 1 processes in [0-9.]+ s to .cmd\.rec. \(0 lost" err &&
+	complete_recording cmd.rec &&
+	grep -E "^  [0-9]+ +busy +[1-9]" cmd.rec.info &&
+	stackrec info --mappings cmd.rec >maps &&
+	grep -E "build-id [0-9a-f]{40} .*/busy$" maps
+'
+
+test_expect_success BPF '-p PID records a running process and stops when it exits' '
+	./busy 1500 & pid=$! &&
+	sleep 0.2 &&
+	stackrec record -F 499 -o pid.rec -p $pid 2>err &&
+	wait $pid &&
+	complete_recording pid.rec &&
+	grep -E "^  $pid +busy" pid.rec.info &&
+	stackrec info --mappings pid.rec >maps &&
+	grep -E "busy \(from /proc\)$" maps
+'
+
+test_expect_success BPF '-a --duration records everything for that long' '
+	./busy 3000 & pid=$! &&
+	stackrec record -a -F 99 --duration 1 -o all.rec 2>err &&
+	kill $pid; wait $pid;
+	complete_recording all.rec &&
+	grep -E "^  $pid +busy" all.rec.info &&
+	grep -E "target +all" all.rec.info
+'
+
+for sig in INT TERM; do
+	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
+		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy 10000 2>err & rec=\$! &&
+		sleep 1.5 &&
+		kill -$sig \$rec &&
+		wait \$rec &&
+		complete_recording sig$sig.rec &&
+		grep '^stackrec: recorded' err &&
+		! pgrep -f 'busy 10000'
+	"
+done
+
+test_expect_success BPF 'SIGKILL loses at most the last second: the rest still reads' '
+	"$STACKREC" record -F 499 -o killed.rec -- ./busy 10000 2>err & rec=$! &&
+	sleep 2.5 &&
+	kill -KILL $rec; wait $rec;
+	pkill -f "busy 10000";
+	test_must_fail stackrec info killed.rec >killed.info 2>err &&
+	grep "cut short" err &&
+	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
+'
+
+test_expect_success BPF 'twenty 30 ms processes: every one has its executable mappings recorded' '
+	stackrec record -F 999 -o short.rec -- sh -c "for i in \$(seq 20); do ./short 30; done" &&
+	stackrec info --mappings short.rec >maps &&
+	awk "/\\/short\$/ { print \$3 }" maps | sort -u >pids &&
+	test_line_count pids = 20 &&
+	complete_recording short.rec &&
+	test $(grep -c -E "^  [0-9]+ +short +[1-9]" short.rec.info) -ge 18
+'
+
+test_expect_success BPF 'code loaded later with dlopen is mapped too' '
+	cat >plugin.c <<-\EOF &&
+	__attribute__((noinline)) unsigned long plugin_spin(unsigned long n)
+	{ volatile unsigned long x = 0; for (unsigned long i = 0; i < n; i++) x += i * i; return x; }
+	EOF
+	cat >loader.c <<-\EOF &&
+	#include <dlfcn.h>
+	#include <stdio.h>
+	int main(int argc, char **argv)
+	{
+		void *h = dlopen(argv[1], RTLD_NOW);
+		unsigned long (*spin)(unsigned long);
+		if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+		spin = (unsigned long (*)(unsigned long))dlsym(h, "plugin_spin");
+		return spin(400000000ul) == 1;
+	}
+	EOF
+	clang -O2 -g -fno-omit-frame-pointer -shared -fPIC -o libplugin.so plugin.c &&
+	clang -O2 -g -fno-omit-frame-pointer -o loader loader.c -ldl &&
+	stackrec record -F 499 -o dl.rec -- ./loader ./libplugin.so &&
+	stackrec info --mappings dl.rec >maps &&
+	grep -q "libplugin.so$" maps &&
+	stackrec convert dl.rec >dl.folded &&
+	grep -q "main;plugin_spin" dl.folded
+'
+
+test_done
