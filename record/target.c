@@ -27,8 +27,9 @@ int target_parse_pids(struct recorder *rec, const char *list)
 		long pid = strtol(tok, &end, 10);
 
 		if (*end || pid <= 0 || pid > 0x7fffffff) {
+			error("'%s' is not a process id", tok);
 			free(copy);
-			return error("'%s' is not a process id", tok);
+			return -1;
 		}
 		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
 			free(copy);
