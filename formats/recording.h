@@ -33,6 +33,7 @@
 #ifndef STACKREC_FORMATS_RECORDING_H
 #define STACKREC_FORMATS_RECORDING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
@@ -84,7 +85,7 @@ enum srec_block_type {
 	SREC_BLOCK_USER_REGS_STACK = 8, /* user registers and copied stack bytes of a sample, for DWARF unwinding */
 	SREC_BLOCK_SIGNAL = 9,		/* a fatal signal delivered to a thread, with its stack */
 	SREC_BLOCK_PROBE_CONTEXT = 10,	/* context values captured by a user-defined probe */
-	SREC_BLOCK_FILE = 11,		/* an embedded file: vDSO image, JIT perf map, debug data */
+	SREC_BLOCK_FILE = 11,		/* an embedded file: vDSO image, JIT perf map (struct srec_file) */
 	SREC_BLOCK_PROCESS_METRICS = 12 /* per-process counters (RSS, context switches, ...) */
 };
 
@@ -179,6 +180,34 @@ struct srec_mapping {
 	char path[];			       /* e.g. "/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]" */
 };
 _Static_assert(sizeof(struct srec_mapping) == 88, "mapping header is 88 bytes");
+
+/*
+ * FILE: a file's bytes embedded in the recording, because the offline step cannot get them any other way:
+ * the vDSO image of the recording kernel, a JIT's /tmp/perf-PID.map (its process may be gone, the file
+ * with it). Followed by path_size bytes of path (NUL-terminated) and then data_size bytes of content.
+ * A file larger than a frame (SREC_FRAME_MAX_UNCOMPRESSED) is split into several FILE blocks with the same
+ * kind, pid and path and increasing data_offset.
+ */
+enum srec_file_kind {
+	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI) */
+	SREC_FILE_PERF_MAP = 2, /* a JIT symbol map, "START SIZE name" lines (perf's /tmp/perf-PID.map); pid set */
+	SREC_FILE_DEBUG = 3	/* reserved: a binary or its debug data (record --with-debug) */
+};
+
+struct srec_file {
+	uint32_t kind;			     /* enum srec_file_kind */
+	uint32_t pid;			     /* the process it belongs to, or 0 */
+	uint64_t time_ns;		     /* when it was read */
+	uint64_t data_offset;		     /* where this block's content starts within the whole file */
+	uint64_t data_size;		     /* bytes of content in this block, after the path */
+	uint32_t path_size;		     /* bytes of path that follow, including its NUL */
+	uint8_t build_id_size;		     /* 0: none */
+	uint8_t reserved[3];		     /* 0 */
+	uint8_t build_id[SREC_BUILD_ID_MAX]; /* of the file, when it is an ELF file */
+	uint32_t reserved2;		     /* 0 */
+	char path[];			     /* at offset 64: the file's path on the recording machine, or "[vdso]" */
+};
+_Static_assert(sizeof(struct srec_file) == 64 && offsetof(struct srec_file, path) == 64, "file block header");
 
 /* STATS: what the recorder alone knows. Written once, just before END. */
 struct srec_stats {
