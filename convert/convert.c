@@ -53,6 +53,7 @@ static void usage(FILE *out)
 		"      --tid             group by thread: folded \"comm-PID/TID\"\n"
 		"      --annotate        mark inlined frames _[i] (kernel frames always end in _[k])\n"
 		"      --addrs           show unnamed frames as [module <0xOFFSET>]\n"
+		"      --thread-names    folded: process name first, then the thread's name as a frame\n"
 		"      --no-demangle     keep C++ and Rust names mangled\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
@@ -112,6 +113,8 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (task.event == SREC_TASK_EXEC)
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
+		if (task.pid == task.tid && task.comm[0])
+			profile_set_process_name(&c->profile, task.pid, task.comm, task.time_ns);
 		break;
 	case SREC_BLOCK_KALLSYMS:
 		kernel_symbols_add_text(&c->kernel, body, size);
@@ -269,6 +272,7 @@ int cmd_convert(int argc, char **argv)
 		{ "tid", no_argument, NULL, 'T' },
 		{ "annotate", no_argument, NULL, 'A' },
 		{ "addrs", no_argument, NULL, 'a' },
+		{ "thread-names", no_argument, NULL, 'N' },
 		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -293,6 +297,7 @@ int cmd_convert(int argc, char **argv)
 		case 'T': options.per_tid = true; break;
 		case 'A': options.annotate = true; break;
 		case 'a': options.addrs = true; break;
+		case 'N': options.thread_names = true; break;
 		case 'D': sym.demangle = false; break;
 		case 'd': {
 			char *dir = realpath(optarg, NULL);

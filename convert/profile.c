@@ -320,6 +320,29 @@ static int compare_stacks(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+/* Orders processes by pid for lookup, keeping each pid's latest name. */
+static void sort_processes(struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 1; i < p->process_count; i++) { /* insertion sort: stable, and nearly sorted input */
+		struct profile_process x = p->processes[i];
+		size_t j = i;
+
+		for (; j > 0 && (p->processes[j - 1].pid > x.pid ||
+				 (p->processes[j - 1].pid == x.pid && p->processes[j - 1].time_ns > x.time_ns));
+		     j--)
+			p->processes[j] = p->processes[j - 1];
+		p->processes[j] = x;
+	}
+	for (size_t i = 0; i < p->process_count; i++) {
+		if (n && p->processes[n - 1].pid == p->processes[i].pid)
+			n--;
+		p->processes[n++] = p->processes[i];
+	}
+	p->process_count = n;
+}
+
 void profile_finish(struct profile *p)
 {
 	if (p->tables) {
@@ -341,6 +364,36 @@ void profile_finish(struct profile *p)
 	}
 	if (p->stack_count)
 		qsort(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
+	sort_processes(p);
+}
+
+void profile_set_process_name(struct profile *p, uint32_t pid, const char *name, uint64_t time_ns)
+{
+	struct profile_process *proc;
+
+	GROW(p->processes, p->process_cap, p->process_count + 1);
+	proc = &p->processes[p->process_count++];
+	proc->pid = pid;
+	proc->time_ns = time_ns;
+	memset(proc->name, 0, sizeof(proc->name));
+	memcpy(proc->name, name, strnlen(name, sizeof(proc->name) - 1));
+}
+
+const char *profile_process_name(const struct profile *p, uint32_t pid)
+{
+	size_t lo = 0, hi = p->process_count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->processes[mid].pid == pid)
+			return p->processes[mid].name;
+		if (p->processes[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 void profile_release(struct profile *p)
@@ -364,6 +417,7 @@ void profile_release(struct profile *p)
 	free(p->modules);
 	free(p->locations);
 	free(p->stacks);
+	free(p->processes);
 	free(p->info.command_line);
 	free(p->info.hostname);
 	free(p->info.kernel_release);

@@ -97,8 +97,17 @@ struct profile_info {
 	enum profile_sample_kind sample_kind; /* on-CPU unless set */
 };
 
+/* A process's name: the name of its main thread (tid == pid), from the recording's TASK blocks. */
+struct profile_process {
+	uint32_t pid;
+	char name[16];
+	uint64_t time_ns; /* when it got that name */
+};
+
 struct profile {
 	struct profile_info info;
+	struct profile_process *processes; /* sorted by pid by profile_finish() */
+	size_t process_count, process_cap;
 	struct profile_module *modules;
 	size_t module_count;
 	struct profile_location *locations;
@@ -137,6 +146,11 @@ void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error);
 /* Gives frameless locations an unnamed frame, sorts stacks deterministically, frees the lookup tables. */
 void profile_finish(struct profile *p);
+/* Records that process pid is named name since time_ns; the latest name wins (side-band records from
+ * different CPUs reach the file out of time order). */
+void profile_set_process_name(struct profile *p, uint32_t pid, const char *name, uint64_t time_ns);
+/* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
+const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
 
 /*

@@ -7,7 +7,8 @@
  * one line per distinct printed stack (stacks that print the same are summed), lines sorted bytewise,
  * COUNT = samples. Inlined functions are frames of their own (outermost first); kernel frames follow the
  * user frames and end in _[k] (stackcollapse-perf.pl --kernel). --pid prints comm-PID, --tid
- * comm-PID/TID; --annotate adds _[i] to inlined frames (_[j] is kept for JIT frames).
+ * comm-PID/TID; --thread-names starts with the process name (its main thread's) and puts the thread's
+ * own name after it as a frame; --annotate adds _[i] to inlined frames (_[j] is kept for JIT frames).
  *
  * Unnamed frames print as module+0xOFFSET (module basename, file offset), [unknown] without a module;
  * with --addrs as [module <0xOFFSET>].
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "../util.h"
+#include "frame_names.h"
 #include "output.h"
 
 struct buf {
@@ -114,7 +116,8 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		char comm[sizeof(s->comm) + 1] = { 0 };
 		char id[32];
 
-		memcpy(comm, s->comm, sizeof(s->comm));
+		/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
+		memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
 		add_escaped(&b, comm[0] ? comm : "[unknown]", true);
 		if (options->per_tid)
 			snprintf(id, sizeof(id), "-%u/%u", s->pid, s->tid);
@@ -123,6 +126,11 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		else
 			id[0] = '\0';
 		buf_add(&b, id, strlen(id));
+		if (options->thread_names) {
+			memcpy(comm, s->comm, sizeof(s->comm));
+			buf_add(&b, ";", 1);
+			add_escaped(&b, comm[0] ? comm : "[unknown]", true);
+		}
 		for (uint32_t d = s->depth; d-- > 0;) {
 			const struct profile_location *loc = &p->locations[s->locations[d]];
 

@@ -43,7 +43,11 @@ const char *process_comm(const struct profile *profile, size_t stack_index)
 {
 	const struct profile_stack *stacks = profile->stacks;
 	uint32_t pid = stacks[stack_index].pid;
+	const char *name = profile_process_name(profile, pid);
 	size_t i = stack_index;
+
+	if (name && name[0])
+		return name;
 
 	while (i > 0 && stacks[i - 1].pid == pid)
 		i--;

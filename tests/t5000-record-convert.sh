@@ -70,4 +70,36 @@ test_expect_success BPF 'kernel frames are named from the kallsyms snapshot and 
 	grep -E -q "(sys_read|read_zero|__x64_sys_read|clear_user|iov_iter_zero)[^;]*_\[k\]" kernel.folded
 '
 
+test_expect_success BPF 'threads: --thread-names puts the process first and each thread name after it' '
+	cat >threads.c <<-\EOF &&
+	#include <pthread.h>
+	#include <time.h>
+	volatile unsigned long sink;
+	__attribute__((noinline)) void spin_in_thread(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { for (int i = 0; i < 100000; i++) sink += i; clock_gettime(CLOCK_MONOTONIC, &t); }
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 600);
+	}
+	static void *run(void *name) { pthread_setname_np(pthread_self(), name); spin_in_thread(); return 0; }
+	int main(void)
+	{
+		pthread_t a, b;
+		pthread_create(&a, 0, run, "worker-a");
+		pthread_create(&b, 0, run, "worker-b");
+		pthread_join(a, 0);
+		pthread_join(b, 0);
+		return 0;
+	}
+	EOF
+	clang -O2 -g -fno-omit-frame-pointer -pthread -o threads threads.c &&
+	stackrec record -F 499 -o threads.rec -- ./threads &&
+	stackrec convert threads.rec --thread-names >threads.folded &&
+	grep -q "^threads;worker-a;.*spin_in_thread [0-9]*$" threads.folded &&
+	grep -q "^threads;worker-b;.*spin_in_thread [0-9]*$" threads.folded &&
+	stackrec convert threads.rec >plain.folded &&
+	grep -q "^worker-a;.*spin_in_thread [0-9]*$" plain.folded
+'
+
 test_done
