@@ -160,8 +160,9 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			in->mappings_id_from_file += !!(m.flags & SREC_MAPPING_BUILD_ID_FROM_FILE);
 		}
 		if (in->list_mappings)
-			printf("mapping pid %" PRIu32 " %" PRIx64 "-%" PRIx64 " offset %" PRIx64 " build-id %s %s%s\n",
-			       m.pid, m.start, m.end, m.file_offset, id, path,
+			printf("mapping pid %" PRIu32 " %" PRIx64 "-%" PRIx64 " offset %" PRIx64 " dev %x:%x inode %" PRIu64
+			       " build-id %s %s%s\n",
+			       m.pid, m.start, m.end, m.file_offset, m.dev_major, m.dev_minor, m.inode, id, path,
 			       m.flags & SREC_MAPPING_FROM_PROC ? " (from /proc)" : "");
 		break;
 	}

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../formats/recording.h"
@@ -51,6 +53,22 @@ found:
 	m->flags |= SREC_MAPPING_BUILD_ID_FROM_FILE;
 }
 
+/* mmap2 records that carry a build ID carry no device and inode: take them from the file. */
+static void fill_file_identity(pid_t pid, uint64_t start, uint64_t end, const char *path, struct srec_mapping *m)
+{
+	char proc_path[128];
+	struct stat st;
+
+	if (path[0] != '/')
+		return;
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	if (stat(proc_path, &st) < 0 && stat(path, &st) < 0)
+		return;
+	m->inode = st.st_ino;
+	m->dev_major = major(st.st_dev);
+	m->dev_minor = minor(st.st_dev);
+}
+
 int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t start, uint64_t end,
 		  uint64_t offset, uint32_t prot, uint32_t flags, uint32_t major, uint32_t minor, uint64_t inode,
 		  const uint8_t *build_id, uint8_t build_id_size, const char *path)
@@ -74,6 +92,8 @@ int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t st
 	} else {
 		read_mapping_build_id(pid, start, end, path, &m);
 	}
+	if (!inode)
+		fill_file_identity(pid, start, end, path, &m);
 	m.path_size = (uint32_t)strlen(path) + 1;
 	return recording_writer_add(&rec->writer, SREC_BLOCK_MAPPING, &m, sizeof(m), path, m.path_size);
 }
