@@ -16,7 +16,7 @@ OUT := build
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
-TEST_PACKAGES := elfutils zstd python3-jsonschema libclang-rt-14-dev binutils procps
+TEST_PACKAGES := elfutils zstd python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.
@@ -43,7 +43,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELETONS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 PROTO_SRCS := $(wildcard formats/*.proto)
 PROTO_C := $(patsubst formats/%.proto,$(OUT)/%.pb-c.c,$(PROTO_SRCS))
-SRCS := stackrec.c util.c $(wildcard record/*.c convert/*.c formats/*.c)
+SRCS := stackrec.c util.c cache_dir.c $(wildcard record/*.c convert/*.c formats/*.c)
 OBJS := $(patsubst %.c,$(OUT)/%.o,$(SRCS)) $(PROTO_C:.c=.o)
 LIB_OBJS := $(filter-out $(OUT)/stackrec.o,$(OBJS))
 TEST_SRCS := $(wildcard tests/unit/*.c)

@@ -19,10 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../commands.h"
 #include "../formats/output.h"
 #include "../formats/recording_reader.h"
 #include "../util.h"
+#include "explain.h"
 #include "kernel_symbols.h"
 #include "process_maps.h"
 #include "profile.h"
@@ -56,6 +58,10 @@ static void usage(FILE *out)
 		"      --thread-names    folded: process name first, then the thread's name as a frame\n"
 		"      --no-demangle     keep C++ and Rust names mangled\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
+		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
+		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
+		"      --no-cache        do not look in the build-ID cache\n"
+		"      --explain         list unnamed frames by module and reason, with what to do, on stderr\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -275,6 +281,9 @@ int cmd_convert(int argc, char **argv)
 		{ "thread-names", no_argument, NULL, 'N' },
 		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "no-cache", no_argument, NULL, 'K' },
+		{ "explain", no_argument, NULL, 'E' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -285,6 +294,9 @@ int cmd_convert(int argc, char **argv)
 	const struct output_format *format;
 	struct recording_reader reader;
 	struct convert *c;
+	const char *cache_dir_option = NULL;
+	char *cache_dir = NULL;
+	bool no_cache = false, explain = false;
 	int opt, status = 0;
 	bool damaged;
 
@@ -311,6 +323,9 @@ int cmd_convert(int argc, char **argv)
 			sym.search.dirs[sym.search.dir_count++] = dir;
 			break;
 		}
+		case 'C': cache_dir_option = optarg; break;
+		case 'K': no_cache = true; break;
+		case 'E': explain = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -348,6 +363,9 @@ int cmd_convert(int argc, char **argv)
 	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
 
 	sym.search.kernel_release = c->profile.info.kernel_release;
+	if (!no_cache)
+		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
+	sym.search.cache_dir = cache_dir;
 	recording_reader_for_each(&reader, add_sample, c, verbose);
 	symbolize_profile(&c->profile, &c->kernel, &sym);
 	profile_finish(&c->profile);
@@ -355,6 +373,8 @@ int cmd_convert(int argc, char **argv)
 	if (write_output(format, &c->profile, &options, out_path) < 0)
 		status = 1;
 	summary(c, path);
+	if (explain || verbose)
+		explain_unnamed(&c->profile, stderr);
 
 	damaged = recording_reader_report_damage(&reader);
 	if (!damaged && c->bad_blocks)
@@ -370,6 +390,7 @@ int cmd_convert(int argc, char **argv)
 	for (size_t i = 0; i < sym.search.dir_count; i++)
 		free((char *)sym.search.dirs[i]);
 	free((void *)sym.search.dirs);
+	free(cache_dir);
 	free(c);
 	return status;
 }

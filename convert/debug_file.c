@@ -132,7 +132,20 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		free(real);
 	}
 
-	/* 2. The .build-id trees of --debug-dir and the system. */
+	/* 2. The build-ID cache that record fills: CACHE/.build-id/xx/rest. */
+	if (build_id && strlen(build_id) > 2 && search->cache_dir) {
+		char *candidate = xasprintf("%s/.build-id/%.2s/%s", search->cache_dir, build_id, build_id + 2);
+		enum candidate_result r = try_candidate(candidate, build_id, &fd);
+
+		if (r == CANDIDATE_OK && found(candidate, fd, out)) {
+			debug("found %s for '%s' in the build-ID cache", candidate, path);
+			free(candidate);
+			return 0;
+		}
+		free(candidate);
+	}
+
+	/* 3. The .build-id trees of --debug-dir and the system. */
 	if (build_id && strlen(build_id) > 2) {
 		for (size_t i = 0; i <= search->dir_count; i++) {
 			const char *dir = i < search->dir_count ? search->dirs[i] : SYSTEM_DEBUG_DIR;
@@ -151,7 +164,7 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		}
 	}
 
-	/* 3. The vDSO is no file: the running kernel's own, when it is the recorded one. */
+	/* 4. The vDSO is no file: the running kernel's own, when it is the recorded one. */
 	if (!strcmp(path, "[vdso]") && (fd = running_vdso(search, build_id)) >= 0) {
 		out->path = xstrdup("[vdso] of the running kernel");
 		out->fd = fd;

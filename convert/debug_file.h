@@ -5,8 +5,9 @@
  * The lookup is one function with an ordered list of places so that new ones (a build-ID cache,
  * debuginfod) slot in without touching the symbolizer. Today it tries, in order:
  *   1. the path recorded at record time (" (deleted)" stripped);
- *   2. for each --debug-dir DIR, then /usr/lib/debug: DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest;
- *   3. for "[vdso]": the vDSO of this process, that is of the running kernel.
+ *   2. the build-ID cache that `record` fills (cache_dir.h): CACHE/.build-id/xx/rest, unless --no-cache;
+ *   3. for each --debug-dir DIR, then /usr/lib/debug: DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest;
+ *   4. for "[vdso]": the vDSO of this process, that is of the running kernel.
  * A file is used only when its build ID equals the recorded one; a file with another build ID is never
  * used. A module recorded without a build ID is looked up at its path alone and used unverified (the vDSO
  * only when the recording was made under the kernel release running now).
@@ -21,6 +22,7 @@ struct debug_file_search {
 	const char **dirs; /* --debug-dir values, in order */
 	size_t dir_count;
 	const char *kernel_release; /* of the recording machine (HOST block), or NULL */
+	const char *cache_dir;	    /* the build-ID cache, or NULL for none (--no-cache) */
 };
 
 struct debug_file {

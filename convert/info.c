@@ -2,7 +2,8 @@
  * info.c — `stackrec info FILE`: what a recording contains, for a person deciding what to do with it and
  * for tests: host and run facts, counts of every block type (unknown ones too), samples, processes and
  * threads with their names, mappings and build IDs, stack errors by errno, recorder statistics, and damage.
- * With --mappings, every recorded mapping, one per line.
+ * With --mappings, every recorded mapping, one per line; with --files, every embedded FILE block (vDSO image,
+ * JIT perf map).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,7 +31,8 @@ struct error_info {
 };
 
 struct info {
-	bool list_mappings;
+	bool list_mappings, list_files;
+	uint64_t vdso_files, perf_map_files, other_files, perf_map_bytes;
 	uint64_t blocks[MAX_BLOCK_TYPE + 1]; /* last slot: types beyond MAX_BLOCK_TYPE */
 	uint64_t unknown_blocks, bad_blocks;
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
@@ -166,6 +168,34 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			       m.flags & SREC_MAPPING_FROM_PROC ? " (from /proc)" : "");
 		break;
 	}
+	case SREC_BLOCK_FILE: {
+		struct srec_file f;
+		const char *path;
+		const void *data;
+		char id[2 * SREC_BUILD_ID_MAX + 1] = "-";
+
+		if (recording_parse_file(body, size, &f, &path, &data) < 0) {
+			in->bad_blocks++;
+			break;
+		}
+		if (f.kind == SREC_FILE_VDSO) {
+			in->vdso_files++;
+		} else if (f.kind == SREC_FILE_PERF_MAP) {
+			in->perf_map_files++;
+			in->perf_map_bytes += f.data_size;
+		} else {
+			in->other_files++;
+		}
+		if (f.build_id_size)
+			hex(id, f.build_id, f.build_id_size);
+		if (in->list_files)
+			printf("file %s pid %" PRIu32 " offset %" PRIu64 " size %" PRIu64 " build-id %s %s\n",
+			       f.kind == SREC_FILE_VDSO	      ? "vdso"
+			       : f.kind == SREC_FILE_PERF_MAP ? "perf-map"
+							      : "other",
+			       f.pid, f.data_offset, f.data_size, id, path);
+		break;
+	}
 	case SREC_BLOCK_TASK: {
 		struct srec_task t;
 
@@ -229,6 +259,11 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	       "mappings", in->mappings, in->mappings_with_id, in->mappings_id_from_file);
 	printf("  %-20s %zu\n", "distinct build IDs", in->build_id_count);
 	printf("  %-20s %" PRIu64 "\n", "kernel symbols", in->kallsyms_lines);
+	printf("files:\n");
+	printf("  %-20s %" PRIu64 "\n", "vdso images", in->vdso_files);
+	printf("  %-20s %" PRIu64 " blocks, %" PRIu64 " bytes\n", "perf maps", in->perf_map_files, in->perf_map_bytes);
+	if (in->other_files)
+		printf("  %-20s %" PRIu64 "\n", "other files", in->other_files);
 	if (in->have_stats) {
 		printf("recorder:\n");
 		printf("  %-20s %" PRIu64 "\n", "samples written", in->stats.samples);
@@ -251,6 +286,7 @@ int cmd_info(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "mappings", no_argument, NULL, 'm' },
+		{ "files", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -258,21 +294,25 @@ int cmd_info(int argc, char **argv)
 	struct info in = { 0 };
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "mh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "mfh", options, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			in.list_mappings = true;
 			break;
+		case 'f':
+			in.list_files = true;
+			break;
 		case 'h':
-			printf("usage: stackrec info [--mappings] FILE\n\nShows what a recording contains; "
-			       "--mappings lists every recorded mapping.\nExits 1 when the file is damaged or cut short.\n");
+			printf("usage: stackrec info [--mappings] [--files] FILE\n\nShows what a recording contains; "
+			       "--mappings lists every recorded mapping,\n--files every embedded file (vDSO image, JIT perf "
+			       "map).\nExits 1 when the file is damaged or cut short.\n");
 			return 0;
 		default:
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		error("usage: stackrec info [--mappings] FILE");
+		error("usage: stackrec info [--mappings] [--files] FILE");
 		return 2;
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)

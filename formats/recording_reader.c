@@ -261,6 +261,26 @@ int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping
 	return 0;
 }
 
+int recording_parse_file(const void *body, uint32_t size, struct srec_file *out, const char **path,
+			 const void **data)
+{
+	const char *p;
+
+	if (size < sizeof(*out))
+		return -1;
+	memcpy(out, body, sizeof(*out));
+	if (out->path_size == 0 || out->path_size > size - sizeof(*out) ||
+	    out->data_size != size - sizeof(*out) - out->path_size || out->build_id_size > SREC_BUILD_ID_MAX ||
+	    out->data_offset > UINT64_MAX - out->data_size)
+		return -1;
+	p = (const char *)body + sizeof(*out);
+	if (p[out->path_size - 1] != '\0')
+		return -1;
+	*path = p;
+	*data = p + out->path_size;
+	return 0;
+}
+
 int recording_parse_task(const void *body, uint32_t size, struct srec_task *out)
 {
 	if (size < offsetof(struct srec_task, comm))
@@ -312,6 +332,7 @@ const char *recording_block_name(uint32_t type)
 	case SREC_BLOCK_MAPPING: return "mapping";
 	case SREC_BLOCK_KALLSYMS: return "kallsyms";
 	case SREC_BLOCK_STATS: return "stats";
+	case SREC_BLOCK_FILE: return "file";
 	case SREC_BLOCK_END: return "end";
 	default: return NULL;
 	}

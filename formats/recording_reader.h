@@ -66,6 +66,9 @@ int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping
 int recording_parse_task(const void *body, uint32_t size, struct srec_task *out);
 int recording_parse_stats(const void *body, uint32_t size, struct srec_stats *out);
 int recording_parse_end(const void *body, uint32_t size, struct srec_end *out);
+/* A FILE block: *path its NUL-terminated path, *data its data_size bytes of content. */
+int recording_parse_file(const void *body, uint32_t size, struct srec_file *out, const char **path,
+			 const void **data);
 
 /*
  * HOST block: calls fn for each "key=value" string with key and value split. Strings without '=' or not

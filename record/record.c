@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../commands.h"
 #include "../formats/recording.h"
 #include "../util.h"
@@ -21,6 +22,7 @@
 
 #define DEFAULT_FREQUENCY 99 /* Hz: off the beat of 100 Hz timers, like bcc's profile (49) and perf's -F 99 */
 #define DEFAULT_OUTPUT "stackrec.rec"
+#define DEFAULT_CACHE_SIZE_MB 2048
 #define FLUSH_INTERVAL_NS 1000000000ull /* a killed recorder loses at most this much */
 #define POLL_MS 100
 
@@ -43,12 +45,17 @@ static void usage(FILE *out)
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -a, --all-cpus         record every process\n"
 		"      --duration SECONDS stop after this long (a spawned command is then sent SIGTERM)\n"
+		"      --build-id-cache DIR  copy mapped executables here by build ID (default $STACKREC_CACHE_DIR,\n"
+		"                         else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
+		"      --cache-size MB    trim the cache to this size after recording, least recently used first\n"
+		"                         (default %d)\n"
+		"      --no-cache         do not copy executables into the build-ID cache\n"
 		"  -v, --verbose          libbpf and recorder diagnostics on stderr\n"
 		"  -h, --help             show this help\n"
 		"\n"
 		"Stops when the command exits, when every -p process is gone, when --duration runs out, or on\n"
 		"Ctrl-C/SIGTERM; always ends with a complete file and a summary line. See docs/recording.md.\n",
-		DEFAULT_FREQUENCY, DEFAULT_OUTPUT);
+		DEFAULT_FREQUENCY, DEFAULT_OUTPUT, DEFAULT_CACHE_SIZE_MB);
 }
 
 static char *join_args(int argc, char **argv)
@@ -69,20 +76,25 @@ static char *join_args(int argc, char **argv)
 
 static int parse_options(struct recorder *rec, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256 };
+	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
 	static const struct option options[] = {
 		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "build-id-cache", required_argument, NULL, OPT_CACHE_DIR },
+		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_pids = false, all = false;
+	bool have_pids = false, all = false, no_cache = false;
+	const char *cache_dir = NULL;
 	char *end;
 	int c;
 
 	rec->frequency = DEFAULT_FREQUENCY;
 	rec->output = DEFAULT_OUTPUT;
+	rec->cache_size_mb = DEFAULT_CACHE_SIZE_MB;
 	rec->command_line = join_args(argc, argv);
 	while ((c = getopt_long(argc, argv, "+F:o:p:avh", options, NULL)) != -1) {
 		switch (c) {
@@ -110,6 +122,22 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			if (*end || rec->duration_s <= 0)
 				return error("--duration takes a positive number of seconds, not '%s'", optarg);
 			break;
+		case OPT_CACHE_DIR:
+			cache_dir = optarg;
+			break;
+		case OPT_CACHE_SIZE: {
+			long long mb;
+
+			errno = 0;
+			mb = strtoll(optarg, &end, 10);
+			if (*end || end == optarg || mb < 0 || errno)
+				return error("--cache-size takes a size in MB, not '%s'", optarg);
+			rec->cache_size_mb = (uint64_t)mb;
+			break;
+		}
+		case OPT_NO_CACHE:
+			no_cache = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -120,6 +148,11 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			usage(stderr);
 			return -1;
 		}
+	}
+	if (!no_cache) {
+		rec->cache_dir = cache_dir ? xstrdup(cache_dir) : cache_dir_default();
+		if (!rec->cache_dir)
+			warning("no build-ID cache: set $HOME, $XDG_CACHE_HOME or $STACKREC_CACHE_DIR");
 	}
 	if ((optind < argc) + have_pids + all != 1) {
 		error(optind < argc || have_pids || all ? "give only one of -- COMMAND, -p PID and -a"
@@ -174,11 +207,12 @@ static int finish(struct recorder *rec)
 	};
 	int ret = 0;
 
-	if (kallsyms_write_used(rec) < 0 ||
+	if (embedded_capture_remaining_perf_maps(rec) < 0 || kallsyms_write_used(rec) < 0 ||
 	    recording_writer_add(&rec->writer, SREC_BLOCK_STATS, &stats, sizeof(stats), NULL, 0) < 0)
 		ret = -1;
 	if (recording_writer_close(&rec->writer, end_ns) < 0)
 		ret = -1;
+	build_id_cache_trim(rec);
 	if (ret == 0)
 		print_summary(rec, (double)stats.duration_ns / 1e9, lost);
 	return ret;
@@ -203,7 +237,7 @@ static int run(struct recorder *rec)
 			return -1;
 	if (side_band_open(rec) < 0 || sampler_attach(rec) < 0)
 		return -1;
-	if (host_write(rec, kptr_restricted > 0) < 0)
+	if (host_write(rec, kptr_restricted > 0) < 0 || embedded_write_vdso(rec) < 0)
 		return -1;
 	for (size_t i = 0; i < rec->pid_count; i++)
 		proc_scan_process(rec, rec->pids[i]);
@@ -250,6 +284,7 @@ int cmd_record(int argc, char **argv)
 	if (parse_options(&rec, argc, argv) < 0) {
 		free(rec.command_line);
 		free(rec.pids);
+		free(rec.cache_dir);
 		return 2;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -269,7 +304,11 @@ int cmd_record(int argc, char **argv)
 	sampler_close(&rec);
 	kallsyms_release();
 	build_id_cache_release();
+	build_id_cache_report();
+	embedded_release();
 	u64_set_release(&rec.sampled_pids);
+	u64_set_release(&rec.mapped_pids);
+	free(rec.cache_dir);
 	u64_set_release(&rec.kernel_ips);
 	free(rec.errors);
 	free(rec.pids);

@@ -7,6 +7,8 @@
  *   side_band.c  the kernel's mmap2/comm/fork/exit records: mappings and thread names as they happen
  *   proc_scan.c  processes already running at start: their threads and mappings from /proc
  *   build_id.c   build IDs read from files, when the kernel could not give them
+ *   build_id_cache.c  copies of the mapped executables in the build-ID cache, named by build ID
+ *   embedded_files.c  FILE blocks: the vDSO image and JIT perf maps
  *   kallsyms.c   the kernel symbols the recording needs
  *   host.c       the HOST block
  */
@@ -48,6 +50,8 @@ struct recorder {
 	pid_t *pids;	/* TARGET_PIDS */
 	size_t pid_count;
 	char *command_line; /* the record command line, for the HOST block */
+	char *cache_dir;    /* the build-ID cache; NULL with --no-cache */
+	uint64_t cache_size_mb;
 
 	/* Running state. */
 	struct recording_writer writer;
@@ -66,6 +70,7 @@ struct recorder {
 	uint64_t user_stack_errors, kernel_stack_errors;
 	uint64_t lost_events;
 	struct u64_set sampled_pids;
+	struct u64_set mapped_pids; /* processes with a MAPPING block: their perf maps are captured */
 	struct u64_set kernel_ips;
 	struct stack_error_count *errors;
 	size_t error_count, error_cap;
@@ -106,6 +111,19 @@ int write_task(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t tid, pid
 /* record/build_id.c: 0 with the ID in out (size in *size), or -1. Cached by file identity. */
 int build_id_read(const char *path, uint8_t out[20], uint8_t *size);
 void build_id_cache_release(void);
+
+/* record/build_id_cache.c */
+/* Makes sure the cache holds the file mapped at start-end with this build ID (once per ID per run). */
+void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
+			const uint8_t *id, uint8_t n);
+void build_id_cache_trim(struct recorder *rec); /* after recording: evict LRU entries above --cache-size */
+void build_id_cache_report(void);		 /* debug count; frees the run's state */
+
+/* record/embedded_files.c */
+int embedded_write_vdso(struct recorder *rec);
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid); /* once per pid; 0 when there is none */
+int embedded_capture_remaining_perf_maps(struct recorder *rec); /* at stop: every pid not yet captured */
+void embedded_release(void);
 
 /* record/kallsyms.c */
 int kallsyms_snapshot(void); /* at start: read /proc/kallsyms; 1 if addresses are hidden */

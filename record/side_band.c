@@ -121,6 +121,9 @@ static void handle_task(struct recorder *rec, const struct perf_event_header *h)
 		write_task(rec, t->time, (pid_t)t->pid, (pid_t)t->tid, (pid_t)t->ppid, SREC_TASK_FORK, "");
 	else
 		write_task(rec, t->time, (pid_t)t->pid, (pid_t)t->tid, 0, SREC_TASK_EXIT, "");
+	/* The whole process is gone: its JIT perf map is complete now. */
+	if (h->type == PERF_RECORD_EXIT && t->pid == t->tid)
+		embedded_capture_perf_map(rec, (pid_t)t->pid);
 }
 
 static enum bpf_perf_event_ret handle_record(void *ctx, int cpu, struct perf_event_header *h)

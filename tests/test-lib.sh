@@ -25,6 +25,8 @@ STACKREC=${STACKREC:-$SRC_DIR/stackrec}
 UNIT_DIR=${UNIT_DIR:-$SRC_DIR/build/tests}
 TEST_DIR=${TMPDIR:-/tmp}/stackrec-test.$TEST_NAME.$$
 rm -rf "$TEST_DIR" && mkdir -p "$TEST_DIR" && cd "$TEST_DIR" || exit 1
+# record fills a build-ID cache: never the real one in $HOME (a test may point it elsewhere).
+export STACKREC_CACHE_DIR=$TEST_DIR/cache
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

@@ -812,7 +812,7 @@ static void test_many_frames(void)
 static void test_unknown_types(void)
 {
 	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, SREC_BLOCK_PROBE_CONTEXT,
-					  SREC_BLOCK_FILE, SREC_BLOCK_PROCESS_METRICS, 13, 1000, 0xffffffffu };
+					  SREC_BLOCK_PROCESS_METRICS, 13, 14, 1000, 0xffffffffu };
 	static const unsigned sizes[] = { 0, 1, 7, 8, 9, 100, 4097 };
 	char *path = tmp_path("unknown.rec");
 	unsigned char junk[4097];
@@ -850,6 +850,37 @@ static void test_unknown_types(void)
 	free(path);
 }
 
+static void test_parse_file(void)
+{
+	unsigned char body[sizeof(struct srec_file) + 16];
+	struct srec_file f = { .kind = SREC_FILE_PERF_MAP, .pid = 42, .data_offset = 0, .path_size = 6 };
+	struct srec_file got;
+	const char *path;
+	const void *data;
+
+	f.data_size = sizeof(body) - sizeof(f) - f.path_size;
+	memcpy(body, &f, sizeof(f));
+	memcpy(body + sizeof(f), "/tmp/\0" "0 10 js", 6 + 7);
+	memset(body + sizeof(f) + 13, 'x', sizeof(body) - sizeof(f) - 13);
+	REQUIRE(recording_parse_file(body, sizeof(body), &got, &path, &data) == 0);
+	CHECK(strcmp(path, "/tmp/") == 0);
+	CHECK(data == body + sizeof(f) + 6);
+	CHECK_EQ(got.pid, 42);
+	/* Short bodies, sizes that disagree, a path without its NUL, a too-long build ID: refused. */
+	CHECK(recording_parse_file(body, sizeof(f) - 1, &got, &path, &data) < 0);
+	CHECK(recording_parse_file(body, sizeof(body) - 1, &got, &path, &data) < 0);
+	((struct srec_file *)body)->path_size = 5;
+	((struct srec_file *)body)->data_size = f.data_size + 1;
+	CHECK(recording_parse_file(body, sizeof(body), &got, &path, &data) < 0);
+	((struct srec_file *)body)->path_size = 6;
+	((struct srec_file *)body)->data_size = f.data_size;
+	((struct srec_file *)body)->build_id_size = SREC_BUILD_ID_MAX + 1;
+	CHECK(recording_parse_file(body, sizeof(body), &got, &path, &data) < 0);
+	((struct srec_file *)body)->build_id_size = 0;
+	((struct srec_file *)body)->path_size = 0xffffffffu;
+	CHECK(recording_parse_file(body, sizeof(body), &got, &path, &data) < 0);
+}
+
 static void test_block_names(void)
 {
 	static const struct {
@@ -858,7 +889,7 @@ static void test_block_names(void)
 	} names[] = { { SREC_BLOCK_HOST, "host" },	   { SREC_BLOCK_SAMPLE, "sample" },
 		      { SREC_BLOCK_TASK, "task" },	   { SREC_BLOCK_MAPPING, "mapping" },
 		      { SREC_BLOCK_KALLSYMS, "kallsyms" }, { SREC_BLOCK_STATS, "stats" },
-		      { SREC_BLOCK_END, "end" } };
+		      { SREC_BLOCK_END, "end" },	   { SREC_BLOCK_FILE, "file" } };
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		const char *got = recording_block_name(names[i].type);
@@ -1639,6 +1670,7 @@ int main(int argc, char **argv)
 	run_test("many blocks span several frames", test_many_frames);
 	run_test("unknown block types pass through and can be skipped", test_unknown_types);
 	run_test("block type names", test_block_names);
+	run_test("file parser: path and content, malformed bodies refused", test_parse_file);
 	run_test("shorter fixed-size bodies are zero-filled, longer ones' tails ignored", test_fixed_size_growth);
 	run_test("grown and shrunk bodies through writer and reader", test_growth_through_file);
 	run_test("sample parser rejects malformed bodies", test_parse_sample_rejects);

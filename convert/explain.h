@@ -1,0 +1,24 @@
+/*
+ * explain.h — `convert --explain`: why frames stayed unnamed, grouped by module and reason, with the share of
+ * samples each group touches, so that a user knows what to install or pass first.
+ */
+#ifndef STACKREC_CONVERT_EXPLAIN_H
+#define STACKREC_CONVERT_EXPLAIN_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+/*
+ * Prints one line per (module, reason) of unnamed, non-synthetic locations, sorted by the fraction of samples
+ * whose stack holds at least one of them, largest first:
+ *   "  37.5%  libfoo.so (build ID ab12...)  no file with that build ID: install its debug package or ..."
+ * Prints a single line saying so when every frame was named. Call after symbolization, before or after
+ * profile_finish().
+ */
+void explain_unnamed(const struct profile *p, FILE *out);
+
+/* What a user can do about an unnamed reason (a symbolizer reason string); a generic hint when unknown. */
+const char *explain_advice(const char *reason);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * embedded_files.c — FILE blocks: files whose bytes the offline step cannot get any other way.
+ *
+ *   vDSO       the recorder's own [vdso] image, read from memory at start; every 64-bit process of this
+ *              kernel maps the same one. Its build ID comes from the in-memory ELF image.
+ *   perf maps  a JIT's /tmp/perf-PID.map ("START SIZE name" lines), read once per process at the latest
+ *              point — its EXIT record, or the end of recording for processes still alive — because the JIT
+ *              appends to it while it runs. Read through /proc/PID/root while possible (another mount
+ *              namespace's /tmp), else from /tmp. Only regular files, never through a symlink (anyone can
+ *              create /tmp/perf-PID.map).
+ *
+ * A file larger than FILE_CHUNK goes into several blocks with increasing data_offset (recording.h).
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../formats/recording.h"
+#include "../util.h"
+#include "recorder.h"
+
+#define FILE_CHUNK (32u << 20)
+
+static struct u64_set perf_map_read; /* pids whose perf map was looked for */
+
+static int write_file_block(struct recorder *rec, uint32_t kind, pid_t pid, const char *path, uint64_t data_offset,
+			    const void *data, size_t size, const uint8_t *build_id, uint8_t build_id_size)
+{
+	struct srec_file f = {
+		.kind = kind,
+		.pid = (uint32_t)pid,
+		.time_ns = monotonic_ns(),
+		.data_offset = data_offset,
+		.data_size = size,
+		.path_size = (uint32_t)strlen(path) + 1,
+		.build_id_size = build_id_size,
+	};
+	char *tail = xmalloc(f.path_size + size);
+	int ret;
+
+	if (build_id_size)
+		memcpy(f.build_id, build_id, build_id_size);
+	memcpy(tail, path, f.path_size);
+	memcpy(tail + f.path_size, data, size);
+	ret = recording_writer_add(&rec->writer, SREC_BLOCK_FILE, &f, sizeof(f), tail, f.path_size + size);
+	free(tail);
+	return ret;
+}
+
+/* The [vdso] range of this process, from /proc/self/maps. */
+static size_t vdso_size(uintptr_t base)
+{
+	char *line = NULL;
+	size_t cap = 0, size = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == base) {
+			size = (size_t)(end - start);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return size;
+}
+
+int embedded_write_vdso(struct recorder *rec)
+{
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	uint8_t id[SREC_BUILD_ID_MAX];
+	uint8_t id_size = 0;
+	size_t size;
+	Elf *elf;
+
+	if (!base || !(size = vdso_size(base))) {
+		debug("no vDSO in this process");
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)base, size);
+	if (elf) {
+		const void *bits;
+		ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+
+		if (n > 0 && n <= SREC_BUILD_ID_MAX) {
+			memcpy(id, bits, (size_t)n);
+			id_size = (uint8_t)n;
+		}
+		elf_end(elf);
+	}
+	return write_file_block(rec, SREC_FILE_VDSO, 0, "[vdso]", 0, (const void *)base, size, id, id_size);
+}
+
+static int open_perf_map(pid_t pid, char *path, size_t path_size)
+{
+	char via_root[128];
+	struct stat st;
+	int fd;
+
+	snprintf(path, path_size, "/tmp/perf-%d.map", pid);
+	snprintf(via_root, sizeof(via_root), "/proc/%d/root/tmp/perf-%d.map", pid, pid);
+	fd = open(via_root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
+{
+	char path[64];
+	char *buf;
+	uint64_t offset = 0;
+	int fd, ret = 0;
+
+	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
+		return 0;
+	fd = open_perf_map(pid, path, sizeof(path));
+	if (fd < 0)
+		return 0;
+	buf = xmalloc(FILE_CHUNK);
+	for (;;) {
+		size_t have = 0;
+		ssize_t n;
+
+		while (have < FILE_CHUNK && (n = read(fd, buf + have, FILE_CHUNK - have)) > 0)
+			have += (size_t)n;
+		if (!have)
+			break;
+		if (write_file_block(rec, SREC_FILE_PERF_MAP, pid, path, offset, buf, have, NULL, 0) < 0) {
+			ret = -1;
+			break;
+		}
+		offset += have;
+		if (have < FILE_CHUNK)
+			break;
+	}
+	if (offset)
+		debug("embedded '%s' (%" PRIu64 " bytes)", path, offset);
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+static void capture_one(void *ctx, uint64_t pid)
+{
+	embedded_capture_perf_map(ctx, (pid_t)pid);
+}
+
+int embedded_capture_remaining_perf_maps(struct recorder *rec)
+{
+	u64_set_for_each(&rec->sampled_pids, capture_one, rec);
+	u64_set_for_each(&rec->mapped_pids, capture_one, rec);
+	return rec->writer.failed ? -1 : 0;
+}
+
+void embedded_release(void)
+{
+	u64_set_release(&perf_map_read);
+}

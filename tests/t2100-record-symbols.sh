@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+test_description='stackrec record: symbols anywhere — the build-ID cache, the vDSO image, JIT perf maps'
+. "$(dirname "$0")/test-lib.sh"
+
+# Backgrounded recorders and workloads run "$STACKREC" / programs directly (see t2000).
+# Nothing here may touch the real cache in $HOME.
+export STACKREC_CACHE_DIR=$TEST_DIR/cache
+
+# build_id FILE: the GNU build ID of an ELF file, in hex.
+build_id() {
+	readelf -n "$1" | sed -n 's/^ *Build ID: *//p'
+}
+
+# cache_path ID: where the cache keeps the file with that build ID.
+cache_path() {
+	echo "$STACKREC_CACHE_DIR/.build-id/${1:0:2}/${1:2}"
+}
+
+test_expect_success 'build a busy program' '
+	clang -O2 -g -fno-omit-frame-pointer -o busy "$FIXTURES/inline.c" &&
+	id=$(build_id busy) && test -n "$id" && echo "$id" >busy.id
+'
+
+test_expect_success BPF 'the cache gets the recorded binary under .build-id, with the same build ID' '
+	stackrec record -o cache.rec -- ./busy 300 2>err &&
+	! grep warning err &&
+	cached=$(cache_path "$(cat busy.id)") &&
+	test -f "$cached" &&
+	test "$(build_id "$cached")" = "$(cat busy.id)" &&
+	cmp busy "$cached"
+'
+
+test_expect_success BPF 'every cached file has the build ID of its name' '
+	for f in "$STACKREC_CACHE_DIR"/.build-id/*/*; do
+		name=$(basename "$(dirname "$f")")$(basename "$f") &&
+		test "$(build_id "$f")" = "$name" || return 1
+	done
+'
+
+test_expect_success BPF '--no-cache leaves the cache empty' '
+	STACKREC_CACHE_DIR=$TEST_DIR/nocache stackrec record --no-cache -o nocache.rec -- ./busy 200 &&
+	test ! -e nocache
+'
+
+test_expect_success BPF '--build-id-cache DIR overrides the environment' '
+	stackrec record --build-id-cache other -o other.rec -- ./busy 200 &&
+	id=$(cat busy.id) &&
+	test -f "other/.build-id/${id:0:2}/${id:2}"
+'
+
+test_expect_success BPF '--cache-size evicts the least recently used entries after recording' '
+	mkdir -p evict/.build-id/00 &&
+	# 8 MB unused since 2001; what the run caches (busy, libc, libm, ld.so) is well under 6 MB.
+	head -c 8000000 /dev/zero >evict/.build-id/00/old &&
+	touch -a -m -d "2001-01-01" evict/.build-id/00/old &&
+	stackrec record --build-id-cache evict --cache-size 6 -o evict.rec -- ./busy 200 &&
+	test ! -e evict/.build-id/00/old &&
+	id=$(cat busy.id) &&
+	test -f "evict/.build-id/${id:0:2}/${id:2}"
+'
+
+test_expect_success 'build a binary with a build ID of its own' '
+	# The cache must get it in the next test, not from an earlier one.
+	own_id=$(echo "doomed $$ $RANDOM" | sha1sum | cut -c1-40) &&
+	clang -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x$own_id -o doomed "$FIXTURES/inline.c" &&
+	build_id doomed >doomed.id &&
+	test "$(cat doomed.id)" = "$own_id"
+'
+
+test_expect_success BPF 'a binary deleted while running is cached from map_files' '
+	./doomed 2000 & pid=$! &&
+	sleep 0.3 &&
+	rm doomed &&
+	grep -q "doomed (deleted)" /proc/$pid/maps &&
+	stackrec record -F 499 -o doomed.rec -p $pid 2>err &&
+	wait $pid &&
+	cat err &&
+	cached=$(cache_path "$(cat doomed.id)") &&
+	test "$(build_id "$cached")" = "$(cat doomed.id)"
+'
+
+test_expect_success BPF 'and converts by name with the binary gone' '
+	test ! -e doomed &&
+	stackrec convert doomed.rec -f folded >doomed.folded &&
+	grep -q "^doomed;.*main;top;mid" doomed.folded
+'
+
+test_expect_success BPF 'the vDSO image is embedded with a build ID' '
+	stackrec info --files cache.rec >files &&
+	grep -E "^file vdso pid 0 offset 0 size [1-9][0-9]* build-id [0-9a-f]{40} \[vdso\]$" files &&
+	grep -E "^  vdso images +1$" files
+'
+
+if command -v node >/dev/null; then
+	test_set_prereq NODE
+else
+	test_unset_prereq NODE "node is not installed"
+fi
+
+test_expect_success BPF,NODE 'a node --perf-basic-prof process has its perf map captured' '
+	cat >jit.js <<-\JS &&
+	function spin(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i); return s; }
+	const t = Date.now();
+	while (Date.now() - t < 1000) spin(10000);
+	JS
+	stackrec record -o node.rec -- node --perf-basic-prof jit.js &&
+	stackrec info --files node.rec >files &&
+	grep -E "^file perf-map pid [1-9][0-9]* offset 0 size [1-9][0-9]* build-id - /tmp/perf-[0-9]+\.map$" files &&
+	# node leaves its map behind: remove it once it is in the recording.
+	rm -f $(sed -n "s|^file perf-map .* \(/tmp/perf-[0-9]*\.map\)$|\1|p" files)
+'
+
+test_done

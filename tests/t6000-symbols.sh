@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+test_description='symbols anywhere: stripped binaries with debug dirs, the build-ID cache, libc6-dbg, demangling, split and compressed DWARF, --explain'
+. "$(dirname "$0")/test-lib.sh"
+
+# Nothing here may touch the user's own cache.
+export STACKREC_CACHE_DIR="$TEST_DIR/cache"
+unset DEBUGINFOD_URLS
+
+build_id() { readelf -n "$1" | awk '/Build ID/ { print $3; exit }'; }
+
+# A busy loop whose hot path sits in functions of its own, so they carry most samples.
+cat >spin.c <<'SRC'
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin_leaf(void) { for (int i = 0; i < 1000; i++) sink += i; }
+__attribute__((noinline)) static void spin_mid(void) { spin_leaf(); }
+int main(int argc, char **argv)
+{
+	struct timespec t0, t;
+	long ms = argc > 1 ? atol(argv[1]) : 300;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		spin_mid();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return 0;
+}
+SRC
+
+test_expect_success 'build a stripped binary and put its debug file under a .build-id tree' '
+	gcc -O1 -g -fno-omit-frame-pointer -o spin spin.c &&
+	objcopy --only-keep-debug spin spin.dbg &&
+	strip spin &&
+	id=$(build_id spin) && test -n "$id" &&
+	mkdir -p debug/.build-id/${id:0:2} &&
+	mv spin.dbg debug/.build-id/${id:0:2}/${id:2}.debug
+'
+
+test_expect_success BPF 'record the stripped binary' '
+	stackrec record -F 999 -o spin.rec -- ./spin 400 2>record.err &&
+	grep "^stackrec: recorded [1-9]" record.err
+'
+
+test_expect_success BPF 'without its debug file its frames stay unnamed and --explain says why' '
+	stackrec convert spin.rec --no-cache --explain >plain.folded 2>explain.err &&
+	cat explain.err &&
+	! grep spin_leaf plain.folded &&
+	grep "%  spin (build ID [0-9a-f]*\.\.\.)  no symbol.*: .*debug package" explain.err
+'
+
+test_expect_success BPF 'with --debug-dir: names and file:line for its frames' '
+	stackrec convert spin.rec --no-cache --debug-dir debug -f folded >dbg.folded &&
+	grep "main;\(spin_mid;\)\?spin_leaf" dbg.folded &&
+	stackrec convert spin.rec --no-cache --debug-dir debug -f trace >dbg.trace &&
+	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" dbg.trace
+'
+
+test_expect_success BPF 'a binary deleted after recording still converts on the same machine (build-ID cache)' '
+	cp spin.c spin2.c &&
+	gcc -O1 -g -fno-omit-frame-pointer -o spin2 spin2.c &&
+	stackrec record -F 999 -o deleted.rec -- ./spin2 300 &&
+	id=$(build_id spin2) &&
+	if ! test -e "$STACKREC_CACHE_DIR/.build-id/${id:0:2}/${id:2}"; then
+		say "# record did not fill the build-ID cache: skipping the check"; exit 0
+	fi &&
+	rm spin2 &&
+	stackrec convert deleted.rec -f folded >deleted.folded &&
+	grep "main;\(spin_mid;\)\?spin_leaf" deleted.folded &&
+	stackrec convert deleted.rec --no-cache --explain >nocache.folded 2>nocache.err &&
+	! grep spin_leaf nocache.folded
+'
+
+cat >sort.c <<'SRC'
+#include <stdlib.h>
+static volatile double sink;
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	for (int i = 0; i < 20; i++)
+		sink += x * i;
+	return x < y ? -1 : x > y;
+}
+int main(void)
+{
+	size_t n = 200000;
+	double *v = malloc(n * sizeof(*v));
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < n; i++)
+			v[i] = (double)((i * 2654435761u) % 1000003);
+		qsort(v, n, sizeof(*v), cmp);
+	}
+	return 0;
+}
+SRC
+
+test_expect_success BPF 'time spent in libc qsort: libc frames have file:line from libc6-dbg' '
+	gcc -O1 -g -fno-omit-frame-pointer -o sort sort.c &&
+	stackrec record -F 999 -o sort.rec -- ./sort &&
+	stackrec convert sort.rec -f trace >sort.trace &&
+	grep -o "\"module\":\"[^\"]*libc.so.6\"[^}]*\"file\":\"[^\"]*\\(msort\\|qsort\\).c\",\"line\":[1-9][0-9]*" sort.trace | head -3 >libc-lines &&
+	cat libc-lines &&
+	test -s libc-lines
+'
+
+cat >tmpl.cc <<'SRC'
+#include <cstdlib>
+#include <ctime>
+template <typename T> struct Box {
+	T v;
+	__attribute__((noinline)) T work(int n) { for (int i = 0; i < n; i++) v = v * 3 + i; return v; }
+};
+static volatile long sink;
+int main(int argc, char **argv)
+{
+	Box<long> b{1};
+	time_t end = time(nullptr) + 1;
+	while (time(nullptr) <= end)
+		sink += b.work(100000);
+	(void)argc; (void)argv;
+	return 0;
+}
+SRC
+
+test_expect_success BPF 'a C++ template method appears demangled; --no-demangle keeps the raw name' '
+	g++ -O1 -g -fno-omit-frame-pointer -o tmpl tmpl.cc &&
+	stackrec record -F 999 -o tmpl.rec -- ./tmpl &&
+	stackrec convert tmpl.rec >tmpl.folded &&
+	grep -F "main;Box<long>::work(int)" tmpl.folded &&
+	stackrec convert tmpl.rec --no-demangle >tmpl-raw.folded &&
+	grep -F "main;_ZN3BoxIlE4workEi" tmpl-raw.folded
+'
+
+cat >trait.rs <<'SRC'
+trait Work { fn work(&self, n: u64) -> u64; }
+struct Spinner(u64);
+impl Work for Spinner {
+	#[inline(never)]
+	fn work(&self, n: u64) -> u64 { let mut v = self.0; for i in 0..n { v = v.wrapping_mul(3).wrapping_add(i); } v }
+}
+fn main() {
+	let spinner = Spinner(std::env::args().count() as u64);
+	let s: &dyn Work = std::hint::black_box(&spinner);
+	let end = std::time::Instant::now() + std::time::Duration::from_millis(800);
+	let mut acc = 0u64;
+	while std::time::Instant::now() < end { acc = acc.wrapping_add(s.work(1000000)); }
+	println!("{}", acc);
+}
+SRC
+
+if command -v rustc >/dev/null; then test_set_prereq RUSTC; else test_unset_prereq RUSTC "rustc not installed"; fi
+
+test_expect_success BPF,RUSTC 'a Rust trait method appears demangled, legacy and v0 mangling' '
+	rustc -C force-frame-pointers=yes -C opt-level=1 -g -o trait trait.rs &&
+	rustc -C force-frame-pointers=yes -C opt-level=1 -g -C symbol-mangling-version=v0 -o trait_v0 trait.rs &&
+	stackrec record -F 999 -o trait.rec -- ./trait &&
+	stackrec convert trait.rec >trait.folded &&
+	grep -F "<trait::Spinner as trait::Work>::work" trait.folded &&
+	stackrec record -F 999 -o trait_v0.rec -- ./trait_v0 &&
+	stackrec convert trait_v0.rec >trait_v0.folded &&
+	grep -F "<trait::Spinner as trait::Work>::work" trait_v0.folded &&
+	stackrec convert trait_v0.rec --no-demangle >trait_v0-raw.folded &&
+	grep "_RNv" trait_v0-raw.folded
+'
+
+test_expect_success BPF 'split DWARF (.dwo beside the binary) and zlib-compressed debug sections give lines' '
+	gcc -O1 -g -gsplit-dwarf -fno-omit-frame-pointer -o spin_split spin.c &&
+	ls *.dwo &&
+	gcc -O1 -g -gz=zlib -fno-omit-frame-pointer -o spin_gz spin.c &&
+	readelf -S spin_gz | grep -A1 debug_info | grep -q C &&
+	stackrec record -F 999 -o split.rec -- ./spin_split 300 &&
+	stackrec convert split.rec -f trace >split.trace &&
+	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" split.trace &&
+	stackrec record -F 999 -o gz.rec -- ./spin_gz 300 &&
+	stackrec convert gz.rec -f trace >gz.trace &&
+	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" gz.trace
+'
+
+test_done
