@@ -25,6 +25,7 @@
 #include "../formats/recording_reader.h"
 #include "../util.h"
 #include "explain.h"
+#include "jit_maps.h"
 #include "kernel_symbols.h"
 #include "process_maps.h"
 #include "profile.h"
@@ -34,6 +35,7 @@ struct convert {
 	struct profile profile;
 	struct process_maps maps;
 	struct kernel_symbols kernel;
+	struct jit_maps jit;
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 };
@@ -125,6 +127,19 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 	case SREC_BLOCK_KALLSYMS:
 		kernel_symbols_add_text(&c->kernel, body, size);
 		break;
+	case SREC_BLOCK_FILE: {
+		struct srec_file file;
+		const char *file_path;
+		const void *data;
+
+		if (recording_parse_file(body, size, &file, &file_path, &data) < 0) {
+			c->bad_blocks++;
+			break;
+		}
+		if (file.kind == SREC_FILE_PERF_MAP)
+			jit_maps_add_text(&c->jit, file.pid, file.data_offset, data, file.data_size);
+		break;
+	}
 	case SREC_BLOCK_STATS:
 		recording_parse_stats(body, size, &stats);
 		c->profile.lost_samples = stats.lost_samples;
@@ -145,6 +160,34 @@ static char *stack_error_name(const char *which, int32_t err)
 	if (name)
 		return xasprintf("[%s stack error -%s]", which, name);
 	return xasprintf("[%s stack error %d]", which, err);
+}
+
+/*
+ * A JIT-compiled function of pid at ip, named from its embedded perf map: a location of its own module
+ * "/tmp/perf-PID.map" (as perf names it), named here, so the symbolizer leaves it alone.
+ */
+static bool jit_location(struct convert *c, uint32_t pid, uint64_t ip, bool is_return_address, uint32_t *out)
+{
+	const char *name = jit_maps_lookup(&c->jit, pid, is_return_address ? ip - 1 : ip);
+	struct profile *p = &c->profile;
+	struct profile_location *loc;
+	uint32_t module;
+	char path[64];
+
+	if (!name)
+		return false;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	module = profile_intern_module(p, path, NULL, 0, 0, 0, false);
+	p->modules[module].has_functions = true;
+	*out = profile_intern_location(p, PROFILE_LOCATION_JIT, module, ip, ip, is_return_address);
+	loc = &p->locations[*out];
+	if (!loc->frame_count) {
+		loc->frames = xcalloc(1, sizeof(*loc->frames));
+		loc->frames[0].function = xstrdup(name);
+		loc->frames[0].system_name = xstrdup(name);
+		loc->frame_count = 1;
+	}
+	return true;
 }
 
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
@@ -185,6 +228,10 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		uint32_t module = PROFILE_NO_MODULE;
 		uint64_t offset = ips[i];
 
+		if (jit_location(c, s.pid, ips[i], i > 0, &locations[depth])) {
+			depth++;
+			continue;
+		}
 		process_maps_resolve(&c->maps, s.pid, s.time_ns, ips[i], &module, &offset);
 		locations[depth++] =
 			profile_intern_location(p, PROFILE_LOCATION_USER, module, ips[i], offset, i > 0);
@@ -353,11 +400,13 @@ int cmd_convert(int argc, char **argv)
 	profile_init(&c->profile);
 	process_maps_init(&c->maps);
 	kernel_symbols_init(&c->kernel);
+	jit_maps_init(&c->jit);
 	c->kernel_module = PROFILE_NO_MODULE;
 
 	recording_reader_for_each(&reader, load_block, c, false);
 	process_maps_finish(&c->maps);
 	kernel_symbols_finish(&c->kernel);
+	jit_maps_finish(&c->jit);
 	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %zu kernel symbols%s", path,
 	      c->maps.mappings, c->maps.count, c->maps.execs, c->kernel.count,
 	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
@@ -387,6 +436,7 @@ int cmd_convert(int argc, char **argv)
 	profile_release(&c->profile);
 	process_maps_release(&c->maps);
 	kernel_symbols_release(&c->kernel);
+	jit_maps_release(&c->jit);
 	for (size_t i = 0; i < sym.search.dir_count; i++)
 		free((char *)sym.search.dirs[i]);
 	free((void *)sym.search.dirs);

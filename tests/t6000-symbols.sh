@@ -176,4 +176,22 @@ test_expect_success BPF 'split DWARF (.dwo beside the binary) and zlib-compresse
 	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" gz.trace
 '
 
+if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
+
+test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
+	cat >hot.js <<-\EOF &&
+	function hotJavaScriptFunction(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * (i % 7); return s; }
+	const end = Date.now() + 1500; let t = 0;
+	while (Date.now() < end) t += hotJavaScriptFunction(100000);
+	EOF
+	stackrec record -F 499 -o node.rec -- node --perf-basic-prof hot.js &&
+	pid=$(stackrec info node.rec | awk "/^processes/ { getline; print \$1 }") &&
+	rm -f "/tmp/perf-$pid.map" &&
+	stackrec convert node.rec --annotate >node.folded &&
+	pct=$(awk "{ t += \$NF; if (\$0 ~ /_\\[j\\] [0-9]+\$/) h += \$NF } END { print int(100 * h / t) }" node.folded) &&
+	echo "JIT leaf frames named in $pct% of samples" &&
+	test "$pct" -ge 80 &&
+	grep -q "JS:\*hotJavaScriptFunction [^;]*hot.js:[0-9:]*_\[j\]" node.folded
+'
+
 test_done

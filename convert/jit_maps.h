@@ -1,0 +1,29 @@
+/*
+ * jit_maps.h — names for JIT-compiled code, from the perf maps (/tmp/perf-PID.map) the recorder embedded
+ * as FILE blocks. A JIT (node --perf-basic-prof, the JVM with perf-map-agent, LuaJIT, ...) writes one
+ * "START SIZE name" line (hex START and SIZE) per function it compiles; its code lives in anonymous
+ * memory that no ELF file describes, so this map is the only way to name it.
+ */
+#ifndef STACKREC_CONVERT_JIT_MAPS_H
+#define STACKREC_CONVERT_JIT_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jit_maps {
+	struct jit_process *processes; /* sorted by pid after jit_maps_finish() */
+	size_t count, cap;
+};
+
+void jit_maps_init(struct jit_maps *maps);
+/* Adds a piece (at data_offset) of process pid's perf map text. */
+void jit_maps_add_text(struct jit_maps *maps, uint32_t pid, uint64_t data_offset, const char *text, size_t size);
+/* Parses and sorts what was added. */
+void jit_maps_finish(struct jit_maps *maps);
+/* True when process pid had a perf map at all. */
+int jit_maps_has(const struct jit_maps *maps, uint32_t pid);
+/* The JIT function of process pid covering address, or NULL. Later lines of a map win over earlier ones. */
+const char *jit_maps_lookup(const struct jit_maps *maps, uint32_t pid, uint64_t address);
+void jit_maps_release(struct jit_maps *maps);
+
+#endif
