@@ -36,6 +36,8 @@ struct convert {
 	struct process_maps maps;
 	struct kernel_symbols kernel;
 	struct jit_maps jit;
+	unsigned char *vdso_image; /* the recording's [vdso], from its FILE blocks */
+	size_t vdso_size;
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 };
@@ -138,6 +140,12 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (file.kind == SREC_FILE_PERF_MAP)
 			jit_maps_add_text(&c->jit, file.pid, file.data_offset, data, file.data_size);
+		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size &&
+		    file.data_size <= SREC_FRAME_MAX_UNCOMPRESSED) {
+			c->vdso_image = xrealloc(c->vdso_image, c->vdso_size + file.data_size);
+			memcpy(c->vdso_image + c->vdso_size, data, file.data_size);
+			c->vdso_size += file.data_size;
+		}
 		break;
 	}
 	case SREC_BLOCK_STATS:
@@ -412,6 +420,8 @@ int cmd_convert(int argc, char **argv)
 	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
 
 	sym.search.kernel_release = c->profile.info.kernel_release;
+	sym.search.vdso_image = c->vdso_image;
+	sym.search.vdso_size = c->vdso_size;
 	if (!no_cache)
 		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
 	sym.search.cache_dir = cache_dir;
@@ -437,6 +447,7 @@ int cmd_convert(int argc, char **argv)
 	process_maps_release(&c->maps);
 	kernel_symbols_release(&c->kernel);
 	jit_maps_release(&c->jit);
+	free(c->vdso_image);
 	for (size_t i = 0; i < sym.search.dir_count; i++)
 		free((char *)sym.search.dirs[i]);
 	free((void *)sym.search.dirs);

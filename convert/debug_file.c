@@ -108,6 +108,29 @@ static int running_vdso(const struct debug_file_search *search, const char *buil
 	return verified_fd;
 }
 
+/* An fd on the vDSO image the recorder embedded, when its build ID is the recorded one. Else -1. */
+static int recorded_vdso(const struct debug_file_search *search, const char *build_id)
+{
+	int fd, verified_fd = -1;
+	char *fd_path;
+
+	if (!search->vdso_image || !search->vdso_size)
+		return -1;
+	fd = memfd_create("recorded-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, search->vdso_image, search->vdso_size) != (ssize_t)search->vdso_size) {
+		close(fd);
+		return -1;
+	}
+	fd_path = xasprintf("/proc/self/fd/%d", fd);
+	if (try_candidate(fd_path, build_id, &verified_fd) != CANDIDATE_OK)
+		verified_fd = -1;
+	free(fd_path);
+	close(fd);
+	return verified_fd;
+}
+
 int debug_file_find(const struct debug_file_search *search, const char *path, const char *build_id,
 		    struct debug_file *out, const char **reason)
 {
@@ -165,6 +188,11 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 	}
 
 	/* 4. The vDSO is no file: the running kernel's own, when it is the recorded one. */
+	if (!strcmp(path, "[vdso]") && (fd = recorded_vdso(search, build_id)) >= 0) {
+		out->path = xstrdup("[vdso] embedded in the recording");
+		out->fd = fd;
+		return 0;
+	}
 	if (!strcmp(path, "[vdso]") && (fd = running_vdso(search, build_id)) >= 0) {
 		out->path = xstrdup("[vdso] of the running kernel");
 		out->fd = fd;
