@@ -65,6 +65,7 @@ static void usage(FILE *out)
 		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
 		"      --no-cache        do not look in the build-ID cache\n"
+		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --explain         list unnamed frames by module and reason, with what to do, on stderr\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
@@ -338,6 +339,7 @@ int cmd_convert(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "no-cache", no_argument, NULL, 'K' },
+		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "explain", no_argument, NULL, 'E' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -380,6 +382,7 @@ int cmd_convert(int argc, char **argv)
 		}
 		case 'C': cache_dir_option = optarg; break;
 		case 'K': no_cache = true; break;
+		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
 		case 'E': explain = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;

@@ -3,6 +3,7 @@
  */
 #include "debug_file.h"
 
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -108,6 +109,42 @@ static int running_vdso(const struct debug_file_search *search, const char *buil
 	return verified_fd;
 }
 
+/*
+ * Asks the debuginfod servers of DEBUGINFOD_URLS for the executable with build_id, then for its debug file
+ * (which keeps the program headers and the symbols, so it names frames as well). libdebuginfod downloads
+ * into its own cache ($DEBUGINFOD_CACHE_PATH). Returns the fd with *out filled, or -1.
+ */
+static int from_debuginfod(const char *build_id, const char *path, struct debug_file *out)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *client;
+	char *found_path = NULL;
+	int fd = -1, verified = -1;
+
+	if (!urls || !*urls)
+		return -1;
+	client = debuginfod_begin();
+	if (!client)
+		return -1;
+	fd = debuginfod_find_executable(client, (const unsigned char *)build_id, 0, &found_path);
+	if (fd < 0)
+		fd = debuginfod_find_debuginfo(client, (const unsigned char *)build_id, 0, &found_path);
+	debuginfod_end(client);
+	if (fd < 0) {
+		debug("debuginfod has no file with build ID %s for '%s' (%s)", build_id, path, strerror(-fd));
+		return -1;
+	}
+	close(fd);
+	if (try_candidate(found_path, build_id, &verified) == CANDIDATE_OK) {
+		debug("found %s for '%s' through debuginfod", found_path, path);
+		out->path = found_path;
+		out->fd = verified;
+		return verified;
+	}
+	free(found_path);
+	return -1;
+}
+
 /* An fd on the vDSO image the recorder embedded, when its build ID is the recorded one. Else -1. */
 static int recorded_vdso(const struct debug_file_search *search, const char *build_id)
 {
@@ -187,7 +224,11 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		}
 	}
 
-	/* 4. The vDSO is no file: the running kernel's own, when it is the recorded one. */
+	/* 4. debuginfod servers (DEBUGINFOD_URLS, or convert --debuginfod). */
+	if (build_id && (fd = from_debuginfod(build_id, path, out)) >= 0)
+		return 0;
+
+	/* 5. The vDSO is no file: the recording's image, else the running kernel's own. */
 	if (!strcmp(path, "[vdso]") && (fd = recorded_vdso(search, build_id)) >= 0) {
 		out->path = xstrdup("[vdso] embedded in the recording");
 		out->fd = fd;

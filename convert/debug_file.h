@@ -7,7 +7,9 @@
  *   1. the path recorded at record time (" (deleted)" stripped);
  *   2. the build-ID cache that `record` fills (cache_dir.h): CACHE/.build-id/xx/rest, unless --no-cache;
  *   3. for each --debug-dir DIR, then /usr/lib/debug: DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest;
- *   4. for "[vdso]": the image embedded in the recording, else the vDSO of the running kernel.
+ *   4. debuginfod servers (DEBUGINFOD_URLS; convert --debuginfod URL sets it): the executable, else its
+ *      debug file;
+ *   5. for "[vdso]": the image embedded in the recording, else the vDSO of the running kernel.
  * A file is used only when its build ID equals the recorded one; a file with another build ID is never
  * used. A module recorded without a build ID is looked up at its path alone and used unverified (the vDSO
  * only when the recording was made under the kernel release running now).

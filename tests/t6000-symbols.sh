@@ -194,4 +194,44 @@ test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaSc
 	grep -q "JS:\*hotJavaScriptFunction [^;]*hot.js:[0-9:]*_\[j\]" node.folded
 '
 
+if command -v debuginfod >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+	test_set_prereq DEBUGINFOD
+else
+	test_unset_prereq DEBUGINFOD "Debian's debuginfod and curl are not installed"
+fi
+
+test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on loopback, with no debug dir and no cache' '
+	mkdir -p served &&
+	cat >served.c <<-\EOF &&
+	#include <time.h>
+	volatile unsigned long sink;
+	__attribute__((noinline)) void served_spin(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { for (int i = 0; i < 100000; i++) sink += i; clock_gettime(CLOCK_MONOTONIC, &t); }
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 400);
+	}
+	int main(void) { served_spin(); return 0; }
+	EOF
+	clang -O2 -g -fno-omit-frame-pointer -o served_prog served.c &&
+	stackrec record -F 499 --no-cache -o served.rec -- ./served_prog &&
+	mv served_prog served/ &&
+	stackrec convert --no-cache served.rec >unserved.folded &&
+	! grep -q served_spin unserved.folded &&
+	port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	id=$(readelf -n served/served_prog | awk "/Build ID/ { print \$3 }") &&
+	{ debuginfod -F served -p "$port" -d "$PWD/debuginfod.sqlite" >debuginfod.log 2>&1 & dpid=$!; } &&
+	for i in $(seq 120); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/buildid/$id/executable" && break
+		sleep 0.5
+	done &&
+	DEBUGINFOD_CACHE_PATH=$PWD/dcache stackrec convert --no-cache --debuginfod "http://127.0.0.1:$port" served.rec >served.folded
+	rc=$?
+	kill $dpid 2>/dev/null; wait $dpid 2>/dev/null
+	test $rc -eq 0 &&
+	cat served.folded &&
+	grep -q "main;served_spin [0-9]*$" served.folded
+'
+
 test_done
