@@ -15,6 +15,7 @@ static const struct command {
 	{ "record", cmd_record, "sample stacks with eBPF into a recording file" },
 	{ "convert", cmd_convert, "symbolize a recording offline into folded, pprof or JSON output" },
 	{ "info", cmd_info, "show what a recording contains" },
+	{ "archive", cmd_archive, "bundle the binaries and debug files a recording needs into one file" },
 };
 
 static void usage(FILE *out)

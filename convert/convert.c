@@ -24,6 +24,7 @@
 #include "../formats/output.h"
 #include "../formats/recording_reader.h"
 #include "../util.h"
+#include "archive.h"
 #include "explain.h"
 #include "jit_maps.h"
 #include "kernel_symbols.h"
@@ -66,6 +67,7 @@ static void usage(FILE *out)
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
 		"      --no-cache        do not look in the build-ID cache\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
+		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
 		"      --explain         list unnamed frames by module and reason, with what to do, on stderr\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
@@ -340,6 +342,7 @@ int cmd_convert(int argc, char **argv)
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "no-cache", no_argument, NULL, 'K' },
 		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "archive", required_argument, NULL, 'R' },
 		{ "explain", no_argument, NULL, 'E' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -351,8 +354,8 @@ int cmd_convert(int argc, char **argv)
 	const struct output_format *format;
 	struct recording_reader reader;
 	struct convert *c;
-	const char *cache_dir_option = NULL;
-	char *cache_dir = NULL;
+	const char *cache_dir_option = NULL, *archive_path = NULL;
+	char *cache_dir = NULL, *archive_dir = NULL;
 	bool no_cache = false, explain = false;
 	int opt, status = 0;
 	bool damaged;
@@ -383,6 +386,7 @@ int cmd_convert(int argc, char **argv)
 		case 'C': cache_dir_option = optarg; break;
 		case 'K': no_cache = true; break;
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
+		case 'R': archive_path = optarg; break;
 		case 'E': explain = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
@@ -428,6 +432,15 @@ int cmd_convert(int argc, char **argv)
 	if (!no_cache)
 		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
 	sym.search.cache_dir = cache_dir;
+	if (archive_path) {
+		archive_dir = archive_extract(archive_path);
+		if (!archive_dir) {
+			status = 1;
+		} else {
+			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
+			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
+		}
+	}
 	recording_reader_for_each(&reader, add_sample, c, verbose);
 	symbolize_profile(&c->profile, &c->kernel, &sym);
 	profile_finish(&c->profile);
@@ -455,6 +468,7 @@ int cmd_convert(int argc, char **argv)
 		free((char *)sym.search.dirs[i]);
 	free((void *)sym.search.dirs);
 	free(cache_dir);
+	archive_remove_dir(archive_dir);
 	free(c);
 	return status;
 }

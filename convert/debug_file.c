@@ -244,6 +244,8 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		*reason = "build ID mismatch";
 	else if (at_path == CANDIDATE_NOT_ELF)
 		*reason = "not an ELF file";
+	else if (!strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5))
+		*reason = "JIT map missing"; /* anonymous executable memory, and no perf map named it */
 	else if (!build_id)
 		*reason = path[0] == '/' ? "no file at the recorded path" : "no file for this mapping";
 	else

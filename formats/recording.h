@@ -191,7 +191,8 @@ _Static_assert(sizeof(struct srec_mapping) == 88, "mapping header is 88 bytes");
 enum srec_file_kind {
 	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI) */
 	SREC_FILE_PERF_MAP = 2, /* a JIT symbol map, "START SIZE name" lines (perf's /tmp/perf-PID.map); pid set */
-	SREC_FILE_DEBUG = 3	/* reserved: a binary or its debug data (record --with-debug) */
+	SREC_FILE_DEBUG = 3	/* an ELF file with build_id, a binary or its separate debug file (a path ending in
+				   ".debug"), bundled by `stackrec archive`; pid 0 */
 };
 
 struct srec_file {

@@ -234,4 +234,40 @@ test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on lo
 	grep -q "main;served_spin [0-9]*$" served.folded
 '
 
+test_expect_success BPF 'stackrec archive bundles the files; convert --archive names frames with the binary and cache gone' '
+	clang -O2 -g -fno-omit-frame-pointer -o archived "$FIXTURES/inline.c" &&
+	stackrec record -F 499 -o archived.rec -- ./archived 300 &&
+	stackrec archive archived.rec -o archived.archive 2>archive.err &&
+	grep "^stackrec: archived [1-9][0-9]* files" archive.err &&
+	rm -rf archived "$STACKREC_CACHE_DIR" &&
+	stackrec convert archived.rec >without.folded &&
+	! grep -q "hot_inline" without.folded &&
+	stackrec convert archived.rec --archive archived.archive >with.folded &&
+	grep -q "main;top;mid;hot_inline;leaf [0-9]*$" with.folded &&
+	test_must_fail stackrec convert archived.rec --archive no-such.archive >/dev/null 2>err &&
+	grep "cannot open .no-such.archive." err
+'
+
+test_expect_success BPF 'anonymous executable memory without a perf map: --explain says the JIT map is missing' '
+	cat >anonjit.c <<-\EOF &&
+	#include <string.h>
+	#include <sys/mman.h>
+	int main(void)
+	{
+		/* x86-64: inc %rdi; cmp $0x40000000,%rdi; jne back; ret  (a loop run from anonymous memory) */
+		unsigned char code[] = { 0x48, 0xff, 0xc7, 0x48, 0x81, 0xff, 0x00, 0x00, 0x00, 0x40, 0x75, 0xf4, 0xc3 };
+		void *p = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		memcpy(p, code, sizeof(code));
+		for (int i = 0; i < 2; i++)
+			((void (*)(long))p)(0);
+		return 0;
+	}
+	EOF
+	clang -O2 -fno-omit-frame-pointer -o anonjit anonjit.c &&
+	stackrec record -F 499 -o anonjit.rec -- ./anonjit &&
+	stackrec convert --explain anonjit.rec >anonjit.folded 2>explain.txt &&
+	cat explain.txt &&
+	grep -E "^ +[0-9.]+%  anon  JIT map missing: .*perf-basic-prof" explain.txt
+'
+
 test_done

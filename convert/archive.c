@@ -1,0 +1,281 @@
+/*
+ * archive.c — `stackrec archive` and the extraction side of `convert --archive` (see archive.h).
+ */
+#include "archive.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../cache_dir.h"
+#include "../commands.h"
+#include "../formats/recording_reader.h"
+#include "../formats/recording_writer.h"
+#include "../util.h"
+#include "debug_file.h"
+
+#define ARCHIVE_CHUNK (32u << 20) /* FILE blocks stay well below a frame's limit */
+
+struct wanted {
+	char **build_ids; /* hex */
+	char **paths;	  /* the recorded path of each */
+	size_t count, cap;
+};
+
+static int collect(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct wanted *w = ctx;
+	struct srec_mapping m;
+	const char *path;
+	char hex[2 * SREC_BUILD_ID_MAX + 1];
+
+	if (type != SREC_BLOCK_MAPPING || recording_parse_mapping(body, size, &m, &path) < 0 || !m.build_id_size)
+		return 0;
+	for (size_t i = 0; i < m.build_id_size; i++)
+		sprintf(hex + 2 * i, "%02x", m.build_id[i]);
+	for (size_t i = 0; i < w->count; i++)
+		if (!strcmp(w->build_ids[i], hex))
+			return 0;
+	if (w->count == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		w->build_ids = xrealloc(w->build_ids, w->cap * sizeof(char *));
+		w->paths = xrealloc(w->paths, w->cap * sizeof(char *));
+	}
+	w->build_ids[w->count] = xstrdup(hex);
+	w->paths[w->count++] = xstrdup(path);
+	return 0;
+}
+
+/* Adds the file open on fd as FILE blocks of kind SREC_FILE_DEBUG. Returns its size, or -1. */
+static long long add_file(struct recording_writer *writer, int fd, const char *path, const char *hex)
+{
+	struct srec_file f = { .kind = SREC_FILE_DEBUG, .path_size = (uint32_t)strlen(path) + 1 };
+	unsigned char *chunk = xmalloc(ARCHIVE_CHUNK);
+	uint64_t offset = 0;
+	ssize_t n;
+	int ret = 0;
+
+	f.build_id_size = (uint8_t)(strlen(hex) / 2);
+	for (size_t i = 0; i < f.build_id_size && i < SREC_BUILD_ID_MAX; i++)
+		sscanf(hex + 2 * i, "%2hhx", &f.build_id[i]);
+	do {
+		size_t got = 0;
+
+		while (got < ARCHIVE_CHUNK && (n = pread(fd, chunk + got, ARCHIVE_CHUNK - got, (off_t)(offset + got))) > 0)
+			got += (size_t)n;
+		if (got == 0 && offset > 0)
+			break;
+		f.data_offset = offset;
+		f.data_size = got;
+		/* The block is the header, the path, then the content: path and content go as one tail. */
+		{
+			unsigned char *tail = xmalloc(f.path_size + got);
+
+			memcpy(tail, path, f.path_size);
+			memcpy(tail + f.path_size, chunk, got);
+			ret = recording_writer_add(writer, SREC_BLOCK_FILE, &f, sizeof(f), tail, f.path_size + got);
+			free(tail);
+		}
+		offset += got;
+		if (ret < 0 || got < ARCHIVE_CHUNK)
+			break;
+	} while (1);
+	free(chunk);
+	return ret < 0 ? -1 : (long long)offset;
+}
+
+int cmd_archive(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },   { "debug-dir", required_argument, NULL, 'd' },
+		{ "no-cache", no_argument, NULL, 'K' },	      { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
+	};
+	struct debug_file_search search = { 0 };
+	struct recording_reader reader;
+	struct recording_writer writer;
+	struct wanted w = { 0 };
+	const char *out_opt = NULL;
+	char *out = NULL, *cache = NULL;
+	bool no_cache = false;
+	size_t files = 0, missing = 0;
+	long long bytes = 0;
+	int c, status = 0;
+
+	while ((c = getopt_long(argc, argv, "o:d:vh", options, NULL)) != -1) {
+		switch (c) {
+		case 'o': out_opt = optarg; break;
+		case 'd':
+			search.dirs = xrealloc(search.dirs, (search.dir_count + 1) * sizeof(char *));
+			search.dirs[search.dir_count++] = optarg;
+			break;
+		case 'K': no_cache = true; break;
+		case 'v': verbose = true; break;
+		case 'h':
+			printf("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--no-cache]\n\n"
+			       "Bundles the binaries and debug files REC needs (found as convert finds them) into OUT\n"
+			       "(default REC.archive), for `stackrec convert REC --archive OUT` on another machine.\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		error("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--no-cache]");
+		return 2;
+	}
+	if (recording_reader_open(&reader, argv[optind]) < 0)
+		return 1;
+	recording_reader_for_each(&reader, collect, &w, false);
+	recording_reader_close(&reader);
+	if (!no_cache)
+		cache = cache_dir_default();
+	search.cache_dir = cache;
+	out = out_opt ? xstrdup(out_opt) : xasprintf("%s.archive", argv[optind]);
+	if (recording_writer_open(&writer, out) < 0) {
+		status = 1;
+		goto cleanup;
+	}
+	recording_writer_add(&writer, SREC_BLOCK_HOST, "archive_of=", 11, argv[optind], strlen(argv[optind]) + 1);
+	for (size_t i = 0; i < w.count; i++) {
+		struct debug_file file;
+		const char *reason = NULL;
+		long long n;
+
+		if (debug_file_find(&search, w.paths[i], w.build_ids[i], &file, &reason) < 0) {
+			warning("'%s' (build ID %s): %s; not archived", w.paths[i], w.build_ids[i], reason);
+			missing++;
+			continue;
+		}
+		n = add_file(&writer, file.fd, file.path, w.build_ids[i]);
+		debug("archived %s for '%s' (%lld bytes)", file.path, w.paths[i], n);
+		debug_file_release(&file);
+		if (n < 0) {
+			status = 1;
+			break;
+		}
+		bytes += n;
+		files++;
+		/* Its separate debug file, when a debug directory has one. */
+		for (size_t d = 0; d <= search.dir_count; d++) {
+			const char *dir = d < search.dir_count ? search.dirs[d] : "/usr/lib/debug";
+			char *rel = build_id_hex_rel_path(w.build_ids[i], ".debug");
+			char *debug_path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
+			int fd = debug_path ? open(debug_path, O_RDONLY | O_CLOEXEC) : -1;
+
+			if (fd >= 0) {
+				n = add_file(&writer, fd, debug_path, w.build_ids[i]);
+				close(fd);
+				if (n > 0) {
+					bytes += n;
+					files++;
+				}
+			}
+			free(debug_path);
+			free(rel);
+			if (fd >= 0)
+				break;
+		}
+	}
+	if (recording_writer_close(&writer, 0) < 0)
+		status = 1;
+	else
+		fprintf(stderr, "stackrec: archived %zu files (%.1f MB) for %zu build IDs to '%s'%s\n", files,
+			(double)bytes / 1e6, w.count, out, missing ? " (some missing: see the warnings)" : "");
+cleanup:
+	for (size_t i = 0; i < w.count; i++) {
+		free(w.build_ids[i]);
+		free(w.paths[i]);
+	}
+	free(w.build_ids);
+	free(w.paths);
+	free(search.dirs);
+	free(cache);
+	free(out);
+	return status;
+}
+
+/* Extraction. */
+
+struct extract {
+	char *dir;
+	int failed;
+};
+
+static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct extract *x = ctx;
+	struct srec_file f;
+	const char *path;
+	const void *data;
+	size_t len;
+	char *rel, *target, *slash;
+	int fd;
+
+	if (type != SREC_BLOCK_FILE || recording_parse_file(body, size, &f, &path, &data) < 0 ||
+	    f.kind != SREC_FILE_DEBUG || f.build_id_size < 2)
+		return 0;
+	len = strlen(path);
+	rel = build_id_rel_path(f.build_id, f.build_id_size, len > 6 && !strcmp(path + len - 6, ".debug") ? ".debug" : "");
+	target = xasprintf("%s/%s", x->dir, rel);
+	slash = strrchr(target, '/');
+	*slash = '\0';
+	mkdir(target, 0700); /* DIR/.build-id/xx; DIR/.build-id exists */
+	*slash = '/';
+	fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || pwrite(fd, data, f.data_size, (off_t)f.data_offset) != (ssize_t)f.data_size) {
+		x->failed = 1;
+		error("cannot write '%s': %s", target, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	free(target);
+	free(rel);
+	return 0;
+}
+
+char *archive_extract(const char *archive_path)
+{
+	struct recording_reader reader;
+	struct extract x = { 0 };
+	char template[] = "/tmp/stackrec-archive.XXXXXX";
+	char *build_id_dir;
+
+	if (recording_reader_open(&reader, archive_path) < 0)
+		return NULL;
+	if (!mkdtemp(template)) {
+		error("cannot create a directory for '%s': %s", archive_path, strerror(errno));
+		recording_reader_close(&reader);
+		return NULL;
+	}
+	x.dir = xstrdup(template);
+	build_id_dir = xasprintf("%s/.build-id", x.dir);
+	mkdir(build_id_dir, 0700);
+	free(build_id_dir);
+	recording_reader_for_each(&reader, extract_block, &x, true);
+	if (recording_reader_report_damage(&reader))
+		warning("'%s': using the files that were intact", archive_path);
+	recording_reader_close(&reader);
+	return x.dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void archive_remove_dir(char *dir)
+{
+	if (!dir)
+		return;
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}

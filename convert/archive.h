@@ -1,0 +1,21 @@
+/*
+ * archive.h — `stackrec archive REC` bundles every file a recording needs into one file, so that it
+ * converts on a machine that has none of them: `stackrec convert REC --archive REC.archive`.
+ *
+ * An archive is itself a recording-format file (formats/recording.h): a HOST block, one or more FILE
+ * blocks of kind SREC_FILE_DEBUG per ELF file (the binary found for each recorded build ID, and its
+ * separate debug file when there is one), and END. It is read with the same reader, so it shares the
+ * format's damage handling and needs no second format.
+ */
+#ifndef STACKREC_CONVERT_ARCHIVE_H
+#define STACKREC_CONVERT_ARCHIVE_H
+
+/*
+ * Extracts the files of an archive into a new private directory laid out like a debug directory
+ * (DIR/.build-id/xx/rest and rest.debug), for the lookup to search. Returns the directory (to be removed
+ * with archive_remove_dir), or NULL with an error printed.
+ */
+char *archive_extract(const char *archive_path);
+void archive_remove_dir(char *dir);
+
+#endif
