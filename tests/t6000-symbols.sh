@@ -176,6 +176,42 @@ test_expect_success BPF 'split DWARF (.dwo beside the binary) and zlib-compresse
 	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" gz.trace
 '
 
+test_expect_success BPF 'DWARF 4 and a .dwp package (split DWARF gathered by llvm-dwp) give lines' '
+	gcc -O1 -gdwarf-4 -fno-omit-frame-pointer -o spin_dw4 spin.c &&
+	stackrec record -F 999 -o dw4.rec -- ./spin_dw4 300 &&
+	stackrec convert dw4.rec -f trace >dw4.trace &&
+	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" dw4.trace &&
+	mkdir -p dwp && cp spin.c dwp/ && (
+		cd dwp &&
+		clang -O1 -g -gsplit-dwarf -fno-omit-frame-pointer -o spin_dwp spin.c &&
+		llvm-dwp -e spin_dwp -o spin_dwp.dwp &&
+		rm -f *.dwo
+	) &&
+	ls dwp/spin_dwp.dwp &&
+	stackrec record -F 999 -o dwp.rec -- ./dwp/spin_dwp 300 &&
+	stackrec convert dwp.rec -f trace >dwp.trace &&
+	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" dwp.trace
+'
+
+test_expect_success BPF '[vdso] frames are named from the vDSO image embedded in the recording' '
+	cat >clock.c <<-\EOF &&
+	#include <time.h>
+	int main(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 400);
+		return 0;
+	}
+	EOF
+	clang -O2 -fno-omit-frame-pointer -o clock clock.c &&
+	stackrec record -F 999 -o clock.rec -- ./clock &&
+	stackrec convert -v clock.rec >clock.folded 2>clock.err &&
+	grep "symbolizing from \[vdso\] embedded in the recording" clock.err &&
+	grep -q "__vdso_clock_gettime [0-9]*$" clock.folded
+'
+
 if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
 
 test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
