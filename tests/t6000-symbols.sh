@@ -212,6 +212,33 @@ test_expect_success BPF '[vdso] frames are named from the vDSO image embedded in
 	grep -q "__vdso_clock_gettime [0-9]*$" clock.folded
 '
 
+test_expect_success BPF 'a binary with only .symtab, and one with only .dynsym, still name their functions' '
+	gcc -O1 -fno-omit-frame-pointer -o spin_symtab spin.c &&
+	! readelf -S spin_symtab | grep -q debug_info &&
+	stackrec record -F 999 -o symtab.rec -- ./spin_symtab 300 &&
+	stackrec convert symtab.rec >symtab.folded &&
+	grep -q ";spin_leaf [0-9]*$" symtab.folded &&
+	cat >exported.c <<-\EOF &&
+	#include <time.h>
+	volatile unsigned long sink;
+	__attribute__((noinline)) void exported_spin(void) { for (int i = 0; i < 1000; i++) sink += i; }
+	int main(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { exported_spin(); clock_gettime(CLOCK_MONOTONIC, &t); }
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+		return 0;
+	}
+	EOF
+	gcc -O1 -fno-omit-frame-pointer -rdynamic -o exported exported.c &&
+	strip --strip-all exported &&
+	! readelf -S exported | grep -q "\.symtab" &&
+	stackrec record -F 999 -o dynsym.rec -- ./exported &&
+	stackrec convert dynsym.rec >dynsym.folded &&
+	grep -q ";exported_spin [0-9]*$" dynsym.folded
+'
+
 if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
 
 test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
