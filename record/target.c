@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -97,6 +98,28 @@ int target_start(struct recorder *rec)
 	return 0;
 }
 
+/* A process that exited but was not reaped yet (a zombie) still answers kill(pid, 0): it counts as gone. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[256], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	paren = strrchr(buf, ')'); /* the state follows the comm, which may itself contain ')' */
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
 bool target_gone(struct recorder *rec)
 {
 	switch (rec->target) {
@@ -106,7 +129,7 @@ bool target_gone(struct recorder *rec)
 		return rec->child == 0;
 	case TARGET_PIDS:
 		for (size_t i = 0; i < rec->pid_count; i++)
-			if (kill(rec->pids[i], 0) == 0 || errno != ESRCH)
+			if (process_alive(rec->pids[i]))
 				return false;
 		return true;
 	case TARGET_ALL:

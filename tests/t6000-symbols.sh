@@ -239,6 +239,17 @@ test_expect_success BPF 'a binary with only .symtab, and one with only .dynsym, 
 	grep -q ";exported_spin [0-9]*$" dynsym.folded
 '
 
+test_expect_success BPF 'a binary that only exists in another mount namespace is named (map_files, then the cache)' '
+	mkdir -p nsdir &&
+	cp spin_symtab nsprog_src &&
+	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/nsdir\" && cp nsprog_src nsdir/nsprog && exec ./nsdir/nsprog 1500" & } &&
+	for i in $(seq 50); do pid=$(pgrep -f "nsdir/nsprog 1500") && break; sleep 0.1; done &&
+	test ! -e nsdir/nsprog &&
+	stackrec record -F 499 -o ns.rec -p $pid &&
+	stackrec convert ns.rec >ns.folded &&
+	grep -q "^nsprog;.*;spin_leaf [0-9]*$" ns.folded
+'
+
 if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
 
 test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
