@@ -250,6 +250,21 @@ test_expect_success BPF 'a binary that only exists in another mount namespace is
 	grep -q "^nsprog;.*;spin_leaf [0-9]*$" ns.folded
 '
 
+test_expect_success BPF 'kernel.kptr_restrict=2: record warns once, kernel frames stay unnamed with that reason' '
+	old=$(cat /proc/sys/kernel/kptr_restrict) &&
+	echo 2 >/proc/sys/kernel/kptr_restrict &&
+	stackrec record -F 999 -o kptr.rec -- dd if=/dev/zero of=/dev/null bs=64k count=50000 2>kptr.err
+	rc=$?
+	echo "$old" >/proc/sys/kernel/kptr_restrict
+	test $rc -eq 0 &&
+	grep "kernel symbol addresses are hidden (kernel.kptr_restrict)" kptr.err &&
+	stackrec info kptr.rec | grep -E "kptr_restricted +1" &&
+	stackrec convert --explain kptr.rec >kptr.folded 2>kptr.explain &&
+	cat kptr.explain &&
+	grep -q "kptr_restrict" kptr.explain &&
+	! grep -q "read_zero_\[k\]" kptr.folded
+'
+
 if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
 
 test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
