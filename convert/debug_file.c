@@ -66,6 +66,26 @@ static bool found(const char *path, int fd, struct debug_file *out)
 	return true;
 }
 
+/* An fd on a memory file holding image, when it is an ELF file with the wanted build ID. Else -1. */
+static int image_candidate(const char *name, const void *image, size_t size, const char *build_id)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), verified_fd = -1;
+	char *fd_path;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, image, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	fd_path = xasprintf("/proc/self/fd/%d", fd);
+	if (try_candidate(fd_path, build_id, &verified_fd) != CANDIDATE_OK)
+		verified_fd = -1;
+	free(fd_path);
+	close(fd);
+	return verified_fd;
+}
+
 /*
  * An fd on a copy of this process's vDSO when it can stand for the recorded one: same build ID, or,
  * without a recorded build ID, the recording made under the kernel release running now. Else -1.
@@ -73,10 +93,10 @@ static bool found(const char *path, int fd, struct debug_file *out)
 static int running_vdso(const struct debug_file_search *search, const char *build_id)
 {
 	unsigned long long start, end;
-	char line[512], *fd_path;
+	char line[512];
 	struct utsname uts;
 	bool found_vdso = false;
-	int fd, verified_fd = -1;
+	int verified_fd;
 	FILE *maps;
 
 	if (!build_id && (!search->kernel_release || uname(&uts) < 0 || strcmp(uts.release, search->kernel_release)))
@@ -92,18 +112,7 @@ static int running_vdso(const struct debug_file_search *search, const char *buil
 	fclose(maps);
 	if (!found_vdso || end <= start)
 		return -1;
-	fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, (const void *)(uintptr_t)start, end - start) != (ssize_t)(end - start)) {
-		close(fd);
-		return -1;
-	}
-	fd_path = xasprintf("/proc/self/fd/%d", fd);
-	if (try_candidate(fd_path, build_id, &verified_fd) != CANDIDATE_OK)
-		verified_fd = -1;
-	free(fd_path);
-	close(fd);
+	verified_fd = image_candidate("vdso", (const void *)(uintptr_t)start, end - start, build_id);
 	if (verified_fd >= 0)
 		debug("[vdso]: using the running kernel's vDSO%s", build_id ? " (same build ID)" : " (same kernel release)");
 	return verified_fd;
@@ -148,24 +157,9 @@ static int from_debuginfod(const char *build_id, const char *path, struct debug_
 /* An fd on the vDSO image the recorder embedded, when its build ID is the recorded one. Else -1. */
 static int recorded_vdso(const struct debug_file_search *search, const char *build_id)
 {
-	int fd, verified_fd = -1;
-	char *fd_path;
-
 	if (!search->vdso_image || !search->vdso_size)
 		return -1;
-	fd = memfd_create("recorded-vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, search->vdso_image, search->vdso_size) != (ssize_t)search->vdso_size) {
-		close(fd);
-		return -1;
-	}
-	fd_path = xasprintf("/proc/self/fd/%d", fd);
-	if (try_candidate(fd_path, build_id, &verified_fd) != CANDIDATE_OK)
-		verified_fd = -1;
-	free(fd_path);
-	close(fd);
-	return verified_fd;
+	return image_candidate("recorded-vdso", search->vdso_image, search->vdso_size, build_id);
 }
 
 int debug_file_find(const struct debug_file_search *search, const char *path, const char *build_id,
