@@ -23,6 +23,7 @@
 #include "../util.h"
 #include "cu_index.h"
 #include "demangle.h"
+#include "zstd_sections.h"
 
 /* One module's open file and debug information. */
 struct module_state {
@@ -51,6 +52,14 @@ static void module_open(struct module_state *st, const struct profile_module *m,
 		return;
 	}
 	st->path = file.path;
+	{
+		int decompressed = zstd_sections_decompress(file.fd, file.path);
+
+		if (decompressed >= 0) {
+			close(file.fd);
+			file.fd = decompressed;
+		}
+	}
 	st->dwfl = dwfl_begin(callbacks);
 	if (!st->dwfl) {
 		close(file.fd);

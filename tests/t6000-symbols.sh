@@ -265,6 +265,17 @@ test_expect_success BPF 'kernel.kptr_restrict=2: record warns once, kernel frame
 	! grep -q "read_zero_\[k\]" kptr.folded
 '
 
+test_expect_success BPF 'zstd-compressed debug sections (objcopy) give lines and inline frames' '
+	clang -O2 -g -fno-omit-frame-pointer -o inline_plain "$FIXTURES/inline.c" &&
+	objcopy --compress-debug-sections=zstd inline_plain inline_zstd &&
+	readelf -t inline_zstd | grep -q ZSTD &&
+	stackrec record -F 499 -o zstd.rec -- ./inline_zstd 300 &&
+	stackrec convert zstd.rec >zstd.folded &&
+	grep -q "main;top;mid;hot_inline;leaf [0-9]*$" zstd.folded &&
+	stackrec convert zstd.rec -f trace >zstd.trace &&
+	grep -q "\"function\":\"leaf\"[^}]*\"file\":\"[^\"]*inline.c\",\"line\":[1-9]" zstd.trace
+'
+
 if command -v node >/dev/null 2>&1; then test_set_prereq NODE; else test_unset_prereq NODE "node is not installed"; fi
 
 test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaScript function among them, named from the perf map' '
