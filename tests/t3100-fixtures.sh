@@ -6,11 +6,16 @@ test_description='convert the checked-in fixture recordings offline and compare 
 # right after recording (fixtures/Makefile).
 convert() { stackrec convert "$FIXTURES/$1.rec" --debug-dir "$FIXTURES/debug" "${@:2}"; }
 
+# The recordings' libc and ld.so frames are named from this machine's Debian 12 libc6 and libc6-dbg, found by
+# the recorded build IDs; the vDSO from the image embedded in the recording. -v says where each module came
+# from, so a failure shows, for example, a libc whose build ID is not the recorded one (regenerate).
 for rec in inline short; do
 	for format in folded pprof speedscope d3 trace; do
+		if [ $format = pprof ]; then compare=cmp; else compare=test_cmp; fi
 		test_expect_success "$rec.rec converts to the expected $format" "
-			convert $rec -f $format -o $rec.$format &&
-			cmp $rec.$format \"\$FIXTURES/expected/$rec.$format\"
+			convert $rec -f $format -o $rec.$format -v 2>convert.err &&
+			$compare \"\$FIXTURES/expected/$rec.$format\" $rec.$format ||
+			{ cat convert.err; false; }
 		"
 	done
 done

@@ -14,7 +14,14 @@ SCHEMA=$TESTS/data/speedscope-file-format-schema.json
 PYTHON=/usr/bin/python3
 OUTPUTS="pprof.pb.gz speedscope.json speedscope-tid.json d3.json d3-annotated.json trace.jsonl"
 
-if [ -x "$PPROF" ]; then test_set_prereq PPROF; else test_unset_prereq PPROF "no $PPROF"; fi
+# The first call of pprof.sh installs Go and builds pprof (apt and go print to stderr): do it here, before
+# any test looks at pprof's stderr. A failed build is a failed test below, not a skip.
+if [ -x "$PPROF" ]; then
+	test_set_prereq PPROF
+	"$PPROF" -help >pprof-build.log 2>&1 || { echo "# building pprof failed:"; sed 's/^/#   /' pprof-build.log; }
+else
+	test_unset_prereq PPROF "no $PPROF"
+fi
 # Debian's python3-jsonschema (CI is a fresh Debian 12: install it when missing, as root).
 if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema >/dev/null 2>&1 ||
