@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "../cache_dir.h"
 #include "../commands.h"
@@ -260,6 +261,23 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 /* Output. */
 
+/* Writes straight to OUT_PATH: for devices, FIFOs and symbolic links, which a rename would replace. */
+static int write_in_place(const struct output_format *format, const struct profile *p,
+			  const struct output_options *options, const char *out_path)
+{
+	FILE *out = fopen(out_path, "w");
+	int ret;
+
+	if (!out)
+		return error("cannot open '%s': %s", out_path, strerror(errno));
+	ret = format->write(p, options, out);
+	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
+		ret = error("cannot write '%s': %s", out_path, strerror(errno));
+	if (fclose(out) != 0 && ret == 0)
+		ret = error("cannot write '%s': %s", out_path, strerror(errno));
+	return ret;
+}
+
 static int write_output(const struct output_format *format, const struct profile *p,
 			const struct output_options *options, const char *out_path)
 {
@@ -273,6 +291,12 @@ static int write_output(const struct output_format *format, const struct profile
 			return error("cannot write to standard output: %s", strerror(errno));
 		return ret;
 	}
+	/* A new or regular file is written as OUT.tmp and renamed, so a failed convert never leaves half a file.
+	 * Anything else that exists — /dev/null, a FIFO, a symbolic link such as /dev/stdout — is written in
+	 * place: a rename would replace the device or the link with a regular file. */
+	struct stat st;
+	if (lstat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(format, p, options, out_path);
 	tmp = xasprintf("%s.tmp", out_path);
 	out = fopen(tmp, "w");
 	if (!out) {

@@ -144,6 +144,25 @@ test_expect_success 'converting twice, to stdout or -o, gives identical bytes' '
 	test ! -e two.tmp
 '
 
+test_expect_success ROOT '-o to a character device (a copy of /dev/null) leaves it a device' '
+	mknod nulldev c 1 3 &&
+	stackrec convert good.rec -o nulldev &&
+	test -c nulldev
+'
+
+test_expect_success '-o to a FIFO or a symbolic link writes through it and leaves it as it was' '
+	mkfifo fifo &&
+	{ cat fifo >from-fifo & } &&
+	stackrec convert good.rec -o fifo &&
+	wait &&
+	test -p fifo &&
+	test_cmp one from-fifo &&
+	ln -s target link &&
+	stackrec convert good.rec -o link &&
+	test -L link &&
+	test_cmp one target
+'
+
 test_expect_success '-v prints one summary line on stderr and nothing on stdout changes' '
 	stackrec convert good.rec -v >verbose.out 2>verbose.err &&
 	test_cmp one verbose.out &&
