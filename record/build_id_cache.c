@@ -7,8 +7,10 @@
  * A file is cached eagerly, when its mapping is first seen, because short-lived processes and deleted
  * binaries are only reachable while they run: through /proc/PID/map_files (deleted files, other mount
  * namespaces), else /proc/PID/root/PATH, else PATH. A copy is kept only when its build ID equals the recorded
- * one. Each build ID is handled once per run (a stat when it is already cached). After recording the cache
- * is trimmed to --cache-size, least recently used first (the newer of atime and mtime; a hit refreshes atime).
+ * one, and it is a copy (a reflink where the filesystem can), never a hard link, which would change with its
+ * original. Each build ID is handled once per run (its note read again when it is already cached). After
+ * recording the cache is trimmed to --cache-size, least recently used first (the newer of atime and mtime; a
+ * hit refreshes atime).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,7 +69,7 @@ static bool id_matches(const char *path, const uint8_t *id, uint8_t n)
 	return build_id_read(path, got, &got_size) == 0 && got_size == n && memcmp(got, id, n) == 0;
 }
 
-/* Refreshes atime for the LRU trim; never mtime, which a hard link shares with the original file. */
+/* Refreshes atime for the LRU trim; mtime stays the time the entry was made. */
 static void mark_used(const char *path)
 {
 	struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
@@ -73,7 +77,10 @@ static void mark_used(const char *path)
 	utimensat(AT_FDCWD, path, times, 0);
 }
 
-static int copy_bytes(const char *from, const char *to)
+/* Copies FROM to a new file TO: a reflink where the filesystem shares blocks (btrfs, XFS), else bytes. Never
+ * a hard link: a binary overwritten in place (`cp new old` keeps the inode) would change its cache entry too,
+ * and the bytes of the recorded build would be lost. */
+static int copy_file(const char *from, const char *to)
 {
 	char buf[65536];
 	int in, out, ret = 0;
@@ -87,6 +94,8 @@ static int copy_bytes(const char *from, const char *to)
 		close(in);
 		return -1;
 	}
+	if (ioctl(out, FICLONE, in) == 0)
+		goto out;
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(out, buf + done, (size_t)(n - done));
@@ -111,7 +120,7 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 			const uint8_t *id, uint8_t n)
 {
 	char map_files[128], *root_path = NULL, *rel = NULL, *dest = NULL, *tmp = NULL, *dir = NULL;
-	const char *linkable = NULL, *source = NULL;
+	const char *source = NULL;
 	struct stat st;
 
 	if (!rec->cache_dir || cache_broken || !n || path[0] != '/')
@@ -123,20 +132,26 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 		goto out;
 	dest = xasprintf("%s/%s", rec->cache_dir, rel);
 	if (stat(dest, &st) == 0) {
-		mark_used(dest);
-		goto out;
+		/* An entry that lost its build ID (a hard link of an older stackrec whose original was overwritten in
+		 * place, a damaged copy) would hide the recorded build: replace it. */
+		if (id_matches(dest, id, n)) {
+			mark_used(dest);
+			goto out;
+		}
+		debug("cache entry %s no longer has its build ID (overwritten in place?): replacing it", rel);
+		unlink(dest);
 	}
 
+	/* The bytes that were mapped: through map_files while the process lives (deleted files, other mount
+	 * namespaces), else through its root, else the path; whichever still has the recorded build ID. */
 	snprintf(map_files, sizeof(map_files), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
 	root_path = xasprintf("/proc/%d/root%s", pid, path);
-	if (id_matches(root_path, id, n))
-		linkable = root_path;
-	else if (id_matches(path, id, n))
-		linkable = path;
 	if (id_matches(map_files, id, n))
 		source = map_files;
-	else
-		source = linkable;
+	else if (id_matches(root_path, id, n))
+		source = root_path;
+	else if (id_matches(path, id, n))
+		source = path;
 	if (!source) {
 		debug("no file with build ID of '%s' (pid %d) to cache", path, pid);
 		goto out;
@@ -151,26 +166,20 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 	}
 	tmp = xasprintf("%s.tmp-%d", dest, (int)getpid());
 	unlink(tmp);
-	if (!(linkable && linkat(AT_FDCWD, linkable, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)) {
-		if (copy_bytes(source, tmp) < 0) {
-			if (errno == ENOSPC || errno == EACCES || errno == EROFS || errno == EDQUOT) {
-				warning("cannot write the build-ID cache '%s': %s", rec->cache_dir, strerror(errno));
-				cache_broken = true;
-			}
-			unlink(tmp);
-			goto out;
+	if (copy_file(source, tmp) < 0) {
+		if (errno == ENOSPC || errno == EACCES || errno == EROFS || errno == EDQUOT) {
+			warning("cannot write the build-ID cache '%s': %s", rec->cache_dir, strerror(errno));
+			cache_broken = true;
 		}
-		/* Never keep a copy whose build ID is not the recorded one (the file changed under us). */
-		if (!id_matches(tmp, id, n)) {
-			unlink(tmp);
-			goto out;
-		}
-	}
-	if (rename(tmp, dest) < 0) {
 		unlink(tmp);
 		goto out;
 	}
-	mark_used(dest); /* a hard link keeps the original's old times: it would be evicted first */
+	/* Never keep a copy whose build ID is not the recorded one (the file changed under us). */
+	if (!id_matches(tmp, id, n) || rename(tmp, dest) < 0) {
+		unlink(tmp);
+		goto out;
+	}
+	mark_used(dest);
 	cached_files++;
 	debug("cached '%s' as %s", path, rel);
 out:
