@@ -250,11 +250,13 @@ static uint32_t dwarf_frames(struct module_state *st, Dwarf_Addr addr, const str
 
 			f->line = die_udata(inner, DW_AT_call_line, false);
 			f->column = die_udata(inner, DW_AT_call_column, false);
-			if (call_file && dwarf_diecu(inner, &cu, NULL, NULL) &&
+			/* Index 0 is the CU's primary source file in DWARF 5 (clang's default), and libdw's "???"
+			 * placeholder in DWARF 2-4, where it means no file. */
+			if (dwarf_hasattr(inner, DW_AT_call_file) && dwarf_diecu(inner, &cu, NULL, NULL) &&
 			    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && call_file < nfiles) {
 				const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
 
-				if (file)
+				if (file && strcmp(file, "???") != 0)
 					f->file = xstrdup(file);
 			}
 		}

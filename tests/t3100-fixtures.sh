@@ -30,6 +30,17 @@ test_expect_success 'expected short.folded names short_lived_work in five proces
 	grep -q "^short;.*main;short_lived_work" "$FIXTURES/expected/short.folded"
 '
 
+test_expect_success 'every frame of the fixture program has its source file and line, the inlined chain too' '
+	python3 -c "
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    for f in r.get(\"frames\", []):
+        if f[\"function\"] in (\"main\", \"top\", \"mid\", \"hot_inline\", \"leaf\"):
+            assert f[\"file\"] and f[\"file\"].endswith(\"/inline.c\") and f[\"line\"], f
+" "$FIXTURES/expected/inline.trace"
+'
+
 test_expect_success 'the recorded binary paths are gone, so names came from --debug-dir' '
 	stackrec info "$FIXTURES/inline.rec" >info.out &&
 	grep -q "/tmp/stackrec-fixtures/inline" info.out &&
