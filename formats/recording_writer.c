@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,6 +153,15 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 	}
 	writer_free(w);
 	return ret;
+}
+
+int recording_writer_rename(struct recording_writer *w, const char *path)
+{
+	if (rename(w->path, path) < 0)
+		return error("cannot rename '%s' to '%s': %s", w->path, path, strerror(errno));
+	free(w->path);
+	w->path = xstrdup(path);
+	return 0;
 }
 
 void recording_writer_abandon(struct recording_writer *w)

@@ -36,6 +36,9 @@ int recording_writer_flush(struct recording_writer *w);
 /* Writes the END block, the last frame, fsyncs and closes. Returns 0 or -1; frees w either way. */
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns);
 
+/* Renames the file being written to path (same filesystem); later messages name path. Returns 0 or -1. */
+int recording_writer_rename(struct recording_writer *w, const char *path);
+
 /* Frees w without writing END: the file stays as a cut-short recording. */
 void recording_writer_abandon(struct recording_writer *w);
 

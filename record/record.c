@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,12 +223,17 @@ static int run(struct recorder *rec)
 {
 	uint64_t last_flush, deadline = 0;
 	int kptr_restricted;
+	struct stat st;
 
-	kptr_restricted = kallsyms_snapshot();
-	if (recording_writer_open(&rec->writer, rec->output) < 0)
+	/* An existing recording is replaced only once this one has started: a run that fails to load BPF, find
+	 * its -p processes or exec its command leaves it as it was. A device, FIFO or link is written in place. */
+	if (lstat(rec->output, &st) < 0 || S_ISREG(st.st_mode))
+		rec->partial_output = xasprintf("%s.tmp", rec->output);
+	if (recording_writer_open(&rec->writer, rec->partial_output ? rec->partial_output : rec->output) < 0)
 		return -1;
 	if (sampler_load(rec) < 0)
 		return -1;
+	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
 	if (rec->target == TARGET_COMMAND && target_spawn(rec) < 0)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child) < 0)
@@ -245,6 +251,12 @@ static int run(struct recorder *rec)
 		proc_scan_all(rec);
 	if (rec->target == TARGET_COMMAND && target_start(rec) < 0)
 		return -1;
+	if (rec->partial_output) {
+		if (recording_writer_rename(&rec->writer, rec->output) < 0)
+			return -1;
+		free(rec->partial_output);
+		rec->partial_output = NULL;
+	}
 	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
 
 	last_flush = monotonic_ns();
@@ -299,7 +311,10 @@ int cmd_record(int argc, char **argv)
 		target_stop(&rec);
 		if (rec.writer.fd >= 0)
 			recording_writer_abandon(&rec.writer);
+		if (rec.partial_output)
+			unlink(rec.partial_output);
 	}
+	free(rec.partial_output);
 	side_band_close(&rec);
 	sampler_close(&rec);
 	kallsyms_release();
