@@ -16,7 +16,7 @@ OUT := build
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
-TEST_PACKAGES := elfutils zstd python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl
+TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.

@@ -17,6 +17,8 @@
 
 #include "../util.h"
 
+#define RELEASE_CHUNK (1u << 20) /* give read pages back in steps of this many bytes */
+
 int recording_reader_open(struct recording_reader *r, const char *path)
 {
 	struct stat st;
@@ -144,9 +146,25 @@ static long long decode_frame(struct recording_reader *r, size_t off, const char
 	return (long long)n;
 }
 
+/*
+ * Gives back the mapped pages of the file below `upto`, which a pass has read and will not touch again: file
+ * pages stay in the process's resident set once touched, so without this a convert of a recording with
+ * millions of samples would grow with the file instead of with its distinct stacks. They are re-read from
+ * the page cache if a later pass needs them.
+ */
+static void release_pages_below(struct recording_reader *r, size_t *released, size_t upto)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
+
+	if (end >= *released + RELEASE_CHUNK) {
+		madvise((void *)(r->map + *released), end - *released, MADV_DONTNEED);
+		*released = end;
+	}
+}
+
 int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, bool warn_damage)
 {
-	size_t off = r->header.header_size;
+	size_t off = r->header.header_size, released = 0;
 
 	memset(&r->damage, 0, sizeof(r->damage));
 	while (off < r->size) {
@@ -198,6 +216,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			pos += sizeof(bh) + padded;
 		}
 		off = frame_end;
+		release_pages_below(r, &released, off);
 	}
 	return 0;
 }

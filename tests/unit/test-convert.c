@@ -10,6 +10,9 @@
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
  *                                           (IPs hex, comma-separated, leaf first; "-" for none)
+ *       repeat-timed N sample ...           (N samples about 1 ms apart from TIME, on CPUs 0 and 1, as
+ *                                            a real recording has them: a file that does not compress
+ *                                            to nothing, for memory tests)
  *       stats SAMPLES
  *       flush                               (ends a frame; prints the file size after it)
  *       end                                 (END block; without it the file is left cut short)
@@ -304,11 +307,17 @@ static int write_recording(const char *path)
 	while (fgets(line, sizeof(line), stdin)) {
 		char a[7][4096];
 		long repeat = 1;
+		bool timed = false;
 		char *p = line;
 		int n;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(p, "repeat ", 7)) {
+		if (!strncmp(p, "repeat-timed ", 13)) {
+			repeat = strtol(p + 13, &p, 10);
+			timed = true;
+			while (*p == ' ')
+				p++;
+		} else if (!strncmp(p, "repeat ", 7)) {
 			repeat = strtol(p + 7, &p, 10);
 			while (*p == ' ')
 				p++;
@@ -366,8 +375,15 @@ static int write_recording(const char *path)
 			s.user_depth = (uint16_t)nu;
 			s.kernel_depth = (uint16_t)nk;
 			memcpy(s.comm, a[2], strnlen(a[2], sizeof(s.comm) - 1));
-			for (long i = 0; i < repeat; i++)
+			for (long i = 0; i < repeat; i++) {
+				if (timed) {
+					uint64_t jitter = (uint64_t)i * 0x9e3779b97f4a7c15ull >> 44; /* 0..1 ms */
+
+					s.time_ns = strtoull(a[3], NULL, 0) + (uint64_t)i * 1000000 + jitter;
+					s.cpu = (uint32_t)(i & 1);
+				}
 				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
+			}
 		} else if (sscanf(p, "stats %4095s", a[0]) == 1) {
 			struct srec_stats st = { .samples = strtoull(a[0], NULL, 0) };
 
