@@ -94,14 +94,15 @@ int cmd_archive(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },   { "debug-dir", required_argument, NULL, 'd' },
-		{ "no-cache", no_argument, NULL, 'K' },	      { "verbose", no_argument, NULL, 'v' },
+		{ "no-cache", no_argument, NULL, 'K' },	      { "cache-dir", required_argument, NULL, 'C' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
 	};
 	struct debug_file_search search = { 0 };
 	struct recording_reader reader;
 	struct recording_writer writer;
 	struct wanted w = { 0 };
-	const char *out_opt = NULL;
+	const char *out_opt = NULL, *cache_opt = NULL;
 	char *out = NULL, *cache = NULL;
 	bool no_cache = false;
 	size_t files = 0, missing = 0;
@@ -116,9 +117,10 @@ int cmd_archive(int argc, char **argv)
 			search.dirs[search.dir_count++] = optarg;
 			break;
 		case 'K': no_cache = true; break;
+		case 'C': cache_opt = optarg; break;
 		case 'v': verbose = true; break;
 		case 'h':
-			printf("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--no-cache]\n\n"
+			printf("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--cache-dir DIR | --no-cache]\n\n"
 			       "Bundles the binaries and debug files REC needs (found as convert finds them) into OUT\n"
 			       "(default REC.archive), for `stackrec convert REC --archive OUT` on another machine.\n");
 			return 0;
@@ -126,7 +128,7 @@ int cmd_archive(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc) {
-		error("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--no-cache]");
+		error("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--cache-dir DIR | --no-cache]");
 		return 2;
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)
@@ -134,7 +136,7 @@ int cmd_archive(int argc, char **argv)
 	recording_reader_for_each(&reader, collect, &w, false);
 	recording_reader_close(&reader);
 	if (!no_cache)
-		cache = cache_dir_default();
+		cache = cache_opt ? xstrdup(cache_opt) : cache_dir_default();
 	search.cache_dir = cache;
 	out = out_opt ? xstrdup(out_opt) : xasprintf("%s.archive", argv[optind]);
 	if (recording_writer_open(&writer, out) < 0) {

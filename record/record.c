@@ -51,6 +51,8 @@ static void usage(FILE *out)
 		"      --cache-size MB    trim the cache to this size after recording, least recently used first\n"
 		"                         (default %d)\n"
 		"      --no-cache         do not copy executables into the build-ID cache\n"
+		"      --archive          then bundle the files the recording needs into FILE.archive, for\n"
+		"                         `stackrec convert FILE --archive FILE.archive` on another machine\n"
 		"  -v, --verbose          libbpf and recorder diagnostics on stderr\n"
 		"  -h, --help             show this help\n"
 		"\n"
@@ -77,7 +79,7 @@ static char *join_args(int argc, char **argv)
 
 static int parse_options(struct recorder *rec, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE };
+	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE, OPT_ARCHIVE };
 	static const struct option options[] = {
 		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
@@ -85,6 +87,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		{ "build-id-cache", required_argument, NULL, OPT_CACHE_DIR },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "archive", no_argument, NULL, OPT_ARCHIVE },
 		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -138,6 +141,9 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		}
 		case OPT_NO_CACHE:
 			no_cache = true;
+			break;
+		case OPT_ARCHIVE:
+			rec->archive = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -286,6 +292,23 @@ static int run(struct recorder *rec)
 	return 0;
 }
 
+/* --archive: what `stackrec archive OUT` does, with this run's build-ID cache. */
+static int archive_recording(const struct recorder *rec)
+{
+	char *argv[5] = { "archive" };
+	int argc = 1;
+
+	if (rec->cache_dir) {
+		argv[argc++] = "--cache-dir";
+		argv[argc++] = rec->cache_dir;
+	} else {
+		argv[argc++] = "--no-cache";
+	}
+	argv[argc++] = (char *)rec->output;
+	optind = 0; /* getopt starts afresh */
+	return cmd_archive(argc, argv) == 0 ? 0 : 1;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recorder rec = { 0 };
@@ -307,6 +330,8 @@ int cmd_record(int argc, char **argv)
 	if (run(&rec) == 0) {
 		target_stop(&rec);
 		ret = finish(&rec) == 0 ? 0 : 1;
+		if (ret == 0 && rec.archive)
+			ret = archive_recording(&rec);
 	} else {
 		target_stop(&rec);
 		if (rec.writer.fd >= 0)

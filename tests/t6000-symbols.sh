@@ -360,6 +360,16 @@ test_expect_success BPF 'stackrec archive bundles the files; convert --archive n
 	grep "cannot open .no-such.archive." err
 '
 
+test_expect_success BPF 'record --archive writes REC.archive; convert --archive names frames with the binary and cache gone' '
+	clang -O2 -g -fno-omit-frame-pointer -o archived2 "$FIXTURES/inline.c" &&
+	stackrec record -F 499 --archive --build-id-cache own-cache -o archived2.rec -- ./archived2 300 2>record.err &&
+	grep "^stackrec: recorded" record.err &&
+	grep "^stackrec: archived [1-9][0-9]* files .* to .archived2\.rec\.archive." record.err &&
+	rm -rf archived2 own-cache &&
+	stackrec convert archived2.rec --archive archived2.rec.archive >with2.folded &&
+	grep -q "main;top;mid;hot_inline;leaf [0-9]*$" with2.folded
+'
+
 test_expect_success BPF 'anonymous executable memory without a perf map: --explain says the JIT map is missing' '
 	cat >anonjit.c <<-\EOF &&
 	#include <string.h>
