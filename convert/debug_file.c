@@ -15,7 +15,9 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "../cache_dir.h"
 #include "../util.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
@@ -267,4 +269,79 @@ char *debug_file_dwfl_path(const struct debug_file_search *search)
 		path = longer;
 	}
 	return path;
+}
+
+/* The CRC-32 of a file's bytes, as .gnu_debuglink records it (zlib's crc32). False if it cannot be read. */
+static bool file_crc32(const char *path, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0L, Z_NULL, 0);
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		c = crc32(c, buf, (uInt)n);
+	close(fd);
+	*crc = (uint32_t)c;
+	return n == 0;
+}
+
+/* Whether the .gnu_debuglink target NAME exists beside DIR (DIR/NAME, DIR/.debug/NAME, or under a debug
+ * directory) with a CRC other than the one recorded in the link. */
+static bool debuglink_rejected(const struct debug_file_search *search, const char *dir, const char *name,
+			       uint32_t want_crc)
+{
+	bool rejected = false;
+
+	for (size_t i = 0; i < search->dir_count + 3 && !rejected; i++) {
+		char *candidate = i == 0   ? xasprintf("%s/%s", dir, name)
+				  : i == 1 ? xasprintf("%s/.debug/%s", dir, name)
+				  : xasprintf("%s%s/%s", i - 2 < search->dir_count ? search->dirs[i - 2] : SYSTEM_DEBUG_DIR,
+					      dir, name);
+		uint32_t crc;
+
+		if (file_crc32(candidate, &crc) && crc != want_crc) {
+			debug("'%s' is the .gnu_debuglink target but its CRC %08x is not the linked %08x: not used",
+			      candidate, crc, want_crc);
+			rejected = true;
+		}
+		free(candidate);
+	}
+	return rejected;
+}
+
+const char *debug_file_rejected_debuginfo(const struct debug_file_search *search, const char *build_id,
+					  const char *recorded_path, Elf *elf)
+{
+	const char *reason = NULL;
+	const char *link;
+	GElf_Word crc;
+
+	if (build_id) {
+		char *rel = build_id_hex_rel_path(build_id, ".debug");
+
+		for (size_t i = 0; rel && i <= search->dir_count && !reason; i++) {
+			char *candidate = xasprintf("%s/%s", i < search->dir_count ? search->dirs[i] : SYSTEM_DEBUG_DIR, rel);
+			int fd = -1;
+
+			if (try_candidate(candidate, build_id, &fd) == CANDIDATE_MISMATCH)
+				reason = "debug file of another build";
+			else if (fd >= 0)
+				close(fd);
+			free(candidate);
+		}
+		free(rel);
+	}
+	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	if (!reason && link && recorded_path && recorded_path[0] == '/') {
+		char *dir = xstrdup(recorded_path);
+
+		*strrchr(dir, '/') = '\0';
+		if (debuglink_rejected(search, dir, link, crc))
+			reason = "debug file of another build";
+		free(dir);
+	}
+	return reason;
 }

@@ -44,6 +44,16 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 void debug_file_release(struct debug_file *f);
 
+/*
+ * For a module whose file was found but for which libdwfl found no DWARF: whether a separate debug file was
+ * there and passed over because it belongs to another build — DIR/.build-id/xx/rest.debug with another build
+ * ID, or a .gnu_debuglink target (beside the recorded path, in its .debug/, or under a debug directory) whose
+ * CRC is not the linked one. Says which with -v and returns "debug file of another build", else NULL.
+ */
+typedef struct Elf Elf;
+const char *debug_file_rejected_debuginfo(const struct debug_file_search *search, const char *build_id,
+					  const char *recorded_path, Elf *elf);
+
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 

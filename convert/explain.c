@@ -37,6 +37,9 @@ static const struct {
 	  "anonymous executable memory: run the JIT with its perf map on (node --perf-basic-prof, "
 	  "java -XX:+DumpPerfMapAtExit) while recording" },
 	{ "not an ELF file", "the file found is not an ELF file: pass the right one with --debug-dir" },
+	{ "debug file of another build",
+	  "a separate debug file was there but belongs to another build (its build ID or its .gnu_debuglink CRC "
+	  "differs; -v names it): install the debug file of the recorded build" },
 	{ "no symbols",
 	  "the file is stripped: install its debug package or pass --debug-dir with its debug file" },
 	{ "no symbol covers the address",

@@ -34,6 +34,7 @@ struct module_state {
 	struct cu_index cu;
 	bool has_symtab; /* the file has a symbol table or DWARF at all */
 	const char *reason; /* why the module cannot be used, or NULL */
+	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 	char *path;
 };
 
@@ -88,6 +89,8 @@ static void module_open(struct module_state *st, const struct profile_module *m,
 
 		if (dwfl_module_getdwarf(st->mod, &dbias))
 			st->has_symtab = true;
+		else
+			st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->elf);
 	}
 	debug("'%s': symbolizing from %s", m->path, file.path);
 }
@@ -326,7 +329,9 @@ static void symbolize_user(struct profile *p, struct profile_location *loc, stru
 		frames[count - 1].function = demangle_name(symbol, options->demangle);
 	}
 	if (!count)
-		return set_unnamed(p, loc, st->has_symtab ? "no symbol covers the address" : "no symbols");
+		return set_unnamed(p, loc, st->debug_reason		? st->debug_reason
+					   : st->has_symtab ? "no symbol covers the address"
+							    : "no symbols");
 	loc->frames = frames;
 	loc->frame_count = count;
 	m->has_functions = true;

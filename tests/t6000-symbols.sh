@@ -56,6 +56,33 @@ test_expect_success BPF 'with --debug-dir: names and file:line for its frames' '
 	grep -q "\"function\":\"spin_leaf\"[^}]*\"file\":\"[^\"]*spin.c\",\"line\":[1-9]" dbg.trace
 '
 
+test_expect_success BPF 'a debug file of another build is passed over, named by -v, and explained' '
+	sed "s/1000/1001/" spin.c >other.c &&
+	gcc -O1 -g -fno-omit-frame-pointer -o other other.c &&
+	objcopy --only-keep-debug other other.dbg &&
+	id=$(build_id spin) &&
+	mkdir -p wrong/.build-id/${id:0:2} &&
+	cp other.dbg wrong/.build-id/${id:0:2}/${id:2}.debug &&
+	stackrec convert spin.rec --no-cache --debug-dir wrong -v >wrong.folded 2>wrong.err &&
+	! grep spin_leaf wrong.folded &&
+	grep "wrong/.build-id/${id:0:2}/${id:2}.debug. has build ID $(build_id other), not the recorded $id: not used" wrong.err &&
+	grep "%  spin (build ID [0-9a-f]*\.\.\.)  debug file of another build: " wrong.err
+'
+
+test_expect_success BPF 'a .gnu_debuglink target whose CRC is not the linked one is passed over and explained' '
+	gcc -O1 -g -fno-omit-frame-pointer -o linked spin.c &&
+	objcopy --only-keep-debug linked linked.debug &&
+	strip linked && objcopy --add-gnu-debuglink=linked.debug linked &&
+	stackrec record -F 999 --no-cache -o linked.rec -- ./linked 300 &&
+	stackrec convert linked.rec --no-cache >linked.folded &&
+	grep "main;\(spin_mid;\)\?spin_leaf" linked.folded &&
+	cp other.dbg linked.debug &&
+	stackrec convert linked.rec --no-cache -v >linked-bad.folded 2>linked-bad.err &&
+	! grep spin_leaf linked-bad.folded &&
+	grep "linked.debug. is the .gnu_debuglink target but its CRC [0-9a-f]* is not the linked [0-9a-f]*: not used" linked-bad.err &&
+	grep "%  linked (build ID [0-9a-f]*\.\.\.)  debug file of another build: " linked-bad.err
+'
+
 test_expect_success BPF 'a binary deleted after recording still converts on the same machine (build-ID cache)' '
 	cp spin.c spin2.c &&
 	gcc -O1 -g -fno-omit-frame-pointer -o spin2 spin2.c &&
