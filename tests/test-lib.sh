@@ -79,6 +79,13 @@ _test_run() {
 	local p
 	for p in ${prereqs//,/ }; do
 		if [ -z "${test_prereq_ok[$p]:-}" ]; then
+			# On CI every tool a test needs is installed by `make check`: a missing one is a failure there,
+			# never a skip. (Mode switches such as SANITIZE are never unset with a reason: they still skip.)
+			if [ "${CI:-}" = true ] && [ -n "${test_prereq_why[$p]:-}" ]; then
+				test_failed=$((test_failed + 1))
+				say "not ok $test_count - $title (missing $p on CI: ${test_prereq_why[$p]})"
+				return
+			fi
 			test_skipped=$((test_skipped + 1))
 			say "ok $test_count # skip $title (missing $p: ${test_prereq_why[$p]:-not available})"
 			return
