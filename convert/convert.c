@@ -300,7 +300,7 @@ static int write_output(const struct output_format *format, const struct profile
 	tmp = xasprintf("%s.tmp", out_path);
 	out = fopen(tmp, "w");
 	if (!out) {
-		error("cannot create '%s': %s", tmp, strerror(errno));
+		error("cannot create '%s': %s", out_path, strerror(errno)); /* the name the user gave, not OUT.tmp */
 		free(tmp);
 		return -1;
 	}

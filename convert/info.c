@@ -246,7 +246,11 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	printf("samples:\n");
 	printf("  %-20s %" PRIu64 "\n", "samples", in->samples);
 	printf("  %-20s %.3f s\n", "time span", in->samples ? (double)(in->last_ns - in->first_ns) / 1e9 : 0.0);
-	printf("  %-20s %zu\n", "processes", in->proc_count);
+	/* As record's summary counts them: processes with samples. Others only had mappings or tasks recorded. */
+	size_t sampled = 0;
+	for (size_t i = 0; i < in->proc_count; i++)
+		sampled += in->procs[i].samples > 0;
+	printf("  %-20s %zu (%zu more with mappings or tasks only)\n", "processes", sampled, in->proc_count - sampled);
 	printf("  %-20s %zu\n", "threads", in->tid_count);
 	printf("  %-20s %.1f user, %.1f kernel\n", "mean stack depth",
 	       in->samples ? (double)in->user_frames / (double)in->samples : 0.0,

@@ -181,7 +181,7 @@ int proc_scan_all(struct recorder *rec)
 	while ((d = readdir(dir))) {
 		pid_t pid = (pid_t)atoi(d->d_name);
 
-		if (pid > 0 && pid != getpid())
+		if (pid > 0) /* the recorder too: -a samples it, and its frames should be named like any other */
 			proc_scan_process(rec, pid);
 	}
 	closedir(dir);
