@@ -28,8 +28,7 @@ char *build_id_rel_path(const uint8_t *id, size_t n, const char *suffix)
 
 	if (n < 2 || n > 64)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
+	hex_encode(hex, id, n);
 	return build_id_hex_rel_path(hex, suffix);
 }
 

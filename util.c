@@ -106,3 +106,14 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size)
 	*array = xrealloc(*array, cap * elem_size);
 	*capacity = cap;
 }
+
+void hex_encode(char *out, const unsigned char *bytes, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

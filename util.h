@@ -1,5 +1,5 @@
 /*
- * util.h — the few helpers every part of stackrec shares: messages and allocation.
+ * util.h — the few helpers every part of stackrec shares: messages, allocation and hex.
  *
  * Messages follow git's conventions: lowercase, no full stop, file names in quotes, one line each,
  * on stderr (primary output goes to stdout or -o), prefixed "stackrec: error: " or "stackrec: warning: ".
@@ -27,6 +27,9 @@ void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
+void hex_encode(char *out, const unsigned char *bytes, size_t n);
 
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);

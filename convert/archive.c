@@ -37,8 +37,7 @@ static int collect(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 	if (type != SREC_BLOCK_MAPPING || recording_parse_mapping(body, size, &m, &path) < 0 || !m.build_id_size)
 		return 0;
-	for (size_t i = 0; i < m.build_id_size; i++)
-		sprintf(hex + 2 * i, "%02x", m.build_id[i]);
+	hex_encode(hex, m.build_id, m.build_id_size);
 	for (size_t i = 0; i < w->count; i++)
 		if (!strcmp(w->build_ids[i], hex))
 			return 0;

@@ -40,6 +40,7 @@ struct convert {
 	struct jit_maps jit;
 	unsigned char *vdso_image; /* the recording's [vdso], from its FILE blocks */
 	size_t vdso_size;
+	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 };
@@ -149,6 +150,7 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			c->vdso_image = xrealloc(c->vdso_image, c->vdso_size + file.data_size);
 			memcpy(c->vdso_image + c->vdso_size, data, file.data_size);
 			c->vdso_size += file.data_size;
+			hex_encode(c->vdso_build_id, file.build_id, file.build_id_size);
 		}
 		break;
 	}
@@ -466,6 +468,13 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	recording_reader_for_each(&reader, add_sample, c, verbose);
+	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
+	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
+		struct profile_module *m = &c->profile.modules[i];
+
+		if (!m->build_id && !strcmp(m->path, "[vdso]"))
+			m->build_id = xstrdup(c->vdso_build_id);
+	}
 	symbolize_profile(&c->profile, &c->kernel, &sym);
 	profile_finish(&c->profile);
 

@@ -45,8 +45,8 @@ static enum candidate_result try_candidate(const char *path, const char *want, i
 		goto out;
 	}
 	n = dwelf_elf_gnu_build_id(elf, &id);
-	for (ssize_t i = 0; i < n && i < 64; i++)
-		sprintf(have + 2 * i, "%02x", ((const unsigned char *)id)[i]);
+	if (n > 0)
+		hex_encode(have, id, n < 64 ? (size_t)n : 64);
 	if (want && strcmp(want, have)) {
 		debug("'%s' has build ID %s, not the recorded %s: not used", path, n > 0 ? have : "(none)", want);
 		result = CANDIDATE_MISMATCH;

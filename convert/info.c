@@ -82,13 +82,6 @@ static void add_error(struct info *in, int32_t err, bool kernel)
 	in->errors[in->error_count++] = (struct error_info){ err, kernel, 1 };
 }
 
-static void hex(char *out, const uint8_t *bytes, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", bytes[i]);
-	out[2 * n] = '\0';
-}
-
 static void add_build_id(struct info *in, const char *id)
 {
 	for (size_t i = 0; i < in->build_id_count; i++)
@@ -156,7 +149,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in->mappings++;
 		process(in, m.pid)->mappings++;
 		if (m.build_id_size) {
-			hex(id, m.build_id, m.build_id_size);
+			hex_encode(id, m.build_id, m.build_id_size);
 			add_build_id(in, id);
 			in->mappings_with_id++;
 			in->mappings_id_from_file += !!(m.flags & SREC_MAPPING_BUILD_ID_FROM_FILE);
@@ -187,7 +180,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			in->other_files++;
 		}
 		if (f.build_id_size)
-			hex(id, f.build_id, f.build_id_size);
+			hex_encode(id, f.build_id, f.build_id_size);
 		if (in->list_files)
 			printf("file %s pid %" PRIu32 " offset %" PRIu64 " size %" PRIu64 " build-id %s %s\n",
 			       f.kind == SREC_FILE_VDSO	      ? "vdso"

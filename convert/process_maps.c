@@ -82,13 +82,6 @@ static struct process_maps_process *get_process(struct process_maps *maps, uint3
 	return &maps->processes[i];
 }
 
-static void hex(char *out, const uint8_t *bytes, size_t size)
-{
-	for (size_t i = 0; i < size; i++)
-		sprintf(out + 2 * i, "%02x", bytes[i]);
-	out[2 * size] = '\0';
-}
-
 void process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
 			      const char *path)
 {
@@ -96,7 +89,7 @@ void process_maps_add_mapping(struct process_maps *maps, struct profile *profile
 	char build_id[2 * SREC_BUILD_ID_MAX + 1];
 	struct map_entry *e;
 
-	hex(build_id, m->build_id, m->build_id_size);
+	hex_encode(build_id, m->build_id, m->build_id_size);
 	GROW(proc->maps, proc->map_cap, proc->map_count + 1);
 	e = &proc->maps[proc->map_count++];
 	e->start = m->start;
