@@ -8,10 +8,13 @@
  * Weights are the stacks' weights in nanoseconds (on-CPU: samples × period); a profile without weights
  * (unknown frequency) uses sample counts with unit "none".
  *
- * Frames are shared by every profile and deduplicated by (name, file, line, column). Every frame of an
- * inline chain is its own frame, so inlined functions show in the flame graph; `file` is the source file,
- * or the module's path when the source is unknown (kernel and unnamed frames). Samples list frame
- * indexes root first, as speedscope wants.
+ * A frame is a function, as speedscope's own importers make them (its pprof importer keys frames by name,
+ * file and start line): frames are shared by every profile and deduplicated by (name, file, line), where
+ * `line` is the line the function starts at, so a function is one box per call path in the flame graph and
+ * one row in the tables, however many of its lines were sampled (pprof and trace keep those lines). Every
+ * frame of an inline chain is its own frame, so inlined functions show in the flame graph; `file` is the
+ * source file, or the module's path when the source is unknown (kernel and unnamed frames). Samples list
+ * frame indexes root first, as speedscope wants.
  *
  * Written in one pass: the frame table is completed while the samples are written, so "shared" comes
  * after "profiles" in the object (JSON member order carries no meaning).
@@ -30,7 +33,7 @@
 struct speedscope_frame {
 	char *name;
 	const char *file; /* borrowed from the profile, or NULL */
-	uint32_t line, column;
+	uint32_t line; /* where the function starts, or 0 */
 };
 
 struct frame_table {
@@ -51,7 +54,7 @@ static size_t frame_number(struct frame_table *t, const struct profile *profile,
 
 	if (!file && loc->module < profile->module_count)
 		file = profile->modules[loc->module].path;
-	key = xasprintf("%s%c%s%c%" PRIu32 ":%" PRIu32, name, 0, file ? file : "", 0, frame->line, frame->column);
+	key = xasprintf("%s%c%s%c%" PRIu32, name, 0, file ? file : "", 0, frame->start_line);
 	key_len = strlen(name) + 1 + (file ? strlen(file) : 0) + 1;
 	key_len += strlen(key + key_len);
 	number = key_index_get(&t->index, key, key_len, &added);
@@ -61,7 +64,7 @@ static size_t frame_number(struct frame_table *t, const struct profile *profile,
 		return number;
 	}
 	GROW(t->frames, t->capacity, number + 1);
-	t->frames[number] = (struct speedscope_frame){ name, file, frame->line, frame->column };
+	t->frames[number] = (struct speedscope_frame){ name, file, frame->start_line };
 	return number;
 }
 
@@ -163,8 +166,6 @@ static int speedscope_write(const struct profile *profile, const struct output_o
 			json_kv_string(&w, "file", f->file);
 		if (f->line)
 			json_kv_uint(&w, "line", f->line);
-		if (f->column)
-			json_kv_uint(&w, "col", f->column);
 		json_end_object(&w);
 		free(f->name);
 	}

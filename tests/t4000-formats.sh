@@ -181,6 +181,21 @@ test_expect_success JSONSCHEMA 'speedscope outputs pass speedscope'"'"'s file fo
 	speedscope_valid speedscope-tid.json
 '
 
+# speedscope's own importers make one frame per function (its pprof importer keys frames by name, file and
+# start line); the fixture's leaf() is sampled at two lines and must still be one frame.
+test_expect_success FIXTURE_OUTPUTS 'speedscope: a function sampled at several lines is one frame' '
+	"$PYTHON" - "$FIXTURES/expected/inline.trace" "$FIXTURES/expected/inline.speedscope" <<-\EOF
+	import json, sys
+	lines = {f["line"] for l in open(sys.argv[1]) for f in json.loads(l).get("frames", []) if f["function"] == "leaf"}
+	assert len(lines) >= 2, ("the fixture should sample leaf at several lines", lines)
+	frames = json.load(open(sys.argv[2]))["shared"]["frames"]
+	leafs = [f for f in frames if f["name"] == "leaf"]
+	assert len(leafs) == 1, leafs
+	names = [(f["name"], f.get("file")) for f in frames]
+	assert len(names) == len(set(names)), names
+	EOF
+'
+
 test_expect_success JSONSCHEMA 'd3 root value equals the total samples' '
 	d3_root_is $(folded_total folded.txt) d3.json &&
 	d3_root_is 11 d3-annotated.json
