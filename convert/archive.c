@@ -138,7 +138,7 @@ int cmd_archive(int argc, char **argv)
 		cache = cache_opt ? xstrdup(cache_opt) : cache_dir_default();
 	search.cache_dir = cache;
 	out = out_opt ? xstrdup(out_opt) : xasprintf("%s.archive", argv[optind]);
-	if (recording_writer_open(&writer, out) < 0) {
+	if (recording_writer_open_replacing(&writer, out) < 0) {
 		status = 1;
 		goto cleanup;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -40,7 +41,8 @@ static int write_all(struct recording_writer *w, const void *data, size_t size)
 	return 0;
 }
 
-int recording_writer_open(struct recording_writer *w, const char *path)
+/* Opens file (shown in messages as shown) for writing and writes the file header. */
+static int open_file(struct recording_writer *w, const char *file, const char *shown)
 {
 	struct srec_file_header header = {
 		.version_major = SREC_VERSION_MAJOR,
@@ -49,11 +51,10 @@ int recording_writer_open(struct recording_writer *w, const char *path)
 		.header_size = sizeof(struct srec_file_header),
 	};
 
-	memset(w, 0, sizeof(*w));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
-		return error("cannot create '%s': %s", path, strerror(errno));
-	w->path = xstrdup(path);
+		return error("cannot create '%s': %s", shown, strerror(errno));
+	w->path = xstrdup(file);
 	w->cctx = ZSTD_createCCtx();
 	if (!w->cctx) {
 		recording_writer_abandon(w);
@@ -66,6 +67,41 @@ int recording_writer_open(struct recording_writer *w, const char *path)
 		recording_writer_abandon(w);
 		return -1;
 	}
+	return 0;
+}
+
+int recording_writer_open(struct recording_writer *w, const char *path)
+{
+	memset(w, 0, sizeof(*w));
+	return open_file(w, path, path);
+}
+
+int recording_writer_open_replacing(struct recording_writer *w, const char *path)
+{
+	struct stat st;
+	char *tmp;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return open_file(w, path, path); /* a device, FIFO or link: a rename would replace it */
+	tmp = xasprintf("%s.tmp", path);
+	ret = open_file(w, tmp, path);
+	free(tmp);
+	if (ret == 0)
+		w->final_path = xstrdup(path);
+	return ret;
+}
+
+int recording_writer_commit(struct recording_writer *w)
+{
+	if (!w->final_path)
+		return 0;
+	if (rename(w->path, w->final_path) < 0)
+		return error("cannot rename '%s' to '%s': %s", w->path, w->final_path, strerror(errno));
+	free(w->path);
+	w->path = w->final_path;
+	w->final_path = NULL;
 	return 0;
 }
 
@@ -130,6 +166,7 @@ static void writer_free(struct recording_writer *w)
 	free(w->blocks);
 	free(w->compressed);
 	free(w->path);
+	free(w->final_path);
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 }
@@ -151,21 +188,19 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 		if (close(fd) < 0)
 			ret = error("cannot close '%s': %s", w->path, strerror(errno));
 	}
+	if (ret == 0)
+		ret = recording_writer_commit(w);
+	else if (w->final_path)
+		unlink(w->path);
 	writer_free(w);
 	return ret;
 }
 
-int recording_writer_rename(struct recording_writer *w, const char *path)
-{
-	if (rename(w->path, path) < 0)
-		return error("cannot rename '%s' to '%s': %s", w->path, path, strerror(errno));
-	free(w->path);
-	w->path = xstrdup(path);
-	return 0;
-}
-
 void recording_writer_abandon(struct recording_writer *w)
 {
-	recording_writer_flush(w);
+	if (w->final_path)
+		unlink(w->path); /* never committed: the file it replaces stays as it was */
+	else
+		recording_writer_flush(w);
 	writer_free(w);
 }

@@ -2,8 +2,10 @@
  * recording_writer.h — writes a recording file (see recording.h for the format).
  *
  * Blocks are collected in memory and written as one zstd frame when SREC_FRAME_TARGET bytes are reached
- * or recording_writer_flush() is called. The file is written in place, not through a temporary file: a
- * recorder that is killed must still leave every frame it completed readable.
+ * or recording_writer_flush() is called. The file is written in place, not through a temporary file to the
+ * end: a recorder that is killed must still leave every frame it completed readable. Only its start can go
+ * through OUT.tmp (recording_writer_open_replacing), so that a run that fails before it is under way leaves
+ * an existing file as it was.
  */
 #ifndef STACKREC_FORMATS_RECORDING_WRITER_H
 #define STACKREC_FORMATS_RECORDING_WRITER_H
@@ -21,6 +23,7 @@ struct recording_writer {
 	size_t compressed_cap;
 	uint64_t block_count;
 	int failed; /* a write failed; the error was reported once and everything after is dropped */
+	char *final_path; /* open_replacing: the name path (PATH.tmp) gets at commit; NULL once committed */
 };
 
 /* Creates (or truncates) path and writes the file header. Returns 0 or -1 with an error printed. */
@@ -33,13 +36,20 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 /* Compresses and writes the blocks collected so far as one frame. Returns 0 or -1. */
 int recording_writer_flush(struct recording_writer *w);
 
-/* Writes the END block, the last frame, fsyncs and closes. Returns 0 or -1; frees w either way. */
+/* Writes the END block, the last frame, fsyncs, closes and commits. Returns 0 or -1; frees w either way. */
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns);
 
-/* Renames the file being written to path (same filesystem); later messages name path. Returns 0 or -1. */
-int recording_writer_rename(struct recording_writer *w, const char *path);
+/*
+ * Like recording_writer_open, but writes PATH.tmp until recording_writer_commit (or close) renames it to
+ * PATH, and abandoning it before then removes it, so an existing PATH is replaced only by a file that got
+ * under way. A PATH that is a device, FIFO or symbolic link is written in place. Errors name PATH.
+ */
+int recording_writer_open_replacing(struct recording_writer *w, const char *path);
 
-/* Frees w without writing END: the file stays as a cut-short recording. */
+/* Renames PATH.tmp to PATH (nothing for a writer opened otherwise). Returns 0 or -1 with an error printed. */
+int recording_writer_commit(struct recording_writer *w);
+
+/* Frees w without writing END: the file stays as a cut-short recording (or, never committed, is removed). */
 void recording_writer_abandon(struct recording_writer *w);
 
 #endif

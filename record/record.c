@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -229,13 +228,10 @@ static int run(struct recorder *rec)
 {
 	uint64_t last_flush, deadline = 0;
 	int kptr_restricted;
-	struct stat st;
 
-	/* An existing recording is replaced only once this one has started: a run that fails to load BPF, find
-	 * its -p processes or exec its command leaves it as it was. A device, FIFO or link is written in place. */
-	if (lstat(rec->output, &st) < 0 || S_ISREG(st.st_mode))
-		rec->partial_output = xasprintf("%s.tmp", rec->output);
-	if (recording_writer_open(&rec->writer, rec->partial_output ? rec->partial_output : rec->output) < 0)
+	/* An existing recording is replaced only once this one has started: a run that fails to load BPF or
+	 * exec its command leaves it as it was. */
+	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
 	if (sampler_load(rec) < 0)
 		return -1;
@@ -257,12 +253,8 @@ static int run(struct recorder *rec)
 		proc_scan_all(rec);
 	if (rec->target == TARGET_COMMAND && target_start(rec) < 0)
 		return -1;
-	if (rec->partial_output) {
-		if (recording_writer_rename(&rec->writer, rec->output) < 0)
-			return -1;
-		free(rec->partial_output);
-		rec->partial_output = NULL;
-	}
+	if (recording_writer_commit(&rec->writer) < 0) /* under way: from now on a kill leaves OUT readable */
+		return -1;
 	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
 
 	last_flush = monotonic_ns();
@@ -336,10 +328,7 @@ int cmd_record(int argc, char **argv)
 		target_stop(&rec);
 		if (rec.writer.fd >= 0)
 			recording_writer_abandon(&rec.writer);
-		if (rec.partial_output)
-			unlink(rec.partial_output);
 	}
-	free(rec.partial_output);
 	side_band_close(&rec);
 	sampler_close(&rec);
 	kallsyms_release();

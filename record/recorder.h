@@ -46,7 +46,6 @@ struct recorder {
 	unsigned int frequency;
 	double duration_s; /* 0: no limit */
 	const char *output;
-	char *partial_output; /* OUT.tmp, written until the recording has started, then renamed to output */
 	bool archive;	      /* --archive: bundle the files it needs into OUTPUT.archive after recording */
 	char **command; /* TARGET_COMMAND: argv of the command */
 	pid_t *pids;	/* TARGET_PIDS */

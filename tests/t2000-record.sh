@@ -70,23 +70,25 @@ test_expect_success BPF '-a --duration records everything for that long' '
 	grep -E "target +all" all.rec.info
 '
 
+# The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's.
+cp busy "busy-$$"
 for sig in INT TERM; do
 	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
-		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy 10000 2>err & rec=\$! &&
+		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 10000 2>err & rec=\$! &&
 		sleep 1.5 &&
 		kill -$sig \$rec &&
 		wait \$rec &&
 		complete_recording sig$sig.rec &&
 		grep '^stackrec: recorded' err &&
-		! pgrep -f 'busy 10000'
+		! pgrep -f 'busy-$$ 10000'
 	"
 done
 
 test_expect_success BPF 'SIGKILL loses at most the last second: the rest still reads' '
-	"$STACKREC" record -F 499 -o killed.rec -- ./busy 10000 2>err & rec=$! &&
+	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 10000 2>err & rec=$! &&
 	sleep 2.5 &&
 	kill -KILL $rec; wait $rec;
-	pkill -f "busy 10000";
+	pkill -f "busy-$$ 10000";
 	test_must_fail stackrec info killed.rec >killed.info 2>err &&
 	grep "cut short" err &&
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
