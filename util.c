@@ -1,10 +1,11 @@
-/* util.c — messages and allocation shared by every part of stackrec; see util.h. */
+/* util.c — messages, allocation and the small helpers shared by every part of stackrec; see util.h. */
 #include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool verbose;
 
@@ -116,4 +117,11 @@ void hex_encode(char *out, const unsigned char *bytes, size_t n)
 		out[2 * i + 1] = digits[bytes[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+bool output_replaceable(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 || S_ISREG(st.st_mode);
 }

@@ -28,6 +28,13 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Whether an output at path may be written as PATH.tmp and renamed over it: when it does not exist yet or is
+ * a regular file. A device, FIFO or symbolic link (/dev/null, /dev/stdout) must be written in place: a rename
+ * would replace it with a regular file.
+ */
+bool output_replaceable(const char *path);
+
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
 

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "../cache_dir.h"
 #include "../commands.h"
@@ -293,11 +292,9 @@ static int write_output(const struct output_format *format, const struct profile
 			return error("cannot write to standard output: %s", strerror(errno));
 		return ret;
 	}
-	/* A new or regular file is written as OUT.tmp and renamed, so a failed convert never leaves half a file.
-	 * Anything else that exists — /dev/null, a FIFO, a symbolic link such as /dev/stdout — is written in
-	 * place: a rename would replace the device or the link with a regular file. */
-	struct stat st;
-	if (lstat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
+	/* Written as OUT.tmp and renamed, so a failed convert never leaves half a file; /dev/null and the like
+	 * in place. */
+	if (!output_replaceable(out_path))
 		return write_in_place(format, p, options, out_path);
 	tmp = xasprintf("%s.tmp", out_path);
 	out = fopen(tmp, "w");

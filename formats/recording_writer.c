@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -78,13 +77,12 @@ int recording_writer_open(struct recording_writer *w, const char *path)
 
 int recording_writer_open_replacing(struct recording_writer *w, const char *path)
 {
-	struct stat st;
 	char *tmp;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return open_file(w, path, path); /* a device, FIFO or link: a rename would replace it */
+	if (!output_replaceable(path))
+		return open_file(w, path, path);
 	tmp = xasprintf("%s.tmp", path);
 	ret = open_file(w, tmp, path);
 	free(tmp);
