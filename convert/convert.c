@@ -64,6 +64,8 @@ static void usage(FILE *out)
 		"      --thread-names    folded: process name first, then the thread's name as a frame\n"
 		"      --no-demangle     keep C++ and Rust names mangled\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
+		"      --symfs DIR       the recording machine's files are under DIR: recorded paths and\n"
+		"                        /usr/lib/debug are looked up there, not on this machine (as perf's)\n"
 		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
 		"      --no-cache        do not look in the build-ID cache\n"
@@ -362,6 +364,7 @@ int cmd_convert(int argc, char **argv)
 		{ "thread-names", no_argument, NULL, 'N' },
 		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "symfs", required_argument, NULL, 'S' },
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "no-cache", no_argument, NULL, 'K' },
 		{ "debuginfod", required_argument, NULL, 'U' },
@@ -378,7 +381,7 @@ int cmd_convert(int argc, char **argv)
 	struct recording_reader reader;
 	struct convert *c;
 	const char *cache_dir_option = NULL, *archive_path = NULL;
-	char *cache_dir = NULL, *archive_dir = NULL;
+	char *cache_dir = NULL, *archive_dir = NULL, *symfs = NULL;
 	bool no_cache = false, explain = false;
 	int opt, status = 0;
 	bool damaged;
@@ -399,40 +402,55 @@ int cmd_convert(int argc, char **argv)
 
 			if (!dir) {
 				error("cannot use --debug-dir '%s': %s", optarg, strerror(errno));
-				free((void *)sym.search.dirs);
-				return 2;
+				status = 2;
+				goto release_options;
 			}
 			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
 			sym.search.dirs[sym.search.dir_count++] = dir;
 			break;
 		}
+		case 'S':
+			free(symfs);
+			symfs = realpath(optarg, NULL);
+			if (!symfs) {
+				error("cannot use --symfs '%s': %s", optarg, strerror(errno));
+				status = 2;
+				goto release_options;
+			}
+			sym.search.symfs = strcmp(symfs, "/") ? symfs : NULL; /* "/" is this machine itself */
+			break;
 		case 'C': cache_dir_option = optarg; break;
 		case 'K': no_cache = true; break;
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
 		case 'R': archive_path = optarg; break;
 		case 'E': explain = true; break;
 		case 'v': verbose = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h': usage(stdout); goto release_options;
+		default: usage(stderr); status = 2; goto release_options;
 		}
 	}
 	if (optind != argc - 1) {
 		error(optind >= argc ? "convert needs a recording file" : "convert takes one recording file");
 		usage(stderr);
-		return 2;
+		status = 2;
+		goto release_options;
 	}
 	path = argv[optind];
 	format = output_format_find(format_name);
 	if (!format) {
 		error("'%s' is not an output format (try 'stackrec convert --help')", format_name);
-		return 2;
+		status = 2;
+		goto release_options;
 	}
 	if (format->binary && !out_path && isatty(STDOUT_FILENO)) {
 		error("'%s' is a binary format: use -o FILE or redirect standard output", format_name);
-		return 2;
+		status = 2;
+		goto release_options;
 	}
-	if (recording_reader_open(&reader, path) < 0)
-		return 1;
+	if (recording_reader_open(&reader, path) < 0) {
+		status = 1;
+		goto release_options;
+	}
 
 	c = xcalloc(1, sizeof(*c));
 	profile_init(&c->profile);
@@ -494,11 +512,13 @@ int cmd_convert(int argc, char **argv)
 	kernel_symbols_release(&c->kernel);
 	jit_maps_release(&c->jit);
 	free(c->vdso_image);
-	for (size_t i = 0; i < sym.search.dir_count; i++)
-		free((char *)sym.search.dirs[i]);
-	free((void *)sym.search.dirs);
 	free(cache_dir);
 	archive_remove_dir(archive_dir);
 	free(c);
+release_options:
+	for (size_t i = 0; i < sym.search.dir_count; i++)
+		free((char *)sym.search.dirs[i]);
+	free((void *)sym.search.dirs);
+	free(symfs);
 	return status;
 }

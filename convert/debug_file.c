@@ -61,6 +61,13 @@ out:
 	return CANDIDATE_OK;
 }
 
+/* A file of the recording machine's filesystem (a recorded path, the system debug directory) as seen here:
+ * under --symfs when given (perf's option of that name), else as it is. */
+static char *on_symfs(const struct debug_file_search *search, const char *path)
+{
+	return search->symfs ? xasprintf("%s%s", search->symfs, path) : xstrdup(path);
+}
+
 static bool found(const char *path, int fd, struct debug_file *out)
 {
 	out->path = xstrdup(path);
@@ -178,7 +185,10 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	/* 1. The recorded path. Pseudo-paths ("[vdso]", "//anon") name no file. */
 	if (path[0] == '/' && path[1] != '/') {
-		char *real = xstrndup(path, len > 10 && !strcmp(path + len - 10, " (deleted)") ? len - 10 : len);
+		char *recorded = xstrndup(path, len > 10 && !strcmp(path + len - 10, " (deleted)") ? len - 10 : len);
+		char *real = on_symfs(search, recorded);
+
+		free(recorded);
 
 		at_path = try_candidate(real, build_id, &fd);
 		if (at_path == CANDIDATE_OK && found(real, fd, out)) {
@@ -203,8 +213,10 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	/* 3. The .build-id trees of --debug-dir and the system. */
 	if (build_id && strlen(build_id) > 2) {
+		char *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
+
 		for (size_t i = 0; i <= search->dir_count; i++) {
-			const char *dir = i < search->dir_count ? search->dirs[i] : SYSTEM_DEBUG_DIR;
+			const char *dir = i < search->dir_count ? search->dirs[i] : system_dir;
 
 			for (int debug_suffix = 1; debug_suffix >= 0; debug_suffix--) {
 				char *candidate = xasprintf("%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2,
@@ -213,11 +225,13 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 				if (try_candidate(candidate, build_id, &fd) == CANDIDATE_OK && found(candidate, fd, out)) {
 					debug("found %s for '%s' by build ID", candidate, path);
 					free(candidate);
+					free(system_dir);
 					return 0;
 				}
 				free(candidate);
 			}
 		}
+		free(system_dir);
 	}
 
 	/* 4. debuginfod servers (DEBUGINFOD_URLS, or convert --debuginfod). */
@@ -230,7 +244,7 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		out->fd = fd;
 		return 0;
 	}
-	if (!strcmp(path, "[vdso]") && (fd = running_vdso(search, build_id)) >= 0) {
+	if (!strcmp(path, "[vdso]") && !search->symfs && (fd = running_vdso(search, build_id)) >= 0) {
 		out->path = xstrdup("[vdso] of the running kernel");
 		out->fd = fd;
 		return 0;
@@ -260,7 +274,10 @@ void debug_file_release(struct debug_file *f)
 
 char *debug_file_dwfl_path(const struct debug_file_search *search)
 {
-	char *path = xstrdup(":.debug:" SYSTEM_DEBUG_DIR);
+	char *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
+	char *path = xasprintf(":.debug:%s", system_dir);
+
+	free(system_dir);
 
 	for (size_t i = 0; i < search->dir_count; i++) {
 		char *longer = xasprintf("%s:%s", path, search->dirs[i]);
@@ -288,17 +305,19 @@ static bool file_crc32(const char *path, uint32_t *crc)
 	return n == 0;
 }
 
-/* Whether the .gnu_debuglink target NAME exists beside DIR (DIR/NAME, DIR/.debug/NAME, or under a debug
- * directory) with a CRC other than the one recorded in the link. */
+/* Whether the .gnu_debuglink target NAME exists where libdwfl looks for it — beside the file (its recorded
+ * directory DIR, under --symfs), in DIR/.debug/, or as DIR/NAME under a debug directory — with a CRC other
+ * than the one the link records. */
 static bool debuglink_rejected(const struct debug_file_search *search, const char *dir, const char *name,
 			       uint32_t want_crc)
 {
+	char *local_dir = on_symfs(search, dir), *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
 	bool rejected = false;
 
 	for (size_t i = 0; i < search->dir_count + 3 && !rejected; i++) {
-		char *candidate = i == 0   ? xasprintf("%s/%s", dir, name)
-				  : i == 1 ? xasprintf("%s/.debug/%s", dir, name)
-				  : xasprintf("%s%s/%s", i - 2 < search->dir_count ? search->dirs[i - 2] : SYSTEM_DEBUG_DIR,
+		char *candidate = i == 0   ? xasprintf("%s/%s", local_dir, name)
+				  : i == 1 ? xasprintf("%s/.debug/%s", local_dir, name)
+				  : xasprintf("%s%s/%s", i - 2 < search->dir_count ? search->dirs[i - 2] : system_dir,
 					      dir, name);
 		uint32_t crc;
 
@@ -309,6 +328,8 @@ static bool debuglink_rejected(const struct debug_file_search *search, const cha
 		}
 		free(candidate);
 	}
+	free(local_dir);
+	free(system_dir);
 	return rejected;
 }
 
@@ -320,10 +341,10 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 	GElf_Word crc;
 
 	if (build_id) {
-		char *rel = build_id_hex_rel_path(build_id, ".debug");
+		char *rel = build_id_hex_rel_path(build_id, ".debug"), *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
 
 		for (size_t i = 0; rel && i <= search->dir_count && !reason; i++) {
-			char *candidate = xasprintf("%s/%s", i < search->dir_count ? search->dirs[i] : SYSTEM_DEBUG_DIR, rel);
+			char *candidate = xasprintf("%s/%s", i < search->dir_count ? search->dirs[i] : system_dir, rel);
 			int fd = -1;
 
 			if (try_candidate(candidate, build_id, &fd) == CANDIDATE_MISMATCH)
@@ -333,6 +354,7 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 			free(candidate);
 		}
 		free(rel);
+		free(system_dir);
 	}
 	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
 	if (!reason && link && recorded_path && recorded_path[0] == '/') {

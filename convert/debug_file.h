@@ -4,12 +4,13 @@
  *
  * The lookup is one function with an ordered list of places so that new ones (a build-ID cache,
  * debuginfod) slot in without touching the symbolizer. Today it tries, in order:
- *   1. the path recorded at record time (" (deleted)" stripped);
+ *   1. the path recorded at record time (" (deleted)" stripped), under --symfs DIR when given;
  *   2. the build-ID cache that `record` fills (cache_dir.h): CACHE/.build-id/xx/rest, unless --no-cache;
- *   3. for each --debug-dir DIR, then /usr/lib/debug: DIR/.build-id/xx/rest.debug and DIR/.build-id/xx/rest;
+ *   3. for each --debug-dir DIR, then /usr/lib/debug (under --symfs): DIR/.build-id/xx/rest.debug and
+ *      DIR/.build-id/xx/rest;
  *   4. debuginfod servers (DEBUGINFOD_URLS; convert --debuginfod URL sets it): the executable, else its
  *      debug file;
- *   5. for "[vdso]": the image embedded in the recording, else the vDSO of the running kernel.
+ *   5. for "[vdso]": the image embedded in the recording, else (without --symfs) the running kernel's vDSO.
  * A file is used only when its build ID equals the recorded one; a file with another build ID is never
  * used. A module recorded without a build ID is looked up at its path alone and used unverified (the vDSO
  * only when the recording was made under the kernel release running now).
@@ -25,6 +26,7 @@ struct debug_file_search {
 	size_t dir_count;
 	const char *kernel_release; /* of the recording machine (HOST block), or NULL */
 	const char *cache_dir;	    /* the build-ID cache, or NULL for none (--no-cache) */
+	const char *symfs;	    /* --symfs: the recording machine's files are under this root, or NULL */
 	const void *vdso_image;	    /* the recording's [vdso] (a FILE block), or NULL */
 	size_t vdso_size;
 };

@@ -4,11 +4,12 @@ test_description='convert the checked-in fixture recordings offline and compare 
 
 # The fixture binaries are found only by build ID through --debug-dir: the recorded paths were deleted
 # right after recording (fixtures/Makefile).
-convert() { stackrec convert "$FIXTURES/$1.rec" --debug-dir "$FIXTURES/debug" "${@:2}"; }
+# --symfs with an empty system root and --no-cache: nothing of this machine is used, so the expected outputs
+# hold on any machine, whatever its libc (fixtures/sysroot/README.md).
+convert() { stackrec convert "$FIXTURES/$1.rec" --symfs "$FIXTURES/sysroot" --no-cache --debug-dir "$FIXTURES/debug" "${@:2}"; }
 
-# The recordings' libc and ld.so frames are named from this machine's Debian 12 libc6 and libc6-dbg, found by
-# the recorded build IDs; the vDSO from the image embedded in the recording. -v says where each module came
-# from, so a failure shows, for example, a libc whose build ID is not the recorded one (regenerate).
+# The fixture programs are found by build ID in fixtures/debug, the vDSO is the image embedded in the
+# recording; libc and ld.so stay unnamed. -v says where each module came from, shown when a test fails.
 for rec in inline short; do
 	for format in folded pprof speedscope d3 trace; do
 		if [ $format = pprof ]; then compare=cmp; else compare=test_cmp; fi
@@ -39,6 +40,16 @@ for line in open(sys.argv[1]):
         if f[\"function\"] in (\"main\", \"top\", \"mid\", \"hot_inline\", \"leaf\"):
             assert f[\"file\"] and f[\"file\"].endswith(\"/inline.c\") and f[\"line\"], f
 " "$FIXTURES/expected/inline.trace"
+'
+
+test_expect_success '--symfs DIR: recorded paths are looked up under DIR, as perf does' '
+	mkdir -p root/tmp/stackrec-fixtures &&
+	cp "$FIXTURES/bin/inline" root/tmp/stackrec-fixtures/ &&
+	stackrec convert "$FIXTURES/inline.rec" --symfs root --no-cache -v -f folded >symfs.folded 2>symfs.err &&
+	grep -q ";main;top;mid;hot_inline;leaf [0-9]*$" symfs.folded &&
+	grep "symbolizing from $PWD/root/tmp/stackrec-fixtures/inline$" symfs.err &&
+	test_must_fail stackrec convert "$FIXTURES/inline.rec" --symfs no-such-dir 2>err &&
+	grep "cannot use --symfs .no-such-dir." err
 '
 
 test_expect_success 'the recorded binary paths are gone, so names came from --debug-dir' '
