@@ -264,26 +264,10 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 /* Output. */
 
-/* Writes straight to OUT_PATH: for devices, FIFOs and symbolic links, which a rename would replace. */
-static int write_in_place(const struct output_format *format, const struct profile *p,
-			  const struct output_options *options, const char *out_path)
-{
-	FILE *out = fopen(out_path, "w");
-	int ret;
-
-	if (!out)
-		return error("cannot open '%s': %s", out_path, strerror(errno));
-	ret = format->write(p, options, out);
-	if (ret == 0 && (fflush(out) != 0 || ferror(out)))
-		ret = error("cannot write '%s': %s", out_path, strerror(errno));
-	if (fclose(out) != 0 && ret == 0)
-		ret = error("cannot write '%s': %s", out_path, strerror(errno));
-	return ret;
-}
-
 static int write_output(const struct output_format *format, const struct profile *p,
 			const struct output_options *options, const char *out_path)
 {
+	const char *target;
 	char *tmp;
 	FILE *out;
 	int ret;
@@ -294,25 +278,24 @@ static int write_output(const struct output_format *format, const struct profile
 			return error("cannot write to standard output: %s", strerror(errno));
 		return ret;
 	}
-	/* Written as OUT.tmp and renamed, so a failed convert never leaves half a file; /dev/null and the like
-	 * in place. */
-	if (!output_replaceable(out_path))
-		return write_in_place(format, p, options, out_path);
-	tmp = xasprintf("%s.tmp", out_path);
-	out = fopen(tmp, "w");
+	/* A regular or new file is written as OUT.tmp and renamed, so a failed convert never leaves half a file;
+	 * /dev/null and the like are written in place (tmp stays NULL). */
+	tmp = output_replaceable(out_path) ? xasprintf("%s.tmp", out_path) : NULL;
+	target = tmp ? tmp : out_path;
+	out = fopen(target, "w");
 	if (!out) {
 		error("cannot create '%s': %s", out_path, strerror(errno)); /* the name the user gave, not OUT.tmp */
 		free(tmp);
 		return -1;
 	}
 	ret = format->write(p, options, out);
-	if (ret == 0 && (fflush(out) != 0 || ferror(out) || fsync(fileno(out)) < 0))
-		ret = error("cannot write '%s': %s", tmp, strerror(errno));
+	if (ret == 0 && (fflush(out) != 0 || ferror(out) || (tmp && fsync(fileno(out)) < 0)))
+		ret = error("cannot write '%s': %s", target, strerror(errno));
 	if (fclose(out) != 0 && ret == 0)
-		ret = error("cannot write '%s': %s", tmp, strerror(errno));
-	if (ret == 0 && rename(tmp, out_path) < 0)
+		ret = error("cannot write '%s': %s", target, strerror(errno));
+	if (tmp && ret == 0 && rename(tmp, out_path) < 0)
 		ret = error("cannot rename '%s' to '%s': %s", tmp, out_path, strerror(errno));
-	if (ret != 0)
+	if (tmp && ret != 0)
 		unlink(tmp);
 	free(tmp);
 	return ret;
