@@ -1,5 +1,5 @@
 /*
- * util.h — the few helpers every part of stackrec shares: messages, allocation and hex.
+ * util.h — the few helpers every part of stackrec shares: messages, allocation, hex, output files.
  *
  * Messages follow git's conventions: lowercase, no full stop, file names in quotes, one line each,
  * on stderr (primary output goes to stdout or -o), prefixed "stackrec: error: " or "stackrec: warning: ".

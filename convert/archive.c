@@ -164,10 +164,11 @@ int cmd_archive(int argc, char **argv)
 		files++;
 		/* Its separate debug file, when a debug directory has one. */
 		for (size_t d = 0; d <= search.dir_count; d++) {
-			const char *dir = d < search.dir_count ? search.dirs[d] : "/usr/lib/debug";
-			char *rel = build_id_hex_rel_path(w.build_ids[i], ".debug");
+			char *dir = debug_file_dir(&search, d), *rel = build_id_hex_rel_path(w.build_ids[i], ".debug");
 			char *debug_path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
 			int fd = debug_path ? open(debug_path, O_RDONLY | O_CLOEXEC) : -1;
+
+			free(dir);
 
 			if (fd >= 0) {
 				n = add_file(&writer, fd, debug_path, w.build_ids[i]);

@@ -68,6 +68,11 @@ static char *on_symfs(const struct debug_file_search *search, const char *path)
 	return search->symfs ? xasprintf("%s%s", search->symfs, path) : xstrdup(path);
 }
 
+char *debug_file_dir(const struct debug_file_search *search, size_t i)
+{
+	return i < search->dir_count ? xstrdup(search->dirs[i]) : on_symfs(search, SYSTEM_DEBUG_DIR);
+}
+
 static bool found(const char *path, int fd, struct debug_file *out)
 {
 	out->path = xstrdup(path);
@@ -213,10 +218,8 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	/* 3. The .build-id trees of --debug-dir and the system. */
 	if (build_id && strlen(build_id) > 2) {
-		char *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
-
 		for (size_t i = 0; i <= search->dir_count; i++) {
-			const char *dir = i < search->dir_count ? search->dirs[i] : system_dir;
+			char *dir = debug_file_dir(search, i);
 
 			for (int debug_suffix = 1; debug_suffix >= 0; debug_suffix--) {
 				char *candidate = xasprintf("%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2,
@@ -225,13 +228,13 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 				if (try_candidate(candidate, build_id, &fd) == CANDIDATE_OK && found(candidate, fd, out)) {
 					debug("found %s for '%s' by build ID", candidate, path);
 					free(candidate);
-					free(system_dir);
+					free(dir);
 					return 0;
 				}
 				free(candidate);
 			}
+			free(dir);
 		}
-		free(system_dir);
 	}
 
 	/* 4. debuginfod servers (DEBUGINFOD_URLS, or convert --debuginfod). */
@@ -311,15 +314,17 @@ static bool file_crc32(const char *path, uint32_t *crc)
 static bool debuglink_rejected(const struct debug_file_search *search, const char *dir, const char *name,
 			       uint32_t want_crc)
 {
-	char *local_dir = on_symfs(search, dir), *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
+	char *local_dir = on_symfs(search, dir);
 	bool rejected = false;
 
 	for (size_t i = 0; i < search->dir_count + 3 && !rejected; i++) {
+		char *debug_dir = i >= 2 ? debug_file_dir(search, i - 2) : NULL;
 		char *candidate = i == 0   ? xasprintf("%s/%s", local_dir, name)
 				  : i == 1 ? xasprintf("%s/.debug/%s", local_dir, name)
-				  : xasprintf("%s%s/%s", i - 2 < search->dir_count ? search->dirs[i - 2] : system_dir,
-					      dir, name);
+					   : xasprintf("%s%s/%s", debug_dir, dir, name);
 		uint32_t crc;
+
+		free(debug_dir);
 
 		if (file_crc32(candidate, &crc) && crc != want_crc) {
 			debug("'%s' is the .gnu_debuglink target but its CRC %08x is not the linked %08x: not used",
@@ -329,7 +334,6 @@ static bool debuglink_rejected(const struct debug_file_search *search, const cha
 		free(candidate);
 	}
 	free(local_dir);
-	free(system_dir);
 	return rejected;
 }
 
@@ -341,11 +345,13 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 	GElf_Word crc;
 
 	if (build_id) {
-		char *rel = build_id_hex_rel_path(build_id, ".debug"), *system_dir = on_symfs(search, SYSTEM_DEBUG_DIR);
+		char *rel = build_id_hex_rel_path(build_id, ".debug");
 
 		for (size_t i = 0; rel && i <= search->dir_count && !reason; i++) {
-			char *candidate = xasprintf("%s/%s", i < search->dir_count ? search->dirs[i] : system_dir, rel);
+			char *dir = debug_file_dir(search, i), *candidate = xasprintf("%s/%s", dir, rel);
 			int fd = -1;
+
+			free(dir);
 
 			if (try_candidate(candidate, build_id, &fd) == CANDIDATE_MISMATCH)
 				reason = "debug file of another build";
@@ -354,7 +360,6 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 			free(candidate);
 		}
 		free(rel);
-		free(system_dir);
 	}
 	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
 	if (!reason && link && recorded_path && recorded_path[0] == '/') {

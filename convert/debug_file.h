@@ -56,6 +56,12 @@ typedef struct Elf Elf;
 const char *debug_file_rejected_debuginfo(const struct debug_file_search *search, const char *build_id,
 					  const char *recorded_path, Elf *elf);
 
+/*
+ * The directories searched for debug files by build ID, in order: each --debug-dir, then /usr/lib/debug
+ * (under --symfs). There are dir_count + 1; debug_file_dir returns the Ith, to be freed.
+ */
+char *debug_file_dir(const struct debug_file_search *search, size_t i);
+
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 
