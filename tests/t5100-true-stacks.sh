@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+test_description='true user stacks: DWARF unwinding (record --call-graph dwarf, the default) and frame-pointer
+walks (--call-graph fp) that do not skip the caller of a frameless leaf, checked on real processes against
+call edges read from the binaries themselves'
+. "$(dirname "$0")/test-lib.sh"
+
+# The programs are built at test time from fixtures/ with the exact gcc commands of the first test
+# (fixtures/README.md lists them); each recording lasts 1-2 s at 999 Hz.
+
+if command -v gcc >/dev/null; then test_set_prereq GCC; else test_unset_prereq GCC "gcc is not installed (apt-get install gcc)"; fi
+if command -v objdump >/dev/null && command -v readelf >/dev/null; then
+	test_set_prereq OBJDUMP
+else
+	test_unset_prereq OBJDUMP "objdump/readelf are not installed (apt-get install binutils)"
+fi
+# Debian's own python3, not whatever python3 comes first in PATH (pyenv and the like).
+if [ -x /usr/bin/python3 ]; then test_set_prereq PYTHON3; else test_unset_prereq PYTHON3 "/usr/bin/python3 is not installed (apt-get install python3)"; fi
+# libc's internal functions (__libc_start_call_main, msort_with_tmp) are named only from its debug file.
+libc_so=$(gcc -print-file-name=libc.so.6 2>/dev/null)
+libc_id=$(readelf -n "$libc_so" 2>/dev/null | awk '/Build ID/ { print $3 }')
+if [ -n "$libc_id" ] && [ -e "/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug" ]; then
+	test_set_prereq LIBC_DBG
+else
+	test_unset_prereq LIBC_DBG "no debug file for libc ('$libc_so', build ID ${libc_id:-unknown}) in /usr/lib/debug (apt-get install libc6-dbg)"
+fi
+
+# --call-graph is not a prerequisite that may skip: a build without it fails the tests that need it.
+stackrec record --help >record-help.txt 2>&1
+need_call_graph() {
+	grep -q -e "--call-graph" "$TEST_DIR/record-help.txt" && return 0
+	echo "stackrec record --help does not mention --call-graph: this build cannot record with --call-graph $1"
+	return 1
+}
+
+# first_insn BINARY FUNCTION: the first instruction of FUNCTION, as objdump prints it ("push   %rbp").
+first_insn() {
+	objdump -d --no-show-raw-insn "$1" >"$1.dis" &&
+	awk -v fn="<$2>:" '$2 == fn { getline; sub(/^[^\t]*\t/, ""); print; exit }' "$1.dis"
+}
+
+# record_and_fold NAME [RECORD OPTIONS...] -- COMMAND [ARGS...]: records COMMAND at 999 Hz into NAME.rec, then
+# converts it to NAME.folded (--annotate: inlined frames end in _[i], which check-call-edges.sh skips) and
+# NAME.addrs (the same with --addrs: unnamed frames as [module <0xOFFSET>]).
+record_and_fold() {
+	local name=$1
+	shift
+	stackrec record -F 999 -o "$name.rec" "$@" 2>"$name.record.err"
+	local rc=$?
+	cat "$name.record.err"
+	[ $rc -eq 0 ] &&
+	stackrec convert "$name.rec" -f folded --annotate -o "$name.folded" &&
+	stackrec convert "$name.rec" -f folded --annotate --addrs -o "$name.addrs"
+}
+
+# user_stacks FOLDED COMM: "COUNT ;outermost;...;leaf" for each line of COMM in FOLDED: the user part of the
+# stack only (kernel frames NAME_[k] dropped, the _[i] of inlined frames removed), each frame after a ";" so
+# that a pattern can anchor whole names (";main;top").
+user_stacks() {
+	awk -v comm="$2" '{
+		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+		k = split(line, f, ";")
+		if (f[1] != comm) next
+		s = ""
+		for (i = 2; i <= k; i++) {
+			if (f[i] ~ /_\[k\]$/) continue
+			sub(/_\[i\]$/, "", f[i])
+			s = s ";" f[i]
+		}
+		print n, s
+	}' "$1"
+}
+
+# expect_share WHAT FOLDED COMM SELECT MATCH MIN: of the samples of COMM whose user stack (as user_stacks
+# prints it) matches the extended regular expression SELECT, at least MIN percent match MATCH too. Prints the
+# share, then the five most common user stacks of the selection with theirs.
+expect_share() {
+	local what=$1 folded=$2 comm=$3 min=$6 rc
+	user_stacks "$folded" "$comm" >"$folded.user" || return 1
+	rm -f "$folded.top"
+	SELECT=$4 MATCH=$5 awk -v what="$what" -v comm="$comm" -v min="$min" -v top="$folded.top" '{
+		n = $1; s = substr($0, length($1) + 2)
+		if (s !~ ENVIRON["SELECT"]) next
+		total += n; by[s] += n
+		if (s ~ ENVIRON["MATCH"]) hit += n
+	} END {
+		if (total == 0) { printf "%s: no sample of %s has a user stack matching %s\n", what, comm, ENVIRON["SELECT"]; exit 1 }
+		printf "%s: %.1f%% of %d samples (at least %s%% needed)\n", what, 100 * hit / total, total, min
+		for (s in by) printf "%d %5.1f%% %s\n", by[s], 100 * by[s] / total, s >top
+		exit !(100 * hit >= min * total)
+	}' "$folded.user"
+	rc=$?
+	if [ -f "$folded.top" ]; then
+		sort -k1,1nr "$folded.top" | head -n 5 | cut -d" " -f2- | sed "s/^/    /"
+	fi
+	return $rc
+}
+
+# check_chain NAME BINARY [RECORD OPTIONS...]: records ./BINARY (built from chain.c) for 1.5 s; the true path
+# main;top;mid;leaf_a must be the user stack of at least 99% of leaf_a's samples, and no stack may show a call
+# that BINARY does not make (tests/check-call-edges.sh). Both are checked and printed before failing.
+check_chain() {
+	local name=$1 bin=$2 rc=0
+	shift 2
+	record_and_fold "$name" "$@" -- "./$bin" 1500 || return 1
+	expect_share "$name: main;top;mid;leaf_a" "$name.folded" "$bin" ';leaf_a$' ';main;top;mid;leaf_a$' 99 || rc=1
+	"$TESTS/check-call-edges.sh" "$bin" "$bin" "$name.folded" || rc=1
+	return $rc
+}
+
+test_expect_success GCC,OBJDUMP 'build the test programs: a frameless leaf under framed callers, no frames, qsort, recursion' '
+	gcc -O2 -g -fno-omit-frame-pointer -o chain "$FIXTURES/chain.c" &&
+	gcc -O2 -g -fomit-frame-pointer -o chain-nofp "$FIXTURES/chain.c" &&
+	gcc -O2 -g -o qsort_cb "$FIXTURES/qsort_cb.c" &&
+	gcc -O2 -g -o recurse "$FIXTURES/recurse.c" &&
+	leaf=$(first_insn chain leaf_a) && caller=$(first_insn chain mid) &&
+	echo "chain: leaf_a starts with \"$leaf\", mid with \"$caller\"" &&
+	case "$leaf/$caller" in
+	push*%rbp/*) echo "leaf_a has a frame: this gcc does not build the frameless leaf these tests are about"; false ;;
+	*/push*%rbp) true ;;
+	*) echo "mid has no frame: -fno-omit-frame-pointer did not give the callers frames"; false ;;
+	esac
+'
+
+test_expect_success GCC,OBJDUMP 'check-call-edges.sh passes the calls chain makes and fails invented ones' '
+	cat >true.folded <<-\EOF &&
+	chain;__libc_start_call_main;main;top;mid;leaf_a 97
+	chain;__libc_start_call_main;main;top;mid;leaf_a;asm_sysvec_apic_timer_interrupt_[k];irq_exit_[k] 2
+	chain;__libc_start_call_main;main;clock_gettime@plt 1
+	chain;__libc_start_call_main;__clock_gettime;__vdso_clock_gettime 1
+	chain;__libc_start_call_main;main;qsort;leaf_a 1
+	other;__libc_start_call_main;top;leaf_a 5
+	EOF
+	"$TESTS/check-call-edges.sh" chain chain true.folded &&
+	for bad in "main;top;leaf_a" "main;mid;leaf_a" "top;mid;leaf_a" "main;top;mid;leaf_a;mid" "main;top;mid_inlined_[i];leaf_a"; do
+		{ cat true.folded && echo "chain;__libc_start_call_main;$bad 3"; } >bad.folded &&
+		test_must_fail "$TESTS/check-call-edges.sh" chain chain bad.folded >bad.out &&
+		cat bad.out &&
+		grep -q "^check-call-edges: 3 of 105 samples (2.9%) show a call that does not exist" bad.out || exit 1
+	done &&
+	test_must_fail "$TESTS/check-call-edges.sh" chain nosuchcomm true.folded &&
+	echo "other;main;top 1" >other.folded &&
+	test_must_fail "$TESTS/check-call-edges.sh" chain chain other.folded
+'
+
+test_expect_success BPF,GCC,OBJDUMP '-fno-omit-frame-pointer, default options: the true path in >= 99% of leaf_a samples, no invented call' '
+	check_chain default chain
+'
+
+test_expect_success BPF,GCC,OBJDUMP '-fno-omit-frame-pointer, --call-graph fp: the true path in >= 99% of leaf_a samples, no invented call' '
+	need_call_graph fp &&
+	check_chain fp chain --call-graph fp
+'
+
+test_expect_success BPF,GCC,OBJDUMP '-fomit-frame-pointer, default options: >= 99% of samples reach main, no invented call' '
+	record_and_fold nofp -- ./chain-nofp 1500 || exit 1
+	rc=0
+	expect_share "nofp: reaching main" nofp.folded chain-nofp "" ";main(;|$)" 99 || rc=1
+	"$TESTS/check-call-edges.sh" chain-nofp chain-nofp nofp.folded || rc=1
+	exit $rc
+'
+
+test_expect_success BPF,GCC,LIBC_DBG 'a qsort callback, default options: >= 95% of its samples run through libc qsort to main' '
+	record_and_fold qsort -- ./qsort_cb 1500 &&
+	expect_share "qsort: compare_keys under main;qsort internals" qsort.folded qsort_cb \
+		";compare_keys$" ";main;([^;]*(qsort|msort)[^;]*;)+compare_keys$" 95
+'
+
+test_expect_success BPF,PYTHON3,LIBC_DBG 'Debian python3 in a pure-Python loop: >= 90% reach __libc_start_call_main, no frame at 0' '
+	record_and_fold python -- /usr/bin/python3 "$FIXTURES/busy_loop.py" 2 &&
+	expect_share "python3: reaching __libc_start_call_main" python.folded python3 "" \
+		";__libc_start_call_main(;|$)" 90 >python.share
+	rc=$?
+	cat python.share
+	if grep "<0x0>" python.addrs >zero.addrs; then
+		echo "frames at address 0 in $(awk "{ n += \$NF } END { print n }" zero.addrs) samples:"
+		head -n 5 zero.addrs | cut -c1-300
+		rc=1
+	fi
+	exit $rc
+'
+
+# Information only, never a test: perf's own DWARF unwinding of the same workload, for comparison.
+# --no-bpf-event: Debian 12's perf 6.1 aborts (assertion in util/build-id.c) on the BPF program events of
+# newer kernels when BPF programs are loaded.
+if [ -n "${test_prereq_ok[BPF]:-}" ] && [ -n "${test_prereq_ok[PYTHON3]:-}" ] && command -v perf >/dev/null; then
+	[ -f python.share ] && say "# stackrec, default options: $(head -n 1 python.share)"
+	if perf record -q --no-bpf-event --call-graph dwarf -F 999 -o perf.data -- /usr/bin/python3 "$FIXTURES/busy_loop.py" 2 \
+			>perf.out 2>&1 && perf script -i perf.data -F comm,ip,sym >perf.script 2>perf.err; then
+		awk 'BEGIN { RS = "" } $1 == "python3" { t++; if (/__libc_start_call_main/) h++ }
+			END { printf "# perf record --call-graph dwarf, same workload (information only): %.1f%% of %d samples reach __libc_start_call_main\n", t ? 100 * h / t : 0, t }' perf.script
+	else
+		say "# perf record --call-graph dwarf failed (information only): $(tail -n 1 perf.err perf.out 2>/dev/null | tr '\n' ' ')"
+	fi
+fi
+
+test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: stacks end in [truncated], info counts them' '
+	need_call_graph dwarf,512 &&
+	record_and_fold recurse --call-graph dwarf,512 -- ./recurse 1000 200 &&
+	expect_share "recurse: [truncated] then descend frames" recurse.folded recurse \
+		";bottom$" "^;\[truncated\](;descend)+;bottom$" 95 &&
+	stackrec info recurse.rec >info.out &&
+	cat info.out &&
+	grep -i "truncated" info.out | grep -i "stack" | grep -q "[1-9]"
+'
+
+test_done
