@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * profile.bpf.c — the on-CPU sampler. Attached to one perf event per CPU (cpu-clock or cycles at -F Hz),
- * it sends each sample of a target process raw through a ring buffer: time, pid, tid, CPU, comm, the user
- * stack and the kernel stack (frame-pointer walks by bpf_get_stack), and the error of a walk that failed.
+ * profile.bpf.c — the on-CPU sampler. Attached to one perf event per CPU (cycles or cpu-clock at -F Hz),
+ * it sends each sample of a target process raw through a ring buffer: time, pid, tid, CPU, comm, the
+ * kernel stack (bpf_get_stack), and the user stack in the recording's call-graph mode:
+ *   - fp: a frame-pointer walk (bpf_get_stack), plus the user registers and the top few words of the stack,
+ *     so that convert can find the caller of a leaf function that has no frame of its own at the sampled pc;
+ *   - dwarf: no walk here; the user registers and up to stack_copy bytes of the live user stack, unwound
+ *     offline with the binaries' CFI (convert/unwind.c), as perf's --call-graph dwarf does.
+ * and the error of a walk or copy that failed.
  *
  * Targets are filtered here, in the kernel, so that unrelated processes cost one hash lookup: a process is
- * a target when its tgid is in `targets`. The recorder puts the spawned command or the -p PIDs there;
- * on_fork adds the children of targets as they are created (threads share the tgid). With -a
- * (record_all) every process except the idle task is sampled.
+ * a target when its tgid is in `targets` with TARGET_FOLLOWED. The recorder puts the spawned command (as
+ * TARGET_BEFORE_EXEC until it execs: before that it is a copy of the recorder, not the user's program) or
+ * the -p PIDs there; on_fork adds the children of targets as they are created (threads share the tgid).
+ * With -a (record_all) every process except the idle task is sampled.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -17,11 +24,22 @@
 
 const volatile bool record_all = false;
 const volatile __u64 period_ns = 0;
+const volatile bool dwarf_mode = false;	   /* --call-graph dwarf: copy the stack, do not walk it */
+const volatile __u32 stack_copy = 0;	   /* bytes of user stack to copy (dwarf: SIZE; fp: a few words) */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much is waiting, not per sample */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 16 << 20); /* the recorder sets the size before loading */
 } samples SEC(".maps");
+
+/* One sample_event per CPU to build the next sample in; sized to the CPUs by the recorder before loading. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_event);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,44 +63,147 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } side_band SEC(".maps");
 
+struct vma_end {
+	__u64 end;
+};
+
+static long vma_end_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	((struct vma_end *)data)->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/*
+ * Where the stack that sp points into ends: the main thread's at its initial stack pointer (above it are
+ * only the arguments and environment), any other stack at the end of its mapping. 0 when unknown.
+ */
+static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool main_thread)
+{
+	struct vma_end found = { 0 };
+	__u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
+
+	if (main_thread && sp < start_stack && start_stack - sp < (1ull << 30))
+		return start_stack;
+	if (bpf_find_vma(task, sp, vma_end_of, &found, 0) == 0)
+		return found.end;
+	return 0;
+}
+
+static __always_inline void take_user_regs(struct sample_event *e, struct task_struct *task, bool main_thread)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct user_regs_event *u = &e->user_regs;
+	__u64 sp, end, want = stack_copy, done = 0;
+	__u32 flags = 0;
+
+	if (!regs || !BPF_CORE_READ(task, mm))
+		return;
+	sp = BPF_CORE_READ(regs, sp);
+	u->machine = USER_REGS_MACHINE_X86_64;
+	u->reg_count = USER_REGS_COUNT;
+	u->reg_mask = USER_REGS_MASK_X86_64;
+	u->regs[0] = BPF_CORE_READ(regs, bx);
+	u->regs[1] = BPF_CORE_READ(regs, bp);
+	u->regs[2] = sp;
+	u->regs[3] = BPF_CORE_READ(regs, r12);
+	u->regs[4] = BPF_CORE_READ(regs, r13);
+	u->regs[5] = BPF_CORE_READ(regs, r14);
+	u->regs[6] = BPF_CORE_READ(regs, r15);
+	u->regs[7] = BPF_CORE_READ(regs, ip);
+	u->stack_wanted = (__u32)want;
+
+	end = stack_end(task, sp, main_thread);
+	if (end > sp && end - sp < want)
+		want = end - sp;
+	else
+		flags |= USER_STACK_CUT;
+	if (want > USER_STACK_MAX)
+		want = USER_STACK_MAX;
+	/* Usually one read; page by page when one page of the range cannot be read (not present), keeping
+	 * what precedes it. */
+	if (want && bpf_probe_read_user(e->stack, want, (void *)sp) == 0) {
+		done = want;
+	} else {
+		for (int i = 0; i < USER_STACK_MAX / 4096 + 1 && done < want; i++) {
+			__u64 chunk = 4096 - ((sp + done) & 4095);
+
+			if (chunk > want - done)
+				chunk = want - done;
+			chunk &= 8191;
+			if (bpf_probe_read_user(e->stack + (done & (USER_STACK_MAX - 1)), chunk, (void *)(sp + done)))
+				break;
+			done += chunk;
+		}
+		if (done < want)
+			flags |= USER_STACK_CUT;
+	}
+	u->stack_size = (__u32)done;
+	u->flags = flags;
+	e->flags |= SAMPLE_USER_REGS;
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *lost = bpf_map_lookup_elem(&lost_samples, &zero);
+
+	if (lost)
+		(*lost)++;
+}
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
+	__u32 pid = id >> 32, cpu = bpf_get_smp_processor_id();
 	struct sample_event *e;
+	__u64 size, flags;
+	__u8 *target;
 	long n;
 
 	if (pid == 0)
 		return 0;
-	if (!record_all && !bpf_map_lookup_elem(&targets, &pid))
-		return 0;
-	e = bpf_ringbuf_reserve(&samples, sizeof(*e), 0);
-	if (!e) {
-		__u32 zero = 0;
-		__u64 *lost = bpf_map_lookup_elem(&lost_samples, &zero);
-
-		if (lost)
-			(*lost)++;
-		return 0;
+	if (!record_all) {
+		target = bpf_map_lookup_elem(&targets, &pid);
+		if (!target || *target != TARGET_FOLLOWED)
+			return 0;
 	}
+	e = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!e)
+		return 0;
 	e->time_ns = bpf_ktime_get_ns();
 	e->weight = period_ns;
 	e->pid = pid;
 	e->tid = (__u32)id;
-	e->cpu = bpf_get_smp_processor_id();
+	e->cpu = cpu;
 	e->kind = SAMPLE_KIND_ON_CPU;
 	e->flags = 0;
 	e->reserved = 0;
+	e->user_stack_error = 0;
+	e->user_depth = 0;
+	e->user_regs.stack_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
-	n = bpf_get_stack(ctx, e->user_ips, sizeof(e->user_ips), BPF_F_USER_STACK);
-	e->user_stack_error = n < 0 ? n : 0;
-	e->user_depth = n < 0 ? 0 : n / sizeof(__u64);
+	if (dwarf_mode) {
+		e->flags |= SAMPLE_USER_UNWIND;
+	} else {
+		n = bpf_get_stack(ctx, e->user_ips, sizeof(e->user_ips), BPF_F_USER_STACK);
+		e->user_stack_error = n < 0 ? n : 0;
+		e->user_depth = n < 0 ? 0 : n / sizeof(__u64);
+	}
+	if (stack_copy)
+		take_user_regs(e, bpf_get_current_task_btf(), pid == (__u32)id);
 	n = bpf_get_stack(ctx, e->kernel_ips, sizeof(e->kernel_ips), 0);
 	e->kernel_stack_error = n < 0 ? n : 0;
 	e->kernel_depth = n < 0 ? 0 : n / sizeof(__u64);
-	bpf_ringbuf_submit(e, 0);
+
+	size = e->user_regs.stack_size;
+	if (size > USER_STACK_MAX)
+		size = USER_STACK_MAX;
+	size += __builtin_offsetof(struct sample_event, stack);
+	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&samples, e, size, flags))
+		count_lost();
 	return 0;
 }
 
@@ -90,12 +211,25 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_pid = parent->tgid, child_pid = child->tgid;
-	__u8 one = 1;
+	__u8 followed = TARGET_FOLLOWED, *target;
 
 	if (record_all || parent_pid == child_pid)
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &parent_pid))
-		bpf_map_update_elem(&targets, &child_pid, &one, BPF_ANY);
+	target = bpf_map_lookup_elem(&targets, &parent_pid);
+	if (target && *target == TARGET_FOLLOWED)
+		bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY);
+	return 0;
+}
+
+/* The recorder's child becomes the user's command: sample it from here on. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = task->tgid;
+	__u8 *target = bpf_map_lookup_elem(&targets, &pid);
+
+	if (target && *target == TARGET_BEFORE_EXEC)
+		*target = TARGET_FOLLOWED;
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "process_maps.h"
 #include "profile.h"
 #include "symbolizer.h"
+#include "unwind.h"
 
 struct convert {
 	struct profile profile;
@@ -41,6 +42,7 @@ struct convert {
 	size_t vdso_size;
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
+	struct unwinder *unwinder;
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 };
 
@@ -181,9 +183,9 @@ static char *stack_error_name(const char *which, int32_t err)
  * A JIT-compiled function of pid at ip, named from its embedded perf map: a location of its own module
  * "/tmp/perf-PID.map" (as perf names it), named here, so the symbolizer leaves it alone.
  */
-static bool jit_location(struct convert *c, uint32_t pid, uint64_t ip, bool is_return_address, uint32_t *out)
+static bool jit_location(struct convert *c, uint32_t pid, const struct unwind_frame *f, uint32_t *out)
 {
-	const char *name = jit_maps_lookup(&c->jit, pid, is_return_address ? ip - 1 : ip);
+	const char *name = jit_maps_lookup(&c->jit, pid, f->is_return_address ? f->pc - 1 : f->pc);
 	struct profile *p = &c->profile;
 	struct profile_location *loc;
 	uint32_t module;
@@ -194,7 +196,7 @@ static bool jit_location(struct convert *c, uint32_t pid, uint64_t ip, bool is_r
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
 	module = profile_intern_module(p, path, NULL, 0, 0, 0, false);
 	p->modules[module].has_functions = true;
-	*out = profile_intern_location(p, PROFILE_LOCATION_JIT, module, ip, ip, is_return_address);
+	*out = profile_intern_location(p, PROFILE_LOCATION_JIT, module, f->pc, f->pc, f->is_return_address, f->method);
 	loc = &p->locations[*out];
 	if (!loc->frame_count) {
 		loc->frames = xcalloc(1, sizeof(*loc->frames));
@@ -205,21 +207,76 @@ static bool jit_location(struct convert *c, uint32_t pid, uint64_t ip, bool is_r
 	return true;
 }
 
+static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwind_frame *f)
+{
+	uint32_t location;
+
+	if (jit_location(c, pid, f, &location))
+		return location;
+	return profile_intern_location(&c->profile, PROFILE_LOCATION_USER, f->module, f->pc, f->file_offset,
+				       f->is_return_address, f->method);
+}
+
+/*
+ * The user frames of a frame-pointer walk: the sampled pc, then return addresses. The 0 that ends a walk
+ * (the outermost frame's saved frame pointer) is not a frame. When the sample kept its registers and top
+ * words, the caller of a leaf function without a frame of its own, which the walk skipped, is put back.
+ */
+static uint32_t walked_frames(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
+			      const struct unwind_input *in, struct unwind_frame *frames)
+{
+	uint32_t depth = s->user_depth, n = 0;
+	uint64_t caller;
+
+	while (depth > 0 && ips[depth - 1] == 0)
+		depth--;
+	for (uint32_t i = 0; i < depth; i++) {
+		frames[n] = (struct unwind_frame){ .pc = ips[i], .is_return_address = i > 0,
+						   .method = i ? PROFILE_UNWIND_FRAME_POINTER : PROFILE_UNWIND_PC };
+		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
+		if (i == 0 && in && unwind_leaf_caller(c->unwinder, in, ips[0], &caller) &&
+		    (depth < 2 || ips[1] != caller)) {
+			frames[n] = (struct unwind_frame){ .pc = caller, .is_return_address = true,
+							   .method = PROFILE_UNWIND_FP_LEAF_FIX };
+			unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
+			c->profile.leaf_fixes++;
+		}
+	}
+	return n;
+}
+
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct convert *c = ctx;
 	struct profile *p = &c->profile;
-	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 2];
+	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 3];
+	struct unwind_frame frames[SREC_MAX_STACK_DEPTH + 1];
+	struct srec_user_regs regs_header;
+	struct unwind_input input, *in = NULL;
+	enum unwind_end end = UNWIND_COMPLETE;
+	const char *why = NULL;
 	struct srec_sample s;
 	const uint64_t *ips;
-	uint32_t depth = 0;
+	uint32_t depth = 0, user = 0;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
+	int regs;
 
 	if (type != SREC_BLOCK_SAMPLE)
 		return 0;
 	if (recording_parse_sample(body, size, &s, &ips) < 0) {
 		c->bad_blocks++;
 		return 0;
+	}
+	regs = recording_parse_user_regs(body, size, &s, &regs_header, &input.regs, &input.stack);
+	if (regs < 0) {
+		c->bad_blocks++;
+		return 0;
+	}
+	if (regs == 0) {
+		input.pid = s.pid;
+		input.time_ns = s.time_ns;
+		input.header = &regs_header;
+		in = &input;
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
 	if (s.kind == SREC_SAMPLE_OFF_CPU) /* a recording holds one kind; weights then are blocked time */
@@ -237,25 +294,28 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 		if (c->kernel_module == PROFILE_NO_MODULE)
 			c->kernel_module = profile_intern_module(p, "[kernel.kallsyms]", NULL, 0, 0, 0, true);
-		locations[depth++] = profile_intern_location(p, PROFILE_LOCATION_KERNEL, c->kernel_module, ip, ip, i > 0);
+		locations[depth++] = profile_intern_location(p, PROFILE_LOCATION_KERNEL, c->kernel_module, ip, ip, i > 0,
+							     PROFILE_UNWIND_KERNEL);
 	}
-	for (uint32_t i = 0; i < s.user_depth; i++) {
-		uint32_t module = PROFILE_NO_MODULE;
-		uint64_t offset = ips[i];
-
-		if (jit_location(c, s.pid, ips[i], i > 0, &locations[depth])) {
-			depth++;
-			continue;
-		}
-		process_maps_resolve(&c->maps, s.pid, s.time_ns, ips[i], &module, &offset);
-		locations[depth++] =
-			profile_intern_location(p, PROFILE_LOCATION_USER, module, ips[i], offset, i > 0);
+	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
+		if (in)
+			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
+	} else {
+		user = walked_frames(c, &s, ips, in, frames);
 	}
+	for (uint32_t i = 0; i < user; i++)
+		locations[depth++] = user_location(c, s.pid, &frames[i]);
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
 
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER, name);
 		free(name);
+	}
+	/* A stack that was cut says so, at its root end. */
+	if (end != UNWIND_COMPLETE) {
+		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER,
+							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
+		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
 	}
 	profile_add_sample(p, s.pid, s.tid, comm, locations, depth, s.weight, s.user_stack_error,
 			   s.kernel_stack_error);
@@ -465,7 +525,9 @@ int cmd_convert(int argc, char **argv)
 			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
 		}
 	}
+	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	recording_reader_for_each(&reader, add_sample, c, verbose);
+	unwinder_free(c->unwinder);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];

@@ -36,6 +36,7 @@ struct info {
 	uint64_t blocks[MAX_BLOCK_TYPE + 1]; /* last slot: types beyond MAX_BLOCK_TYPE */
 	uint64_t unknown_blocks, bad_blocks;
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
+	uint64_t unwind_samples, stack_bytes, cut_stacks; /* dwarf mode: samples, stack bytes, copies cut short */
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
 	uint32_t *tids;
@@ -131,6 +132,22 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		if (s.pid == s.tid || !p->comm[0])
 			memcpy(p->comm, s.comm, sizeof(p->comm) - 1);
 		add_tid(in, s.tid);
+		if (s.flags & SREC_SAMPLE_USER_UNWIND)
+			in->unwind_samples++;
+		{
+			struct srec_user_regs regs;
+			const uint64_t *values;
+			const uint8_t *stack;
+			int got = recording_parse_user_regs(body, size, &s, &regs, &values, &stack);
+
+			if (got < 0)
+				in->bad_blocks++;
+			if (got == 0 && s.flags & SREC_SAMPLE_USER_UNWIND) {
+				in->stack_bytes += regs.stack_size;
+				if (regs.flags & SREC_USER_STACK_CUT)
+					in->cut_stacks++;
+			}
+		}
 		if (s.user_stack_error)
 			add_error(in, s.user_stack_error, false);
 		if (s.kernel_stack_error)
@@ -245,9 +262,19 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		sampled += in->procs[i].samples > 0;
 	printf("  %-20s %zu (%zu more with mappings or tasks only)\n", "processes", sampled, in->proc_count - sampled);
 	printf("  %-20s %zu\n", "threads", in->tid_count);
-	printf("  %-20s %.1f user, %.1f kernel\n", "mean stack depth",
+	printf("  %-20s %.1f user, %.1f kernel%s\n", "mean stack depth",
 	       in->samples ? (double)in->user_frames / (double)in->samples : 0.0,
-	       in->samples ? (double)in->kernel_frames / (double)in->samples : 0.0);
+	       in->samples ? (double)in->kernel_frames / (double)in->samples : 0.0,
+	       in->unwind_samples ? " (user stacks are unwound by convert)" : "");
+	if (in->unwind_samples) {
+		/* A cut copy is where convert's [truncated] frames come from: say how often, and what helps. */
+		printf("  %-20s %" PRIu64 " samples, %.0f bytes of stack each on average\n", "dwarf stacks",
+		       in->unwind_samples, (double)in->stack_bytes / (double)in->unwind_samples);
+		printf("  %-20s %" PRIu64 " (%.1f%%)%s\n", "truncated stacks", in->cut_stacks,
+		       100.0 * (double)in->cut_stacks / (double)in->unwind_samples,
+		       in->cut_stacks ? ": the stack was deeper than the copy; record with a larger --call-graph dwarf,SIZE"
+				      : "");
+	}
 	for (size_t i = 0; i < in->error_count; i++)
 		printf("  %-20s %" PRIu64 " %s -%s\n", i ? "" : "failed stacks", in->errors[i].count,
 		       in->errors[i].kernel ? "kernel" : "user", strerrorname_np(-in->errors[i].error) ?: "?");

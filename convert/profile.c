@@ -163,6 +163,7 @@ struct location_key {
 	uint32_t module;
 	uint64_t file_offset;
 	bool is_return_address;
+	enum profile_unwind unwind;
 	const char *marker;
 };
 
@@ -174,7 +175,7 @@ static bool location_eq(const void *ctx, uint32_t index)
 	if (k->marker)
 		return l->synthetic && l->kind == k->kind && !strcmp(l->frames[0].function, k->marker);
 	return !l->synthetic && l->kind == k->kind && l->module == k->module && l->file_offset == k->file_offset &&
-	       l->is_return_address == k->is_return_address;
+	       l->is_return_address == k->is_return_address && l->unwind == k->unwind;
 }
 
 static struct profile_location *new_location(struct profile *p, size_t slot, uint64_t hash, uint32_t *index)
@@ -187,10 +188,10 @@ static struct profile_location *new_location(struct profile *p, size_t slot, uin
 }
 
 uint32_t profile_intern_location(struct profile *p, enum profile_location_kind kind, uint32_t module,
-				 uint64_t address, uint64_t file_offset, bool is_return_address)
+				 uint64_t address, uint64_t file_offset, bool is_return_address, enum profile_unwind unwind)
 {
-	struct location_key key = { p, kind, module, file_offset, is_return_address, NULL };
-	uint64_t fields[3] = { kind | (uint64_t)is_return_address << 8, module, file_offset };
+	struct location_key key = { p, kind, module, file_offset, is_return_address, unwind, NULL };
+	uint64_t fields[3] = { kind | (uint64_t)is_return_address << 8 | (uint64_t)unwind << 16, module, file_offset };
 	uint64_t hash = hash_mix(hash_bytes(HASH_SEED, fields, sizeof(fields)));
 	struct profile_location *l;
 	uint32_t index;
@@ -201,7 +202,7 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 		return index;
 	l = new_location(p, slot, hash, &index);
 	l->kind = kind;
-	l->unwind = PROFILE_UNWIND_FRAME_POINTER;
+	l->unwind = unwind;
 	l->module = module;
 	l->address = address;
 	l->file_offset = file_offset;
@@ -211,7 +212,7 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 
 uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name)
 {
-	struct location_key key = { p, kind, PROFILE_NO_MODULE, 0, false, name };
+	struct location_key key = { p, kind, PROFILE_NO_MODULE, 0, false, PROFILE_UNWIND_NONE, name };
 	uint64_t hash = hash_mix(hash_bytes(HASH_SEED ^ kind ^ 2, name, strlen(name)));
 	struct profile_location *l;
 	uint32_t index;
@@ -222,7 +223,7 @@ uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kin
 		return index;
 	l = new_location(p, slot, hash, &index);
 	l->kind = kind;
-	l->unwind = PROFILE_UNWIND_FRAME_POINTER;
+	l->unwind = PROFILE_UNWIND_NONE;
 	l->module = PROFILE_NO_MODULE;
 	l->synthetic = true;
 	l->frames = xcalloc(1, sizeof(*l->frames));
@@ -429,6 +430,38 @@ void profile_release(struct profile *p)
 		free(p->tables);
 	}
 	memset(p, 0, sizeof(*p));
+}
+
+void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason)
+{
+	size_t i;
+
+	if (truncated)
+		p->truncated_stacks++;
+	else
+		p->incomplete_stacks++;
+	if (!reason)
+		return;
+	for (i = 0; i < p->unwind_stop_count && strcmp(p->unwind_stops[i].reason, reason); i++)
+		;
+	if (i == ARRAY_SIZE(p->unwind_stops))
+		return;
+	if (i == p->unwind_stop_count)
+		p->unwind_stops[p->unwind_stop_count++].reason = reason;
+	p->unwind_stops[i].samples++;
+}
+
+const char *profile_unwind_name(enum profile_unwind unwind)
+{
+	switch (unwind) {
+	case PROFILE_UNWIND_FRAME_POINTER: return "frame_pointer";
+	case PROFILE_UNWIND_CFI: return "cfi";
+	case PROFILE_UNWIND_FP_LEAF_FIX: return "frame_pointer_leaf_fix";
+	case PROFILE_UNWIND_KERNEL: return "kernel";
+	case PROFILE_UNWIND_PC: return "pc";
+	case PROFILE_UNWIND_NONE: return "none";
+	}
+	return "unknown";
 }
 
 char *profile_module_short_name(const struct profile_module *m)

@@ -46,9 +46,14 @@ enum profile_location_kind {
 	PROFILE_LOCATION_JIT = 3     /* reserved: code named from a JIT perf map */
 };
 
+/* How a frame was found. */
 enum profile_unwind {
-	PROFILE_UNWIND_FRAME_POINTER = 1, /* from bpf_get_stack's frame-pointer walk */
-	PROFILE_UNWIND_DWARF = 2	  /* reserved: DWARF CFI over copied stack bytes */
+	PROFILE_UNWIND_FRAME_POINTER = 1, /* a frame-pointer step: while recording (fp mode) or offline (no CFI) */
+	PROFILE_UNWIND_CFI = 2,		  /* a step with the module's CFI over the copied stack (dwarf mode) */
+	PROFILE_UNWIND_FP_LEAF_FIX = 3,	  /* the caller of a frameless leaf, which the frame-pointer walk skipped */
+	PROFILE_UNWIND_KERNEL = 4,	  /* the kernel's own stack walk */
+	PROFILE_UNWIND_PC = 5,		  /* the interrupted pc itself, from the registers: the leaf */
+	PROFILE_UNWIND_NONE = 6		  /* a marker, not a frame: "[truncated]", "[user stack error -EFAULT]" */
 };
 
 /* One distinct address in one module. */
@@ -121,6 +126,14 @@ struct profile {
 	uint64_t user_stack_errors;   /* samples whose user stack failed */
 	uint64_t kernel_stack_errors; /* samples whose kernel stack failed */
 	uint64_t unnamed_locations;   /* locations the symbolizer could not name (synthetic ones excluded) */
+	uint64_t leaf_fixes;	      /* fp samples whose skipped leaf caller was put back */
+	uint64_t truncated_stacks;    /* samples whose user stack ends in [truncated] */
+	uint64_t incomplete_stacks;   /* samples whose user stack ends in [incomplete] */
+	struct profile_unwind_stop {
+		const char *reason; /* static string: "stack copy too small", "no CFI and no frame pointer", ... */
+		uint64_t samples;
+	} unwind_stops[8];
+	size_t unwind_stop_count;
 	struct profile_tables *tables; /* private to convert/profile.c while building; NULL once finished */
 	size_t module_cap, location_cap, stack_cap;
 };
@@ -134,16 +147,19 @@ void profile_init(struct profile *p);
 uint32_t profile_intern_module(struct profile *p, const char *path, const char *build_id, uint64_t start,
 			       uint64_t end, uint64_t file_offset, bool is_kernel);
 /*
- * The location of (kind, module, file_offset, is_return_address); added, without frames, when new.
+ * The location of (kind, module, file_offset, is_return_address, unwind); added, without frames, when new.
+ * How a frame was found is part of it, so that every output can say it of every frame.
  * address is kept from the first sample that used it. Returns its index.
  */
 uint32_t profile_intern_location(struct profile *p, enum profile_location_kind kind, uint32_t module,
-				 uint64_t address, uint64_t file_offset, bool is_return_address);
+				 uint64_t address, uint64_t file_offset, bool is_return_address, enum profile_unwind unwind);
 /* A synthetic location named name (kept as given), e.g. "[user stack error -EFAULT]"; one per name. */
 uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name);
 /* Counts one sample of this stack (locations leaf first). */
 void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, const uint32_t *locations,
 			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error);
+/* Counts a sample whose user stack did not reach its outermost frame, and why (a static string or NULL). */
+void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason);
 /* Gives frameless locations an unnamed frame, sorts stacks deterministically, frees the lookup tables. */
 void profile_finish(struct profile *p);
 /* Records that process pid is named name since time_ns; the latest name wins (side-band records from
@@ -158,6 +174,9 @@ void profile_release(struct profile *p);
  * offset), or "[unknown]" without a module. Returns a malloc'd string.
  */
 char *profile_location_fallback_name(const struct profile *p, const struct profile_location *loc);
+/* How a frame was found, as outputs spell it: "frame_pointer", "cfi", "frame_pointer_leaf_fix", "kernel",
+ * "pc", "none". */
+const char *profile_unwind_name(enum profile_unwind unwind);
 /* The basename of a module's path without brackets or " (deleted)": "libc.so.6", "vdso", "kernel.kallsyms". */
 char *profile_module_short_name(const struct profile_module *m);
 

@@ -23,114 +23,38 @@
 #include "../util.h"
 #include "cu_index.h"
 #include "demangle.h"
-#include "zstd_sections.h"
+#include "module_file.h"
 
 /* One module's open file and debug information. */
 struct module_state {
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	Elf *elf;	 /* the main file, for its program headers */
-	GElf_Addr bias;	 /* Dwfl address = ELF address + bias */
+	struct module_file file;
 	struct cu_index cu;
-	bool has_symtab; /* the file has a symbol table or DWARF at all */
-	const char *reason; /* why the module cannot be used, or NULL */
+	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
-	char *path;
 };
 
 static void module_open(struct module_state *st, const struct profile_module *m,
-			const struct symbolizer_options *options, const Dwfl_Callbacks *callbacks)
+			const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
-	struct debug_file file;
-	const char *reason = NULL;
-	char *name;
+	Dwarf_Addr dbias;
 
 	memset(st, 0, sizeof(*st));
-	if (debug_file_find(&options->search, m->path, m->build_id, &file, &reason) < 0) {
-		debug("'%s'%s%s: %s", m->path, m->build_id ? " build ID " : "", m->build_id ? m->build_id : "",
-		      reason);
-		st->reason = reason;
+	module_file_open(&st->file, m, &options->search, callbacks);
+	if (st->file.reason)
 		return;
-	}
-	st->path = file.path;
-	{
-		int decompressed = zstd_sections_decompress(file.fd, file.path);
-
-		if (decompressed >= 0) {
-			close(file.fd);
-			file.fd = decompressed;
-		}
-	}
-	st->dwfl = dwfl_begin(callbacks);
-	if (!st->dwfl) {
-		close(file.fd);
-		st->reason = "libdwfl failed";
-		return;
-	}
-	name = profile_module_short_name(m);
-	dwfl_report_begin(st->dwfl);
-	st->mod = dwfl_report_elf(st->dwfl, name, file.path, file.fd, 0, false);
-	free(name);
-	dwfl_report_end(st->dwfl, NULL, NULL);
-	if (!st->mod) {
-		close(file.fd);
-		debug("'%s': %s", file.path, dwfl_errmsg(-1));
-		st->reason = "not an ELF file";
-		return;
-	}
-	st->elf = dwfl_module_getelf(st->mod, &st->bias);
-	if (!st->elf) {
-		st->reason = "not an ELF file";
-		return;
-	}
-	st->has_symtab = dwfl_module_getsymtab(st->mod) > 0;
-	{
-		Dwarf_Addr dbias;
-
-		if (dwfl_module_getdwarf(st->mod, &dbias))
-			st->has_symtab = true;
-		else
-			st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->elf);
-	}
-	debug("'%s': symbolizing from %s", m->path, file.path);
+	st->has_symtab = dwfl_module_getsymtab(st->file.mod) > 0;
+	if (dwfl_module_getdwarf(st->file.mod, &dbias))
+		st->has_symtab = true;
+	else
+		st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->file.elf);
+	debug("'%s': symbolizing from %s", m->path, st->file.path);
 }
 
 static void module_close(struct module_state *st)
 {
 	cu_index_release(&st->cu);
-	if (st->dwfl)
-		dwfl_end(st->dwfl);
-	free(st->path);
+	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
-}
-
-/* The ELF address that file offset off is loaded at, from the PT_LOAD headers. */
-static bool offset_to_vaddr(Elf *elf, uint64_t off, GElf_Addr *vaddr)
-{
-	size_t phnum;
-
-	if (elf_getphdrnum(elf, &phnum) < 0)
-		return false;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
-
-		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
-			return true;
-		}
-	}
-	/* An address in a non-executable segment (rare: data executed, or a writable text). */
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
-
-		if (ph && ph->p_type == PT_LOAD && off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
-			return true;
-		}
-	}
-	return false;
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -218,7 +142,7 @@ static uint32_t dwarf_frames(struct module_state *st, Dwarf_Addr addr, const str
 	int prev = -1; /* index in chain of the previous (inner) function scope */
 
 	*have_cu = false;
-	cudie = cu_index_addrdie(&st->cu, st->mod, addr, &cudie_mem, &dbias);
+	cudie = cu_index_addrdie(&st->cu, st->file.mod, addr, &cudie_mem, &dbias);
 	if (!cudie)
 		return 0;
 	*cu_out = *cudie;
@@ -297,23 +221,22 @@ static void symbolize_user(struct profile *p, struct profile_location *loc, stru
 	const char *symbol;
 	Dwarf_Die cudie;
 	Dwarf_Addr cu_bias = 0;
-	GElf_Addr vaddr, addr, offset;
+	GElf_Addr addr, offset;
 	GElf_Sym sym;
 	uint32_t count;
 	bool have_cu;
 
-	if (st->reason)
-		return set_unnamed(p, loc, st->reason);
-	if (!offset_to_vaddr(st->elf, loc->file_offset, &vaddr))
+	if (st->file.reason)
+		return set_unnamed(p, loc, st->file.reason);
+	if (!module_file_address(&st->file, loc->file_offset, &addr))
 		return set_unnamed(p, loc, "address outside the file's loadable segments");
-	addr = vaddr + st->bias;
 	if (loc->is_return_address && addr)
 		addr--; /* the call instruction, not the one after it */
 
 	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
 	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
 	symbol = !count || !strcmp(frames[count - 1].function, "??")
-			 ? dwfl_module_addrinfo(st->mod, addr, &offset, &sym, NULL, NULL, NULL)
+			 ? dwfl_module_addrinfo(st->file.mod, addr, &offset, &sym, NULL, NULL, NULL)
 			 : NULL;
 	if (!count && symbol) {
 		frames = xcalloc(1, sizeof(*frames));
@@ -387,17 +310,10 @@ static int compare_by_module(const void *a, const void *b, void *ctx)
 void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, const struct symbolizer_options *options)
 {
 	uint32_t *order = xmalloc((p->location_count ? p->location_count : 1) * sizeof(*order));
-	char *debuginfo_path = debug_file_dwfl_path(&options->search);
-	/* Separate debug files (.gnu_debuglink, .build-id trees) are found by libdwfl's standard search. */
-	const Dwfl_Callbacks callbacks = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-		.debuginfo_path = &debuginfo_path,
-	};
+	struct module_file_callbacks callbacks;
 	size_t n = 0;
 
-	elf_version(EV_CURRENT);
+	module_file_callbacks_init(&callbacks, &options->search);
 	for (size_t i = 0; i < p->location_count; i++) {
 		struct profile_location *loc = &p->locations[i];
 
@@ -421,5 +337,5 @@ void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, c
 		module_close(&st);
 	}
 	free(order);
-	free(debuginfo_path);
+	module_file_callbacks_release(&callbacks);
 }

@@ -82,7 +82,8 @@ enum srec_block_type {
 	SREC_BLOCK_END = 7,	 /* the recording ended cleanly: struct srec_end; always the last block */
 
 	/* Reserved for what comes next (see DEVELOPERS.md); not written yet, skipped by readers. */
-	SREC_BLOCK_USER_REGS_STACK = 8, /* user registers and copied stack bytes of a sample, for DWARF unwinding */
+	SREC_BLOCK_USER_REGS_STACK = 8, /* not used: a sample's registers and stack bytes follow its IPs instead
+					   (SREC_SAMPLE_USER_REGS), see struct srec_user_regs */
 	SREC_BLOCK_SIGNAL = 9,		/* a fatal signal delivered to a thread, with its stack */
 	SREC_BLOCK_PROBE_CONTEXT = 10,	/* context values captured by a user-defined probe */
 	SREC_BLOCK_FILE = 11,		/* an embedded file: vDSO image, JIT perf map (struct srec_file) */
@@ -107,6 +108,7 @@ enum srec_block_type {
 #define SREC_HOST_TARGET "target"		    /* "command", "pids" or "all" */
 #define SREC_HOST_KPTR_RESTRICTED "kptr_restricted" /* "1" when kallsyms showed no addresses (kernel.kptr_restrict) */
 #define SREC_HOST_STACKREC_VERSION "stackrec_version"
+#define SREC_HOST_CALL_GRAPH "call_graph"	    /* how user stacks were taken: "fp" or "dwarf,SIZE" (perf's spelling) */
 
 /* SAMPLE: what the BPF program saw at one sampling interrupt (or one off-CPU interval, later). */
 enum srec_sample_kind {
@@ -124,7 +126,7 @@ struct srec_sample {
 	uint32_t tid;		    /* thread id */
 	uint32_t cpu;		    /* CPU the sample was taken on */
 	uint16_t kind;		    /* enum srec_sample_kind */
-	uint16_t flags;		    /* none defined yet */
+	uint16_t flags;		    /* enum srec_sample_flags */
 	int32_t user_stack_error;   /* 0, or the negative errno bpf_get_stack returned for the user stack */
 	int32_t kernel_stack_error; /* 0, or the negative errno bpf_get_stack returned for the kernel stack */
 	uint16_t user_depth;	    /* number of user instruction pointers in ips[] */
@@ -135,6 +137,49 @@ struct srec_sample {
 				       interrupted pc, every other entry a return address */
 };
 _Static_assert(sizeof(struct srec_sample) == 64, "sample header is 64 bytes");
+
+enum srec_sample_flags {
+	/* A struct srec_user_regs, its registers and the copied top of the user stack follow ips[]. */
+	SREC_SAMPLE_USER_REGS = 1u << 0,
+	/* The user stack was not walked while recording (user_depth is 0): the offline step unwinds it from the
+	 * registers and stack bytes with the binaries' CFI (`record --call-graph dwarf`). Without this flag the
+	 * user IPs are a frame-pointer walk, and the registers (if any) serve only to repair its first step. */
+	SREC_SAMPLE_USER_UNWIND = 1u << 1
+};
+
+/*
+ * The user-mode registers of a sample and the live top of its user stack, after the sample's IPs (at offset
+ * 64 + 8 * (user_depth + kernel_depth)), when the sample has SREC_SAMPLE_USER_REGS:
+ *
+ *   struct srec_user_regs  uint64_t regs[reg_count]  uint8_t stack[stack_size]
+ *
+ * With --call-graph dwarf the stack is copied from the stack pointer up to SIZE bytes or to the end of the
+ * stack, whichever is nearer (the main thread's stack ends at its initial stack pointer, another thread's at
+ * the end of its stack mapping), so a shallow stack costs little. In frame-pointer mode only a few words are
+ * kept, enough to find the return address of a leaf function that has no frame of its own at the sampled pc.
+ *
+ * Why after the IPs and not a block of its own (SREC_BLOCK_USER_REGS_STACK): a sample stays one block that
+ * damage cannot cut in half, nothing needs pairing, and readers that do not know the flag ignore bytes past
+ * the IPs, as recording_parse_sample always has.
+ */
+enum srec_user_regs_flags {
+	/* The copy stopped before the end of the stack (SIZE reached, or a page could not be read): an unwinder
+	 * that needs bytes past stack_size ends the stack as truncated, not as complete. */
+	SREC_USER_STACK_CUT = 1u << 0
+};
+
+#define SREC_USER_STACK_MAX (64u * 1024) /* the most stack bytes one sample may carry */
+#define SREC_USER_REGS_MAX 64		  /* reg_mask has a bit per DWARF register number below this */
+
+struct srec_user_regs {
+	uint16_t machine;    /* ELF e_machine whose DWARF register numbers reg_mask uses: 62 (EM_X86_64) */
+	uint16_t reg_count;  /* registers that follow: the number of bits set in reg_mask */
+	uint32_t stack_size; /* bytes of stack after the registers, starting at the stack pointer's address */
+	uint64_t reg_mask;   /* bit N set: DWARF register N is present; regs[] in ascending register number */
+	uint32_t flags;	     /* enum srec_user_regs_flags */
+	uint32_t stack_wanted; /* SIZE: the most bytes the recorder would have copied */
+};
+_Static_assert(sizeof(struct srec_user_regs) == 24, "user regs header is 24 bytes");
 
 /* TASK: the life of a thread, from the kernel's fork/comm/exit records or the /proc scan at start. */
 enum srec_task_event {

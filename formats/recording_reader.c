@@ -264,6 +264,30 @@ int recording_parse_sample(const void *body, uint32_t size, struct srec_sample *
 	return 0;
 }
 
+int recording_parse_user_regs(const void *body, uint32_t size, const struct srec_sample *s, struct srec_user_regs *out,
+			      const uint64_t **regs, const uint8_t **stack)
+{
+	size_t offset = sizeof(*s) + ((size_t)s->user_depth + s->kernel_depth) * sizeof(uint64_t);
+	const unsigned char *p = body;
+
+	if (!(s->flags & SREC_SAMPLE_USER_REGS))
+		return 1;
+	if (size < offset || size - offset < sizeof(*out))
+		return -1;
+	memcpy(out, p + offset, sizeof(*out));
+	offset += sizeof(*out);
+	if (out->stack_size > SREC_USER_STACK_MAX || out->reg_count > SREC_USER_REGS_MAX ||
+	    (unsigned int)__builtin_popcountll(out->reg_mask) != out->reg_count ||
+	    (size - offset) / sizeof(uint64_t) < out->reg_count)
+		return -1;
+	*regs = (const uint64_t *)(p + offset);
+	offset += (size_t)out->reg_count * sizeof(uint64_t);
+	if (size - offset < out->stack_size)
+		return -1;
+	*stack = p + offset;
+	return 0;
+}
+
 int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping *out, const char **path)
 {
 	const char *p;

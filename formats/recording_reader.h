@@ -62,6 +62,13 @@ void recording_reader_close(struct recording_reader *r);
  * and counted as damage by the caller).
  */
 int recording_parse_sample(const void *body, uint32_t size, struct srec_sample *out, const uint64_t **ips);
+/*
+ * The user registers and stack bytes after the IPs of sample s (parsed from the same body), when s has
+ * SREC_SAMPLE_USER_REGS. Returns 0 with *out, *regs (reg_count values) and *stack (stack_size bytes) set,
+ * 1 when the sample carries none, -1 when they do not fit the block or make no sense.
+ */
+int recording_parse_user_regs(const void *body, uint32_t size, const struct srec_sample *s, struct srec_user_regs *out,
+			      const uint64_t **regs, const uint8_t **stack);
 int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping *out, const char **path);
 int recording_parse_task(const void *body, uint32_t size, struct srec_task *out);
 int recording_parse_stats(const void *body, uint32_t size, struct srec_stats *out);

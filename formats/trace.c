@@ -34,17 +34,6 @@ static const char *kind_name(enum profile_location_kind kind)
 	return "unknown";
 }
 
-static const char *unwind_name(enum profile_unwind unwind)
-{
-	switch (unwind) {
-	case PROFILE_UNWIND_FRAME_POINTER:
-		return "frame_pointer";
-	case PROFILE_UNWIND_DWARF:
-		return "dwarf";
-	}
-	return "unknown";
-}
-
 static void kv_string_or_null(struct json_writer *w, const char *key, const char *s)
 {
 	json_key(w, key);
@@ -140,7 +129,7 @@ static void write_frame(struct json_writer *w, const struct profile *profile, ui
 	kv_positive_or_null(w, "column", frame->column);
 	kv_positive_or_null(w, "start_line", frame->start_line);
 	json_kv_bool(w, "inlined", frame->inlined);
-	json_kv_string(w, "unwind", unwind_name(loc->unwind));
+	json_kv_string(w, "unwind", profile_unwind_name(loc->unwind));
 	json_kv_bool(w, "return_address", loc->is_return_address);
 	kv_string_or_null(w, "unnamed_reason", frame->function ? NULL : loc->unnamed_reason);
 	json_kv_bool(w, "synthetic", loc->synthetic);

@@ -71,6 +71,14 @@ int host_write(struct recorder *rec, bool kptr_restricted)
 	add(&t, SREC_HOST_TARGET, target_names[rec->target]);
 	add(&t, SREC_HOST_KPTR_RESTRICTED, kptr_restricted ? "1" : "0");
 	add(&t, SREC_HOST_STACKREC_VERSION, STACKREC_VERSION);
+	if (rec->call_graph == CALL_GRAPH_DWARF) {
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "dwarf,%u", rec->stack_size);
+		add(&t, SREC_HOST_CALL_GRAPH, mode);
+	} else {
+		add(&t, SREC_HOST_CALL_GRAPH, "fp");
+	}
 	ret = recording_writer_add(&rec->writer, SREC_BLOCK_HOST, t.s, t.len, NULL, 0);
 	free(t.s);
 	return ret;

@@ -36,7 +36,8 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: stackrec record [-F HZ] [-o FILE] [--duration SECONDS] (-- COMMAND [ARGS...] | -p PID[,PID...] | -a)\n"
+		"usage: stackrec record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [--duration SECONDS]\n"
+		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -a)\n"
 		"\n"
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
 		"\n"
@@ -44,6 +45,14 @@ static void usage(FILE *out)
 		"  -o, --output FILE      the recording (default %s)\n"
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -a, --all-cpus         record every process\n"
+		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
+		"                           dwarf[,SIZE]  copy the registers and up to SIZE bytes of the user stack\n"
+		"                                         (default %d, at most %u) and unwind them offline with\n"
+		"                                         the binaries' CFI: complete stacks without frame\n"
+		"                                         pointers (the default)\n"
+		"                           fp            walk frame pointers while recording: cheaper, but short\n"
+		"                                         or wrong in code built without them\n"
+		"  -g                     call graphs in the default mode (accepted for perf's sake; always on)\n"
 		"      --duration SECONDS stop after this long (a spawned command is then sent SIGTERM)\n"
 		"      --build-id-cache DIR  copy mapped executables here by build ID (default $STACKREC_CACHE_DIR,\n"
 		"                         else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
@@ -57,7 +66,7 @@ static void usage(FILE *out)
 		"\n"
 		"Stops when the command exits, when every -p process is gone, when --duration runs out, or on\n"
 		"Ctrl-C/SIGTERM; always ends with a complete file and a summary line. See docs/recording.md.\n",
-		DEFAULT_FREQUENCY, DEFAULT_OUTPUT, DEFAULT_CACHE_SIZE_MB);
+		DEFAULT_FREQUENCY, DEFAULT_OUTPUT, DEFAULT_STACK_SIZE, SREC_USER_STACK_MAX, DEFAULT_CACHE_SIZE_MB);
 }
 
 static char *join_args(int argc, char **argv)
@@ -76,9 +85,35 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
+/* --call-graph fp | dwarf[,SIZE]: SIZE in bytes, rounded up to 8 as perf does. */
+static int parse_call_graph(struct recorder *rec, const char *arg)
+{
+	const char *size;
+	char *end;
+	long long n;
+
+	if (!strcmp(arg, "fp")) {
+		rec->call_graph = CALL_GRAPH_FP;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
+		return error("--call-graph takes fp or dwarf[,SIZE], not '%s'", arg);
+	rec->call_graph = CALL_GRAPH_DWARF;
+	if (!arg[5])
+		return 0;
+	size = arg + 6;
+	errno = 0;
+	n = strtoll(size, &end, 0);
+	if (*end || end == size || errno || n < 8 || n > SREC_USER_STACK_MAX)
+		return error("--call-graph dwarf,SIZE takes a stack size from 8 to %u bytes, not '%s'", SREC_USER_STACK_MAX,
+			     size);
+	rec->stack_size = (unsigned int)((n + 7) & ~7ll);
+	return 0;
+}
+
 static int parse_options(struct recorder *rec, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE, OPT_ARCHIVE };
+	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE, OPT_ARCHIVE, OPT_CALL_GRAPH };
 	static const struct option options[] = {
 		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
@@ -87,6 +122,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "archive", no_argument, NULL, OPT_ARCHIVE },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,8 +134,10 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	rec->frequency = DEFAULT_FREQUENCY;
 	rec->output = DEFAULT_OUTPUT;
 	rec->cache_size_mb = DEFAULT_CACHE_SIZE_MB;
+	rec->call_graph = CALL_GRAPH_DWARF;
+	rec->stack_size = DEFAULT_STACK_SIZE;
 	rec->command_line = join_args(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:o:p:avh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:o:p:agvh", options, NULL)) != -1) {
 		switch (c) {
 		case 'F': {
 			long hz = strtol(optarg, &end, 10);
@@ -144,6 +182,12 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		case OPT_ARCHIVE:
 			rec->archive = true;
 			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(rec, optarg) < 0)
+				return -1;
+			break;
+		case 'g':
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -184,18 +228,22 @@ static const char *errno_name(int err)
 
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
-	char failed[512] = "";
+	char failed[512] = "", cut[96] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
 		len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%llu %s -%s", i ? ", " : ": ",
 					(unsigned long long)rec->errors[i].count, rec->errors[i].kernel ? "kernel" : "user",
 					errno_name(rec->errors[i].error));
+	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further. */
+	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks)
+		snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes", (unsigned long long)rec->cut_stacks,
+			 rec->stack_size);
 	fprintf(stderr,
-		"stackrec: recorded %llu samples from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s)\n",
+		"stackrec: recorded %llu samples from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s)\n",
 		(unsigned long long)rec->sample_count, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
 		rec->output, (unsigned long long)(lost + rec->lost_events),
-		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed);
+		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed, cut);
 }
 
 static int finish(struct recorder *rec)
@@ -238,10 +286,10 @@ static int run(struct recorder *rec)
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
 	if (rec->target == TARGET_COMMAND && target_spawn(rec) < 0)
 		return -1;
-	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child) < 0)
+	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
 	for (size_t i = 0; i < rec->pid_count; i++)
-		if (sampler_add_target(rec, rec->pids[i]) < 0)
+		if (sampler_add_target(rec, rec->pids[i], false) < 0)
 			return -1;
 	if (side_band_open(rec) < 0 || sampler_attach(rec) < 0)
 		return -1;

@@ -33,6 +33,15 @@ enum record_target {
 	TARGET_ALL	/* -a */
 };
 
+/* How user stacks are taken (--call-graph, perf's spelling). */
+enum call_graph {
+	CALL_GRAPH_DWARF, /* registers and the top of the stack, unwound offline with CFI: complete stacks */
+	CALL_GRAPH_FP	  /* frame-pointer walks in the kernel: cheap, short or wrong without frame pointers */
+};
+
+#define DEFAULT_STACK_SIZE 8192 /* --call-graph dwarf: bytes of user stack per sample (perf's default) */
+#define FP_LEAF_STACK_BYTES 128 /* --call-graph fp: the top words, to repair the walk past a frameless leaf */
+
 /* How often a stack read failed with one errno. */
 struct stack_error_count {
 	int error; /* negative errno */
@@ -47,6 +56,8 @@ struct recorder {
 	double duration_s; /* 0: no limit */
 	const char *output;
 	bool archive;	      /* --archive: bundle the files it needs into OUTPUT.archive after recording */
+	enum call_graph call_graph;
+	unsigned int stack_size; /* CALL_GRAPH_DWARF: bytes of user stack copied per sample */
 	char **command; /* TARGET_COMMAND: argv of the command */
 	pid_t *pids;	/* TARGET_PIDS */
 	size_t pid_count;
@@ -58,6 +69,8 @@ struct recorder {
 	struct recording_writer writer;
 	struct profile_bpf *skel;
 	struct ring_buffer *samples;
+	unsigned char *tail; /* a SAMPLE block's variable part, built here (sampler.c) */
+	size_t tail_cap;
 	struct perf_buffer *side_band;
 	struct bpf_link **links;
 	size_t link_count;
@@ -70,6 +83,8 @@ struct recorder {
 	uint64_t sample_count;
 	uint64_t user_stack_errors, kernel_stack_errors;
 	uint64_t lost_events;
+	uint64_t stack_bytes; /* user stack bytes written */
+	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	struct u64_set sampled_pids;
 	struct u64_set mapped_pids; /* processes with a MAPPING block: their perf maps are captured */
 	struct u64_set kernel_ips;
@@ -86,7 +101,8 @@ void target_stop(struct recorder *rec); /* terminates a still-running command an
 
 /* record/sampler.c */
 int sampler_load(struct recorder *rec);	  /* open, configure and load the BPF programs */
-int sampler_add_target(struct recorder *rec, pid_t pid);
+/* before_exec: the recorder's own child, sampled only once it has exec'd the command */
+int sampler_add_target(struct recorder *rec, pid_t pid, bool before_exec);
 bool sampler_is_target(struct recorder *rec, pid_t pid);
 int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork tracking, ring buffer */
 int sampler_poll(struct recorder *rec, int timeout_ms);

@@ -28,6 +28,18 @@ _Static_assert(offsetof(struct sample_event, user_depth) == offsetof(struct srec
 _Static_assert(offsetof(struct sample_event, kernel_stack_error) ==
 		       offsetof(struct srec_sample, kernel_stack_error), "kernel error");
 _Static_assert(MAX_STACK_DEPTH == SREC_MAX_STACK_DEPTH, "stack depth");
+/* user_regs goes to the file as a struct srec_user_regs followed by its registers. */
+_Static_assert(offsetof(struct user_regs_event, regs) == sizeof(struct srec_user_regs), "user regs head");
+_Static_assert(offsetof(struct user_regs_event, reg_mask) == offsetof(struct srec_user_regs, reg_mask), "mask");
+_Static_assert(offsetof(struct user_regs_event, stack_wanted) == offsetof(struct srec_user_regs, stack_wanted),
+	       "wanted");
+_Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC_SAMPLE_USER_REGS &&
+		       SAMPLE_USER_UNWIND == SREC_SAMPLE_USER_UNWIND && USER_STACK_CUT == SREC_USER_STACK_CUT,
+	       "flags");
+
+/* Ring buffer sizes: dwarf samples carry kilobytes of stack each. Powers of two, as the kernel wants. */
+#define RING_BYTES_FP (16u << 20)
+#define RING_BYTES_DWARF (64u << 20)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -48,6 +60,21 @@ int sampler_load(struct recorder *rec)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
+	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
+	rec->skel->rodata->stack_copy = rec->call_graph == CALL_GRAPH_DWARF ? rec->stack_size : FP_LEAF_STACK_BYTES;
+	{
+		int cpus = libbpf_num_possible_cpus();
+		unsigned int ring = rec->call_graph == CALL_GRAPH_DWARF ? RING_BYTES_DWARF : RING_BYTES_FP;
+
+		if (cpus <= 0)
+			return error("cannot count the CPUs: %s", strerror(-cpus));
+		/* The reader is woken when a quarter of the ring waits, not per sample: fewer wakeups of the
+		 * recorder, which shares the CPUs with the target; it also polls every POLL_MS. */
+		rec->skel->rodata->wakeup_bytes = ring / 4;
+		if (bpf_map__set_max_entries(rec->skel->maps.scratch, (__u32)cpus) ||
+		    bpf_map__set_max_entries(rec->skel->maps.samples, ring))
+			return error("cannot size the BPF maps: %s", strerror(errno));
+	}
 	err = profile_bpf__load(rec->skel);
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
@@ -59,12 +86,12 @@ int sampler_load(struct recorder *rec)
 	return 0;
 }
 
-int sampler_add_target(struct recorder *rec, pid_t pid)
+int sampler_add_target(struct recorder *rec, pid_t pid, bool before_exec)
 {
 	__u32 key = (__u32)pid;
-	__u8 one = 1;
+	__u8 value = before_exec ? TARGET_BEFORE_EXEC : TARGET_FOLLOWED;
 
-	if (bpf_map__update_elem(rec->skel->maps.targets, &key, sizeof(key), &one, sizeof(one), BPF_ANY))
+	if (bpf_map__update_elem(rec->skel->maps.targets, &key, sizeof(key), &value, sizeof(value), BPF_ANY))
 		return error("cannot add process %d to the targets: %s", pid, strerror(errno));
 	return 0;
 }
@@ -97,17 +124,47 @@ static void count_stack_error(struct recorder *rec, int err, bool kernel)
 	rec->errors[rec->error_count++] = (struct stack_error_count){ .error = err, .kernel = kernel, .count = 1 };
 }
 
+/*
+ * The tail of a SAMPLE block: the user IPs and kernel IPs, each cut to its depth, then, when the sample has
+ * them, the user registers and the stack bytes read. Built in one buffer so the block is written in one go.
+ */
+static size_t sample_tail(struct recorder *rec, const struct sample_event *e, size_t size)
+{
+	unsigned int user = e->user_depth, kernel = e->kernel_depth;
+	size_t len = 0, stack = e->user_regs.stack_size, need;
+
+	need = 2 * MAX_STACK_DEPTH * sizeof(uint64_t) + sizeof(e->user_regs) + stack;
+	GROW(rec->tail, rec->tail_cap, need);
+	memcpy(rec->tail, e->user_ips, user * sizeof(uint64_t));
+	len += user * sizeof(uint64_t);
+	memcpy(rec->tail + len, e->kernel_ips, kernel * sizeof(uint64_t));
+	len += kernel * sizeof(uint64_t);
+	if (e->flags & SAMPLE_USER_REGS) {
+		if (stack > USER_STACK_MAX || size < offsetof(struct sample_event, stack) + stack)
+			return (size_t)-1;
+		memcpy(rec->tail + len, &e->user_regs, sizeof(e->user_regs));
+		len += sizeof(e->user_regs);
+		memcpy(rec->tail + len, e->stack, stack);
+		len += stack;
+		rec->stack_bytes += stack;
+		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND)
+			rec->cut_stacks++;
+	}
+	return len;
+}
+
 static int handle_sample(void *ctx, void *data, size_t size)
 {
 	struct recorder *rec = ctx;
 	const struct sample_event *e = data;
-	uint64_t ips[2 * MAX_STACK_DEPTH];
 	unsigned int user = e->user_depth, kernel = e->kernel_depth;
+	size_t tail;
 
-	if (size < sizeof(*e) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
+	if (size < offsetof(struct sample_event, stack) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
 		return 0;
-	memcpy(ips, e->user_ips, user * sizeof(ips[0]));
-	memcpy(ips + user, e->kernel_ips, kernel * sizeof(ips[0]));
+	tail = sample_tail(rec, e, size);
+	if (tail == (size_t)-1)
+		return 0;
 	rec->sample_count++;
 	u64_set_add(&rec->sampled_pids, e->pid);
 	for (unsigned int i = 0; i < kernel; i++)
@@ -120,8 +177,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		rec->kernel_stack_errors++;
 		count_stack_error(rec, e->kernel_stack_error, true);
 	}
-	recording_writer_add(&rec->writer, SREC_BLOCK_SAMPLE, e, sizeof(struct srec_sample), ips,
-			     (user + kernel) * sizeof(ips[0]));
+	recording_writer_add(&rec->writer, SREC_BLOCK_SAMPLE, e, sizeof(struct srec_sample), rec->tail, tail);
 	return 0;
 }
 
@@ -174,6 +230,10 @@ int sampler_attach(struct recorder *rec)
 	if (!link)
 		return error("cannot follow forks (tp_btf/sched_process_fork): %s", strerror(errno));
 	add_link(rec, link);
+	link = bpf_program__attach(rec->skel->progs.on_exec);
+	if (!link)
+		return error("cannot follow execs (tp_btf/sched_process_exec): %s", strerror(errno));
+	add_link(rec, link);
 	for (int cpu = 0; cpu < cpus; cpu++) {
 		int fd = open_sampling_event(rec, cpu);
 
@@ -204,6 +264,9 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 {
 	int n = ring_buffer__poll(rec->samples, timeout_ms);
 
+	/* The BPF side wakes us only when much is waiting; what came since is read after every poll. */
+	if (n >= 0 || n == -EINTR)
+		n = ring_buffer__consume(rec->samples);
 	if (n < 0 && n != -EINTR)
 		return error("cannot read samples: %s", strerror(-n));
 	return 0;
@@ -237,6 +300,8 @@ void sampler_close(struct recorder *rec)
 {
 	ring_buffer__free(rec->samples);
 	rec->samples = NULL;
+	free(rec->tail);
+	rec->tail = NULL;
 	for (size_t i = 0; i < rec->link_count; i++)
 		bpf_link__destroy(rec->links[i]);
 	free(rec->links);

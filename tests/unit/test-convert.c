@@ -62,9 +62,9 @@ static void test_profile(void)
 	ok(profile_intern_module(&p, "/bin/y", NULL, 0, 0, 0, false) ==
 		   profile_intern_module(&p, "/bin/y", "", 0, 0, 0, false),
 	   "an empty build ID is no build ID");
-	a = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1010, 0x10, false);
-	b = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x5010, 0x10, true);
-	c = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x9010, 0x10, false);
+	a = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1010, 0x10, false, PROFILE_UNWIND_FRAME_POINTER);
+	b = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x5010, 0x10, true, PROFILE_UNWIND_FRAME_POINTER);
+	c = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x9010, 0x10, false, PROFILE_UNWIND_FRAME_POINTER);
 	ok(a != b && a == c && p.locations[a].address == 0x1010, "locations intern by module, offset, return flag");
 	ok(profile_intern_marker(&p, PROFILE_LOCATION_USER, "[x]") ==
 		   profile_intern_marker(&p, PROFILE_LOCATION_USER, "[x]"),
@@ -206,9 +206,9 @@ static void test_folded(void)
 		return;
 	profile_init(&p);
 	m = profile_intern_module(&p, "/usr/lib/libx.so.1 (deleted)", "ab", 0, 0, 0, false);
-	k = profile_intern_location(&p, PROFILE_LOCATION_KERNEL, PROFILE_NO_MODULE, 0xffff1, 0xffff1, false);
-	u = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1234, 0x234, true);
-	n = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1300, 0x300, true);
+	k = profile_intern_location(&p, PROFILE_LOCATION_KERNEL, PROFILE_NO_MODULE, 0xffff1, 0xffff1, false, PROFILE_UNWIND_KERNEL);
+	u = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1234, 0x234, true, PROFILE_UNWIND_FRAME_POINTER);
+	n = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x1300, 0x300, true, PROFILE_UNWIND_FRAME_POINTER);
 	mk = profile_intern_marker(&p, PROFILE_LOCATION_USER, "[user stack error -EFAULT]");
 	l = &p.locations[k];
 	l->frames = xcalloc(1, sizeof(*l->frames));

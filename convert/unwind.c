@@ -1,0 +1,517 @@
+/*
+ * unwind.c — offline unwinding of copied user stacks (see unwind.h).
+ *
+ * Why our own walk over libdw's CFI rules rather than dwfl_attach_state + dwfl_getthread_frames, as perf's
+ * util/unwind-libdw.c does: libdwfl wants the modules of one process reported at their run-time addresses
+ * for each thread it unwinds, so perf reports every module again for every sample. Here each module is
+ * opened once for the whole recording (at its link-time addresses), the rule at each distinct pc is
+ * interpreted once (cfi_rules.c), and a sample's walk is a few table look-ups and reads of its own bytes.
+ *
+ * A walk never reads anything but the sample's copied stack: every value comes from the recording, which is
+ * untrusted, so every read is bounded by the copy, every expression by a step count, and every frame must
+ * move the stack pointer up.
+ */
+#include "unwind.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+#include "cfi_rules.h"
+#include "module_file.h"
+
+#define EXPRESSION_STACK 16
+#define EXPRESSION_STEPS 64
+
+struct unwind_module {
+	bool opened;
+	struct module_file file;
+	struct cfi_source cfi;
+};
+
+struct unwinder {
+	struct profile *profile;
+	const struct process_maps *maps;
+	const struct debug_file_search *search;
+	struct module_file_callbacks callbacks;
+	struct unwind_module *modules; /* by profile module index, opened on first use */
+	size_t module_cap;
+	struct cfi_rules rules;
+};
+
+/* A frame's registers: values and which of them are known. */
+struct regs {
+	uint64_t v[CFI_REGS];
+	uint32_t known;
+};
+
+/* The copied stack, and why the last read failed. */
+struct memory {
+	const uint8_t *bytes;
+	uint64_t base; /* the address of bytes[0]: the sample's stack pointer */
+	uint32_t size;
+	bool cut;	    /* the copy ended before the stack did */
+	bool read_past_end; /* a read failed because it lay past the copy */
+};
+
+static bool known(const struct regs *r, unsigned int reg)
+{
+	return reg < CFI_REGS && (r->known & (1u << reg));
+}
+
+static void set(struct regs *r, unsigned int reg, uint64_t value)
+{
+	r->v[reg] = value;
+	r->known |= 1u << reg;
+}
+
+static bool read_word(struct memory *m, uint64_t addr, uint64_t *value)
+{
+	uint64_t offset = addr - m->base;
+
+	if (addr < m->base || offset > m->size || m->size - offset < sizeof(*value)) {
+		if (addr >= m->base)
+			m->read_past_end = true;
+		return false;
+	}
+	memcpy(value, m->bytes + offset, sizeof(*value));
+	return true;
+}
+
+/* Where a DW_OP_skip or DW_OP_bra at ops[i] goes: the op at that byte offset of the expression. */
+static bool branch_target(const Dwarf_Op *ops, size_t nops, size_t i, size_t *to)
+{
+	/* The operand is a 2-byte signed offset from the end of this 3-byte operation. */
+	uint64_t target = ops[i].offset + 3 + (uint64_t)(int64_t)(int16_t)ops[i].number;
+
+	for (size_t j = 0; j < nops; j++) {
+		if (ops[j].offset == target) {
+			*to = j;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Evaluates a DWARF expression of CFI (DWARF 5 section 2.5) over the frame's registers and the copied stack.
+ * *result is the top of the stack; the caller knows whether it is an address or a value. The CFA, when the
+ * expression asks for it (DW_OP_call_frame_cfa), is cfa.
+ */
+static bool evaluate(const Dwarf_Op *ops, size_t nops, const struct regs *r, const uint64_t *cfa, struct memory *m,
+		     uint64_t *result)
+{
+	uint64_t stack[EXPRESSION_STACK], a, b;
+	size_t depth = 0, steps = 0;
+
+#define PUSH(x)                                \
+	do {                                   \
+		if (depth == EXPRESSION_STACK) \
+			return false;          \
+		stack[depth++] = (x);          \
+	} while (0)
+#define POP(x)                        \
+	do {                          \
+		if (depth == 0)       \
+			return false; \
+		(x) = stack[--depth]; \
+	} while (0)
+
+	for (size_t i = 0; i < nops; i++) {
+		uint8_t atom = ops[i].atom;
+
+		if (++steps > EXPRESSION_STEPS)
+			return false;
+		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+			PUSH((uint64_t)(atom - DW_OP_lit0));
+			continue;
+		}
+		if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+			if (!known(r, atom - DW_OP_breg0))
+				return false;
+			PUSH(r->v[atom - DW_OP_breg0] + ops[i].number);
+			continue;
+		}
+		switch (atom) {
+		case DW_OP_bregx:
+			if (!known(r, (unsigned int)ops[i].number))
+				return false;
+			PUSH(r->v[ops[i].number] + ops[i].number2);
+			break;
+		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+		case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts:
+			PUSH(ops[i].number);
+			break;
+		case DW_OP_call_frame_cfa:
+			if (!cfa)
+				return false;
+			PUSH(*cfa);
+			break;
+		case DW_OP_dup: POP(a); PUSH(a); PUSH(a); break;
+		case DW_OP_drop: POP(a); break;
+		case DW_OP_over:
+			if (depth < 2)
+				return false;
+			a = stack[depth - 2];
+			PUSH(a);
+			break;
+		case DW_OP_swap: POP(a); POP(b); PUSH(a); PUSH(b); break;
+		case DW_OP_deref:
+			POP(a);
+			if (!read_word(m, a, &b))
+				return false;
+			PUSH(b);
+			break;
+		case DW_OP_plus_uconst: POP(a); PUSH(a + ops[i].number); break;
+		case DW_OP_plus: POP(b); POP(a); PUSH(a + b); break;
+		case DW_OP_minus: POP(b); POP(a); PUSH(a - b); break;
+		case DW_OP_mul: POP(b); POP(a); PUSH(a * b); break;
+		case DW_OP_and: POP(b); POP(a); PUSH(a & b); break;
+		case DW_OP_or: POP(b); POP(a); PUSH(a | b); break;
+		case DW_OP_xor: POP(b); POP(a); PUSH(a ^ b); break;
+		case DW_OP_shl: POP(b); POP(a); PUSH(b < 64 ? a << b : 0); break;
+		case DW_OP_shr: POP(b); POP(a); PUSH(b < 64 ? a >> b : 0); break;
+		case DW_OP_shra: POP(b); POP(a); PUSH((uint64_t)((int64_t)a >> (b < 63 ? b : 63))); break;
+		case DW_OP_neg: POP(a); PUSH(0 - a); break;
+		case DW_OP_not: POP(a); PUSH(~a); break;
+		case DW_OP_eq: POP(b); POP(a); PUSH(a == b); break;
+		case DW_OP_ne: POP(b); POP(a); PUSH(a != b); break;
+		case DW_OP_lt: POP(b); POP(a); PUSH((int64_t)a < (int64_t)b); break;
+		case DW_OP_le: POP(b); POP(a); PUSH((int64_t)a <= (int64_t)b); break;
+		case DW_OP_gt: POP(b); POP(a); PUSH((int64_t)a > (int64_t)b); break;
+		case DW_OP_ge: POP(b); POP(a); PUSH((int64_t)a >= (int64_t)b); break;
+		case DW_OP_skip: {
+			size_t to;
+
+			if (!branch_target(ops, nops, i, &to))
+				return false;
+			i = to - 1;
+			break;
+		}
+		case DW_OP_bra: {
+			size_t to;
+
+			POP(a);
+			if (a) {
+				if (!branch_target(ops, nops, i, &to))
+					return false;
+				i = to - 1;
+			}
+			break;
+		}
+		case DW_OP_nop:
+		case DW_OP_stack_value: /* the result is the value itself; the rule's kind already says so */
+			break;
+		default:
+			return false; /* not an operation CFI uses */
+		}
+	}
+	if (depth == 0)
+		return false;
+	*result = stack[depth - 1];
+	return true;
+#undef PUSH
+#undef POP
+}
+
+/* The caller's value of one register under rule c. false when it cannot be known. */
+static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uint64_t cfa, struct memory *m,
+			 uint64_t *value)
+{
+	uint64_t addr;
+
+	switch (c->kind) {
+	case CFI_SAME:
+		return false; /* handled by the caller: the value stays, known or not */
+	case CFI_OFFSET:
+		return read_word(m, cfa + (uint64_t)c->offset, value);
+	case CFI_VAL_OFFSET:
+		*value = cfa + (uint64_t)c->offset;
+		return true;
+	case CFI_REGISTER:
+		if (!known(callee, c->reg))
+			return false;
+		*value = callee->v[c->reg];
+		return true;
+	case CFI_EXPRESSION:
+		return evaluate(c->ops, c->nops, callee, &cfa, m, &addr) && read_word(m, addr, value);
+	case CFI_VAL_EXPRESSION:
+		return evaluate(c->ops, c->nops, callee, &cfa, m, value);
+	default:
+		return false;
+	}
+}
+
+/*
+ * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
+ * the outermost frame (the return address is undefined), -1 when the step cannot be made.
+ */
+static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
+		    uint64_t *pc)
+{
+	uint64_t cfa, value;
+
+	if (rule->cfa_is_expression) {
+		if (!evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, &cfa))
+			return -1;
+	} else {
+		if (!known(callee, rule->cfa_reg))
+			return -1;
+		cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
+	}
+	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
+		return 0;
+	memset(caller, 0, sizeof(*caller));
+	for (unsigned int i = 0; i < CFI_REGS; i++) {
+		const struct cfi_reg *c = &rule->regs[i];
+
+		if (c->kind == CFI_SAME) {
+			if (known(callee, i))
+				set(caller, i, callee->v[i]);
+		} else if (c->kind != CFI_UNDEFINED && caller_value(c, callee, cfa, m, &value)) {
+			set(caller, i, value);
+		}
+	}
+	/* The ABI's rule, whatever the CFI says of the stack pointer: the caller's is the CFA. */
+	if (!(rule->regs[CFI_REG_SP].kind == CFI_OFFSET || rule->regs[CFI_REG_SP].kind == CFI_EXPRESSION) ||
+	    !known(caller, CFI_REG_SP))
+		set(caller, CFI_REG_SP, cfa);
+	if (!known(caller, rule->ra_reg))
+		return -1;
+	*pc = caller->v[rule->ra_reg];
+	return 1;
+}
+
+/* One frame-pointer step: the frame record at rbp holds the caller's rbp and the return address. */
+static int fp_step(const struct regs *callee, struct memory *m, struct regs *caller, uint64_t *pc)
+{
+	uint64_t bp, saved_bp, ra;
+
+	if (!known(callee, CFI_REG_FP) || !known(callee, CFI_REG_SP))
+		return -1;
+	bp = callee->v[CFI_REG_FP];
+	if (bp < callee->v[CFI_REG_SP] || bp % sizeof(uint64_t) || !read_word(m, bp, &saved_bp) ||
+	    !read_word(m, bp + sizeof(uint64_t), &ra))
+		return -1;
+	/* Which callee-saved registers the skipped code saved where is unknown: only these are. */
+	memset(caller, 0, sizeof(*caller));
+	set(caller, CFI_REG_FP, saved_bp);
+	set(caller, CFI_REG_SP, bp + 2 * sizeof(uint64_t));
+	set(caller, CFI_REG_RA, ra);
+	*pc = ra;
+	return 1;
+}
+
+struct unwinder *unwinder_new(struct profile *profile, const struct process_maps *maps,
+			      const struct debug_file_search *search)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->profile = profile;
+	u->maps = maps;
+	u->search = search;
+	module_file_callbacks_init(&u->callbacks, search);
+	cfi_rules_init(&u->rules);
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	debug("unwinding: %llu CFI look-ups, %llu distinct addresses",
+	      (unsigned long long)u->rules.lookups, (unsigned long long)u->rules.misses);
+	cfi_rules_release(&u->rules);
+	for (size_t i = 0; i < u->module_cap; i++)
+		if (u->modules[i].opened)
+			module_file_close(&u->modules[i].file);
+	free(u->modules);
+	module_file_callbacks_release(&u->callbacks);
+	free(u);
+}
+
+void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame)
+{
+	frame->module = PROFILE_NO_MODULE;
+	frame->file_offset = frame->pc;
+	process_maps_resolve(u->maps, pid, time_ns, frame->pc, &frame->module, &frame->file_offset);
+}
+
+static struct unwind_module *module_of(struct unwinder *u, uint32_t index)
+{
+	struct unwind_module *m;
+
+	if (index >= u->profile->module_count)
+		return NULL;
+	if (index >= u->module_cap) {
+		size_t old = u->module_cap;
+
+		GROW(u->modules, u->module_cap, (size_t)index + 1);
+		memset(u->modules + old, 0, (u->module_cap - old) * sizeof(*u->modules));
+	}
+	m = &u->modules[index];
+	if (!m->opened) {
+		m->opened = true;
+		module_file_open(&m->file, &u->profile->modules[index], u->search, &u->callbacks);
+		if (!m->file.reason) {
+			m->cfi.eh = dwfl_module_eh_cfi(m->file.mod, &m->cfi.eh_bias);
+			m->cfi.module = m->file.mod;
+		}
+	}
+	return m->file.reason ? NULL : m;
+}
+
+/*
+ * The CFI rule for frame f, or NULL when none covers it. *missing is set when the frame is in a file that
+ * could not be found: its CFI is unknown, not absent, and guessing with the frame pointer there would skip
+ * callers of its frameless functions (most of Debian's libc) without a trace.
+ */
+static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_frame *f, bool *missing)
+{
+	struct unwind_module *m;
+	Dwarf_Addr addr;
+
+	*missing = false;
+	if (f->module == PROFILE_NO_MODULE)
+		return NULL;
+	if (!(m = module_of(u, f->module))) {
+		*missing = u->profile->modules[f->module].path[0] == '/';
+		return NULL;
+	}
+	if (!module_file_address(&m->file, f->file_offset, &addr))
+		return NULL;
+	/* A return address may be one past the end of its function (a call to a noreturn function). */
+	return cfi_rules_find(&u->rules, f->module, &m->cfi, f->is_return_address ? addr - 1 : addr);
+}
+
+/* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */
+static bool load_input(const struct unwind_input *in, struct regs *r, struct memory *m)
+{
+	uint64_t mask = in->header->reg_mask;
+	unsigned int n = 0;
+
+	if (in->header->machine != 62 /* EM_X86_64 */)
+		return false;
+	memset(r, 0, sizeof(*r));
+	for (unsigned int reg = 0; reg < 64 && n < in->header->reg_count; reg++) {
+		if (!(mask & (1ull << reg)))
+			continue;
+		if (reg < CFI_REGS)
+			set(r, reg, in->regs[n]);
+		n++;
+	}
+	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
+		return false;
+	memset(m, 0, sizeof(*m));
+	m->bytes = in->stack;
+	m->base = r->v[CFI_REG_SP];
+	m->size = in->header->stack_size;
+	m->cut = in->header->flags & SREC_USER_STACK_CUT;
+	return true;
+}
+
+uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
+			   uint32_t max, enum unwind_end *end, const char **why)
+{
+	struct regs r, caller;
+	struct memory m;
+	enum profile_unwind method = PROFILE_UNWIND_PC;
+	bool activation = true;
+	uint32_t n = 0;
+	uint64_t pc;
+	const char *reason = NULL;
+
+	*end = UNWIND_LOST;
+	if (!load_input(in, &r, &m)) {
+		reason = "registers of another machine";
+		goto out;
+	}
+	pc = r.v[CFI_REG_RA];
+	while (n < max) {
+		struct unwind_frame *f = &frames[n++];
+		const struct cfi_rule *rule;
+		bool missing;
+		int step;
+
+		f->pc = pc;
+		f->is_return_address = !activation;
+		f->method = method;
+		unwind_resolve(u, in->pid, in->time_ns, f);
+		rule = rule_for(u, f, &missing);
+		if (missing) {
+			reason = "the module's file was not found";
+			goto out;
+		}
+		if (rule) {
+			step = cfi_step(rule, &r, &m, &caller, &pc);
+			method = PROFILE_UNWIND_CFI;
+			activation = rule->signal_frame;
+		} else {
+			step = fp_step(&r, &m, &caller, &pc);
+			method = PROFILE_UNWIND_FRAME_POINTER;
+			activation = false;
+		}
+		/* A return address of 0 ends a stack when CFI found it; read through a guessed frame pointer, it
+		 * is more likely a zeroed word than the end. */
+		if (step == 0 || (step > 0 && pc == 0 && rule)) {
+			*end = UNWIND_COMPLETE;
+			goto out;
+		}
+		if (step > 0 && pc == 0)
+			step = -1;
+		if (step < 0 && m.cut && m.read_past_end) {
+			reason = "stack copy too small";
+			goto out;
+		}
+		/* A frame at the very end of a stack copied whole is the entry point, even without CFI that says
+		 * so (the dynamic loader's _start has none): there is no room for a caller above it. */
+		if (step < 0 && !m.cut && r.v[CFI_REG_SP] + 2 * sizeof(uint64_t) >= m.base + m.size) {
+			*end = UNWIND_COMPLETE;
+			goto out;
+		}
+		if (step < 0) {
+			reason = rule ? "CFI rule could not be applied" : "no CFI and no frame pointer";
+			goto out;
+		}
+		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
+		if (!rule || !rule->signal_frame) {
+			if (caller.v[CFI_REG_SP] <= r.v[CFI_REG_SP]) {
+				reason = "stack pointer did not move up";
+				goto out;
+			}
+		}
+		r = caller;
+	}
+	reason = "too deep";
+	*end = UNWIND_TRUNCATED;
+out:
+	if (*end == UNWIND_LOST && m.read_past_end && m.cut)
+		*end = UNWIND_TRUNCATED;
+	if (why)
+		*why = reason;
+	return n;
+}
+
+bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address)
+{
+	struct unwind_frame leaf = { .pc = leaf_pc };
+	const struct cfi_rule *rule;
+	struct regs r, caller;
+	struct memory m;
+	bool missing;
+	uint64_t pc;
+
+	if (!load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf_pc)
+		return false;
+	unwind_resolve(u, in->pid, in->time_ns, &leaf);
+	rule = rule_for(u, &leaf, &missing);
+	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
+	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
+		return false;
+	if (cfi_step(rule, &r, &m, &caller, &pc) != 1 || pc == 0)
+		return false;
+	*return_address = pc;
+	return true;
+}

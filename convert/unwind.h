@@ -1,0 +1,70 @@
+/*
+ * unwind.h — the user part of a sample's stack, found offline: convert's stage between reading a sample
+ * and symbolizing it.
+ *
+ * With --call-graph dwarf a sample carries the user registers and the live top of the user stack
+ * (formats/recording.h, struct srec_user_regs). The unwinder walks it with each module's CFI, found by
+ * build ID as the symbolizer finds files (debug_file.h): the CFA and the caller's registers from the rule at
+ * the pc (cfi_rules.h), reading saved values from the copied bytes. Where no CFI covers a pc (JIT code,
+ * hand-written assembly, a module whose file is missing) it takes one frame-pointer step and goes on with CFI
+ * from the caller. Every frame says how it was found.
+ *
+ * With --call-graph fp the stack was walked while recording; the registers and top words it also carries
+ * repair the walk's one blind spot: a leaf function with no frame of its own at the sampled pc (gcc leaves
+ * leaf functions frameless even with -fno-omit-frame-pointer; every function is frameless at its first
+ * instruction), whose caller the walk skips.
+ */
+#ifndef STACKREC_CONVERT_UNWIND_H
+#define STACKREC_CONVERT_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../formats/recording.h"
+#include "debug_file.h"
+#include "process_maps.h"
+#include "profile.h"
+
+enum unwind_end {
+	UNWIND_COMPLETE,  /* the outermost frame: CFI says the return address is undefined, or it is 0 */
+	UNWIND_TRUNCATED, /* the next frame lies past a stack copy that was cut (SIZE too small), or too deep */
+	UNWIND_LOST	  /* no way to the next frame: no CFI and no usable frame pointer, or nonsense values */
+};
+
+struct unwind_frame {
+	uint64_t pc;
+	uint64_t file_offset;	/* of pc in module */
+	uint32_t module;	/* profile module, or PROFILE_NO_MODULE when no mapping covers pc */
+	bool is_return_address; /* look it up at pc - 1: a call's return address, not an interrupted pc */
+	enum profile_unwind method;
+};
+
+/* What a sample kept of its user context. */
+struct unwind_input {
+	uint32_t pid;
+	uint64_t time_ns;
+	const struct srec_user_regs *header;
+	const uint64_t *regs; /* header->reg_count values, in ascending DWARF register number */
+	const uint8_t *stack; /* header->stack_size bytes from the stack pointer up */
+};
+
+struct unwinder;
+
+struct unwinder *unwinder_new(struct profile *profile, const struct process_maps *maps,
+			      const struct debug_file_search *search);
+/*
+ * Unwinds the user stack of a dwarf-mode sample into frames (leaf first, at most max). Returns the count;
+ * *end says how the walk ended. *why, when not NULL, gets a static string for an end that is not complete.
+ */
+uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
+			   uint32_t max, enum unwind_end *end, const char **why);
+/*
+ * Frame-pointer mode: when the leaf function at leaf_pc has no frame of its own there (its CFA is not
+ * computed from the frame pointer), its caller's return address, read from the copied top of stack.
+ */
+bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address);
+/* Resolves pc of the sample's process to its module and file offset (PROFILE_NO_MODULE when unmapped). */
+void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
+void unwinder_free(struct unwinder *u);
+
+#endif
