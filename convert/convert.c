@@ -43,6 +43,7 @@ struct convert {
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
+	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 };
 
@@ -99,6 +100,8 @@ static void host_fact(void *ctx, const char *key, const char *value)
 		info->frequency_hz = strtoull(value, NULL, 10);
 	else if (!strcmp(key, SREC_HOST_START_REALTIME))
 		info->start_realtime_ns = strtoull(value, NULL, 10);
+	else if (!strcmp(key, SREC_HOST_CALL_GRAPH))
+		field = &((struct convert *)ctx)->call_graph;
 	if (field) {
 		free(*field);
 		*field = xstrdup(value);
@@ -541,8 +544,10 @@ int cmd_convert(int argc, char **argv)
 	if (write_output(format, &c->profile, &options, out_path) < 0)
 		status = 1;
 	summary(c, path);
-	if (explain || verbose)
+	if (explain || verbose) {
 		explain_unnamed(&c->profile, stderr);
+		explain_unwinding(&c->profile, c->call_graph, stderr);
+	}
 
 	damaged = recording_reader_report_damage(&reader);
 	if (!damaged && c->bad_blocks)
@@ -557,6 +562,7 @@ int cmd_convert(int argc, char **argv)
 	kernel_symbols_release(&c->kernel);
 	jit_maps_release(&c->jit);
 	free(c->vdso_image);
+	free(c->call_graph);
 	free(cache_dir);
 	archive_remove_dir(archive_dir);
 	free(c);

@@ -135,3 +135,64 @@ void explain_unnamed(const struct profile *p, FILE *out)
 	free(group_of);
 	free(groups);
 }
+
+static const struct {
+	const char *reason;
+	const char *advice;
+} unwind_advice[] = {
+	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
+	{ "too deep", "more user frames than a stack keeps (127)" },
+	{ "the module's file was not found",
+	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
+	  "DEBUGINFOD_URLS, the build-ID cache)" },
+	{ "no CFI and no frame pointer",
+	  "code without unwind information (JIT, hand-written assembly) that keeps no frame pointer either" },
+	{ "CFI rule could not be applied", "the CFI needs a register the recording does not keep" },
+	{ "stack pointer did not move up", "the stack or its CFI is inconsistent here" },
+	{ "registers of another machine", "convert supports x86-64 registers only" },
+};
+
+void explain_unwinding(const struct profile *p, const char *call_graph, FILE *out)
+{
+	uint64_t by_method[PROFILE_UNWIND_NONE + 1] = { 0 }, user_frames = 0;
+
+	for (size_t s = 0; s < p->stack_count; s++) {
+		const struct profile_stack *st = &p->stacks[s];
+
+		for (uint32_t d = 0; d < st->depth; d++) {
+			const struct profile_location *loc = &p->locations[st->locations[d]];
+
+			if (loc->kind == PROFILE_LOCATION_KERNEL || loc->synthetic || loc->unwind > PROFILE_UNWIND_NONE)
+				continue;
+			by_method[loc->unwind] += st->count;
+			user_frames += st->count;
+		}
+	}
+	if (user_frames) {
+		fprintf(out, "explain: user frames found by (share of frames in samples):");
+		for (int m = PROFILE_UNWIND_FRAME_POINTER; m < PROFILE_UNWIND_NONE; m++)
+			if (by_method[m])
+				fprintf(out, " %s %.1f%%", profile_unwind_name((enum profile_unwind)m),
+					100.0 * (double)by_method[m] / (double)user_frames);
+		fprintf(out, "%s%s%s\n", call_graph ? " (recorded with --call-graph " : "", call_graph ? call_graph : "",
+			call_graph ? ")" : "");
+	}
+	if (p->leaf_fixes)
+		fprintf(out, "explain: %.1f%% of samples had a frameless leaf whose caller the frame-pointer walk skipped; "
+			     "put back from the copied top of stack\n",
+			100.0 * (double)p->leaf_fixes / (double)(p->total_samples ? p->total_samples : 1));
+	for (size_t i = 0; i < p->unwind_stop_count; i++) {
+		const struct profile_unwind_stop *stop = &p->unwind_stops[i];
+		const char *advice = "";
+
+		for (size_t j = 0; j < ARRAY_SIZE(unwind_advice); j++)
+			if (!strcmp(unwind_advice[j].reason, stop->reason))
+				advice = unwind_advice[j].advice;
+		fprintf(out, "explain: %.1f%% of samples end in %s: %s: %s",
+			100.0 * (double)stop->samples / (double)(p->total_samples ? p->total_samples : 1),
+			stop->truncated ? "[truncated]" : "[incomplete]", stop->reason, advice);
+		if (call_graph && !strcmp(stop->reason, "stack copy too small"))
+			fprintf(out, " (this one: %s)", call_graph);
+		fputc('\n', out);
+	}
+}

@@ -18,6 +18,14 @@
  */
 void explain_unnamed(const struct profile *p, FILE *out);
 
+/*
+ * How the user frames were found (the share of each unwinding method, weighted by samples), and how many
+ * samples' stacks ended early, why, and what to do about it:
+ *   "explain: 4.1% of samples end in [truncated]: stack copy too small: record with a larger --call-graph dwarf,SIZE"
+ * call_graph is the recording's mode ("dwarf,8192", "fp"), or NULL when the recording does not say.
+ */
+void explain_unwinding(const struct profile *p, const char *call_graph, FILE *out);
+
 /* What a user can do about an unnamed reason (a symbolizer reason string); a generic hint when unknown. */
 const char *explain_advice(const char *reason);
 

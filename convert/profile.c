@@ -446,8 +446,11 @@ void profile_count_unwind_stop(struct profile *p, bool truncated, const char *re
 		;
 	if (i == ARRAY_SIZE(p->unwind_stops))
 		return;
-	if (i == p->unwind_stop_count)
-		p->unwind_stops[p->unwind_stop_count++].reason = reason;
+	if (i == p->unwind_stop_count) {
+		p->unwind_stops[i].reason = reason;
+		p->unwind_stops[i].truncated = truncated;
+		p->unwind_stop_count++;
+	}
 	p->unwind_stops[i].samples++;
 }
 

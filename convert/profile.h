@@ -131,6 +131,7 @@ struct profile {
 	uint64_t incomplete_stacks;   /* samples whose user stack ends in [incomplete] */
 	struct profile_unwind_stop {
 		const char *reason; /* static string: "stack copy too small", "no CFI and no frame pointer", ... */
+		bool truncated;	    /* the stacks end in [truncated], else [incomplete] */
 		uint64_t samples;
 	} unwind_stops[8];
 	size_t unwind_stop_count;

@@ -87,6 +87,21 @@ static int visit(void *ctx, uint32_t type, const void *body, uint32_t size)
 		ASSERT((const unsigned char *)ips == bytes + sizeof(sample));
 		for (size_t i = 0; i < depth; i++)
 			sink += ips[i];
+		{
+			struct srec_user_regs regs;
+			const uint64_t *values;
+			const uint8_t *stack;
+
+			if (recording_parse_user_regs(body, size, &sample, &regs, &values, &stack) == 0) {
+				ASSERT(regs.stack_size <= SREC_USER_STACK_MAX && regs.reg_count <= SREC_USER_REGS_MAX);
+				ASSERT((const unsigned char *)values + regs.reg_count * sizeof(uint64_t) == stack);
+				ASSERT(stack + regs.stack_size <= bytes + size);
+				for (size_t i = 0; i < regs.reg_count; i++)
+					sink += values[i];
+				if (regs.stack_size)
+					sink += stack[regs.stack_size - 1];
+			}
+		}
 	}
 	if (recording_parse_mapping(body, size, &mapping, &path) == 0) {
 		ASSERT(mapping.path_size >= 1 && mapping.path_size <= size - sizeof(mapping));
