@@ -75,15 +75,18 @@ static long vma_end_of(struct task_struct *task, struct vm_area_struct *vma, voi
 
 /*
  * Where the stack that sp points into ends: the main thread's at its initial stack pointer (above it are
- * only the arguments and environment), any other stack at the end of its mapping. 0 when unknown.
+ * only the arguments and environment: a stack pointer there is the entry code's, with no frame above it),
+ * any other stack at the end of its mapping. 0 when unknown.
  */
 static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool main_thread)
 {
 	struct vma_end found = { 0 };
 	__u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
 
-	if (main_thread && sp < start_stack && start_stack - sp < (1ull << 30))
+	if (main_thread && sp <= start_stack && start_stack - sp < (1ull << 30))
 		return start_stack;
+	if (main_thread && sp > start_stack && sp - start_stack < 4096)
+		return sp;
 	if (bpf_find_vma(task, sp, vma_end_of, &found, 0) == 0)
 		return found.end;
 	return 0;
@@ -113,7 +116,7 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 	u->stack_wanted = (__u32)want;
 
 	end = stack_end(task, sp, main_thread);
-	if (end > sp && end - sp < want)
+	if (end >= sp && end - sp < want)
 		want = end - sp;
 	else
 		flags |= USER_STACK_CUT;
