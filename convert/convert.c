@@ -129,6 +129,8 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (task.event == SREC_TASK_EXEC)
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
+		if (task.event == SREC_TASK_FORK)
+			process_maps_add_fork(&c->maps, task.pid, task.parent_pid, task.time_ns);
 		if (task.pid == task.tid && task.comm[0])
 			profile_set_process_name(&c->profile, task.pid, task.comm, task.time_ns);
 		break;
@@ -446,8 +448,8 @@ int cmd_convert(int argc, char **argv)
 	process_maps_finish(&c->maps);
 	kernel_symbols_finish(&c->kernel);
 	jit_maps_finish(&c->jit);
-	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %zu kernel symbols%s", path,
-	      c->maps.mappings, c->maps.count, c->maps.execs, c->kernel.count,
+	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %" PRIu64 " forks, %zu kernel symbols%s",
+	      path, c->maps.mappings, c->maps.count, c->maps.execs, c->maps.forks, c->kernel.count,
 	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
 
 	sym.search.kernel_release = c->profile.info.kernel_release;

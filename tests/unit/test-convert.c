@@ -139,6 +139,60 @@ static void test_process_maps(void)
 	profile_release(&p);
 }
 
+/* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
+static void test_process_maps_fork(void)
+{
+	struct process_maps maps;
+	struct profile p;
+	struct srec_mapping m;
+	uint32_t module, parent_image, exec_image, own;
+	uint64_t off;
+
+	profile_init(&p);
+	process_maps_init(&maps);
+	m = mapping(10, 0x1000, 0x2000, 0x100, 5);
+	process_maps_add_mapping(&maps, &p, &m, "/parent");
+	process_maps_add_fork(&maps, 11, 10, 20);
+	process_maps_add_fork(&maps, 10, 10, 25); /* a thread of 10: nothing inherited */
+	process_maps_add_exec(&maps, 10, 40);
+	m = mapping(10, 0x1000, 0x3000, 0, 41);
+	process_maps_add_mapping(&maps, &p, &m, "/exec");
+	m = mapping(11, 0x1000, 0x1800, 0, 60); /* the child's own mmap over part of the inherited one */
+	process_maps_add_mapping(&maps, &p, &m, "/own");
+	process_maps_add_fork(&maps, 12, 11, 65);
+	process_maps_add_exec(&maps, 11, 80);
+	process_maps_add_fork(&maps, 13, 10, 100);
+	process_maps_add_fork(&maps, 20, 21, 1); /* a loop, as a hostile recording may have */
+	process_maps_add_fork(&maps, 21, 20, 2);
+	process_maps_add_fork(&maps, 22, 22, 2);
+	process_maps_finish(&maps);
+	parent_image = profile_intern_module(&p, "/parent", NULL, 0, 0, 0, false);
+	exec_image = profile_intern_module(&p, "/exec", NULL, 0, 0, 0, false);
+	own = profile_intern_module(&p, "/own", NULL, 0, 0, 0, false);
+	ok(process_maps_resolve(&maps, 11, 30, 0x1100, &module, &off) && module == parent_image && off == 0x200,
+	   "fork: the child resolves through its parent's mapping");
+	ok(process_maps_resolve(&maps, 11, 50, 0x1100, &module, &off) && module == parent_image,
+	   "fork: the parent as it was at the fork, not after its exec");
+	ok(process_maps_resolve(&maps, 11, 55, 0x1100, &module, &off) && module == parent_image,
+	   "fork: the child's later mmap does not apply before it");
+	ok(process_maps_resolve(&maps, 11, 70, 0x1100, &module, &off) && module == own,
+	   "fork: the child's own mmap wins after it");
+	ok(process_maps_resolve(&maps, 11, 70, 0x1900, &module, &off) && module == parent_image,
+	   "fork: inherited where the child's own mmap does not reach");
+	ok(!process_maps_resolve(&maps, 11, 90, 0x1900, &module, &off), "fork: nothing inherited after the child's exec");
+	ok(process_maps_resolve(&maps, 12, 90, 0x1900, &module, &off) && module == parent_image &&
+		   process_maps_resolve(&maps, 12, 90, 0x1100, &module, &off) && module == own,
+	   "fork: a grandchild through its parent's own mapping, then its grandparent's");
+	ok(process_maps_resolve(&maps, 13, 99, 0x2100, &module, &off) && module == exec_image,
+	   "fork: a sample stamped before its fork record uses that fork");
+	ok(!process_maps_resolve(&maps, 20, 10, 0x1100, &module, &off) &&
+		   !process_maps_resolve(&maps, 22, 10, 0x1100, &module, &off),
+	   "fork: a loop of forks ends, without a mapping");
+	ok(maps.forks == 5, "fork: new threads are not forks of processes");
+	process_maps_release(&maps);
+	profile_release(&p);
+}
+
 static void test_kernel_symbols(void)
 {
 	static const char text[] = "ffffffff81000100 T b_second\n"
@@ -255,6 +309,7 @@ static int run_tests(void)
 {
 	test_profile();
 	test_process_maps();
+	test_process_maps_fork();
 	test_kernel_symbols();
 	test_demangle();
 	test_folded();
