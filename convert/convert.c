@@ -60,7 +60,7 @@ static void usage(FILE *out)
 		"      --pid             group by process: folded \"comm-PID\"\n"
 		"      --tid             group by thread: folded \"comm-PID/TID\"\n"
 		"      --annotate        mark inlined frames _[i] (kernel frames always end in _[k])\n"
-		"      --addrs           show unnamed frames as [module <0xOFFSET>]\n"
+		"      --addrs           show unnamed frames as [module <0xOFFSET>], not [module]\n"
 		"      --thread-names    folded: process name first, then the thread's name as a frame\n"
 		"      --no-demangle     keep C++ and Rust names mangled\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"

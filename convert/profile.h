@@ -154,8 +154,10 @@ const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
 
 /*
- * The display name of an unnamed location, for outputs: "libc.so.6+0x2a1c0" (module basename and file
- * offset), or "[unknown]" without a module. Returns a malloc'd string.
+ * The display name of an unnamed location, for outputs: "[libc.so.6]" (the module's basename, as perf and
+ * stackcollapse-perf.pl name it), or "[unknown]" without a module. One name per module, not per address,
+ * so that a flame graph shows one box where the module's unnamed code ran, not a comb of addresses
+ * (outputs show those with --addrs). Returns a malloc'd string.
  */
 char *profile_location_fallback_name(const struct profile *p, const struct profile_location *loc);
 /* The basename of a module's path without brackets or " (deleted)": "libc.so.6", "vdso", "kernel.kallsyms". */

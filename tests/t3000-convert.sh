@@ -182,7 +182,7 @@ test_expect_success 'three million samples of three stacks convert in the memory
 	small=$(max_rss_kb many-20000.rec) && big=$(max_rss_kb many-1000000.rec) &&
 	echo "peak RSS: $small KB for 60,000 samples, $big KB for 3,000,000" &&
 	test $((big - small)) -lt 4096 &&
-	grep -q "^prog;prog+0x30;prog+0x50 1000000$" many-1000000.rec.folded
+	grep -q "^prog;\[prog\];\[prog\] 1000000$" many-1000000.rec.folded
 '
 
 test_expect_success '-v prints one summary line on stderr and nothing on stdout changes' '
@@ -200,9 +200,9 @@ test_expect_success 'a file with another build ID at the recorded path is not us
 		echo "end"
 	} >script.mismatch &&
 	write_rec mismatch.rec <script.mismatch >/dev/null &&
-	stackrec convert mismatch.rec -v >actual 2>err &&
+	stackrec convert mismatch.rec -v --addrs >actual 2>err &&
 	off=$(printf "%x" $((0x$(vaddr leaf) + 16))) &&
-	grep -q "^prog;prog+0x[0-9a-f]*;prog+0x[0-9a-f]*;prog+0x$off 1$" actual &&
+	grep -q "^prog;\[prog <0x[0-9a-f]*>\];\[prog <0x[0-9a-f]*>\];\[prog <0x$off>\] 1$" actual &&
 	! grep -q leaf actual &&
 	grep -q "build ID mismatch" err
 '
@@ -218,7 +218,7 @@ test_expect_success 'a missing file is found by build ID under --debug-dir' '
 	write_rec gone.rec <script.gone >/dev/null &&
 	rm gone/prog &&
 	stackrec convert gone.rec >without &&
-	grep -q "^prog;prog+0x" without &&
+	grep -q "^prog;\[prog\]" without &&
 	stackrec convert gone.rec --debug-dir dbg >with &&
 	echo "prog;main;outer;middle;leaf 1" >expect &&
 	test_cmp expect with
@@ -242,7 +242,7 @@ test_expect_success 'a stripped binary is named from its separate debug file (.g
 	mkdir -p dbg2/.build-id/${id:0:2} &&
 	mv strip1/prog.debug dbg2/.build-id/${id:0:2}/${id:2}.debug &&
 	stackrec convert strip.rec >actual &&
-	grep -q "^prog;prog+0x" actual &&
+	grep -q "^prog;\[prog\]" actual &&
 	stackrec convert strip.rec --debug-dir dbg2 >actual &&
 	test_cmp expect actual
 '
@@ -265,7 +265,10 @@ test_expect_success '[vdso] frames are named from the running kernel'"'"'s vDSO 
 	sed "s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso2 &&
 	write_rec vdso2.rec <script.vdso2 >/dev/null &&
 	stackrec convert vdso2.rec >actual &&
-	echo "t;vdso+0x$(printf %x $((0x$sym + 4))) 1" >expect &&
+	echo "t;[vdso] 1" >expect &&
+	test_cmp expect actual &&
+	stackrec convert vdso2.rec --addrs >actual &&
+	echo "t;[vdso <0x$(printf %x $((0x$sym + 4)))>] 1" >expect &&
 	test_cmp expect actual &&
 	id=$(build_id vdso.so) &&
 	sed "s/ - 1\$/ $id 1/; s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso3 &&

@@ -287,7 +287,7 @@ static void test_folded(void)
 	folded->write(&p, &options, f);
 	fclose(f);
 	ok_str(out,
-	       "my_thread;[user stack error -EFAULT];libx.so.1+0x300;outer;inner_3.5;do_sys:call?_12_[k] 2\n",
+	       "my_thread;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 2\n",
 	       "folded: escaping, inline frames, unnamed frames, kernel suffix, threads summed");
 	free(out);
 
