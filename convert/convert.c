@@ -131,6 +131,8 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
 		if (task.event == SREC_TASK_FORK)
 			process_maps_add_fork(&c->maps, task.pid, task.parent_pid, task.time_ns);
+		if (task.event == SREC_TASK_EXISTING)
+			process_maps_add_existing(&c->maps, task.pid);
 		if (task.pid == task.tid && task.comm[0])
 			profile_set_process_name(&c->profile, task.pid, task.comm, task.time_ns);
 		break;
@@ -482,7 +484,7 @@ int cmd_convert(int argc, char **argv)
 		status = 1;
 	summary(c, path);
 	if (explain || verbose)
-		explain_unnamed(&c->profile, stderr);
+		explain_unnamed(&c->profile, &c->maps, stderr);
 
 	damaged = recording_reader_report_damage(&reader);
 	if (!damaged && c->bad_blocks)

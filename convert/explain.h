@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "process_maps.h"
 #include "profile.h"
 
 /*
@@ -15,8 +16,16 @@
  *   "  37.5%  libfoo.so (build ID ab12...)  no file with that build ID: install its debug package or ..."
  * Prints a single line saying so when every frame was named. Call after symbolization, before or after
  * profile_finish().
+ *
+ * An address no mapping covers ("no mapping for the address") is explained by what the recording says of
+ * its process and stack, from maps (NULL: nothing known):
+ *   - the process started before recording, or the recording has none of its mappings: as before;
+ *   - else a return address found by walking frame pointers, above a frame of a known module: that module
+ *     has no frame pointers, so the walk read garbage ("no frame pointers in libfoo.so (the frame below
+ *     it); record with --call-graph dwarf"), one line per such module;
+ *   - else: the recorded mappings do not cover it (code before the exec, or mmap records lost).
  */
-void explain_unnamed(const struct profile *p, FILE *out);
+void explain_unnamed(const struct profile *p, const struct process_maps *maps, FILE *out);
 
 /* What a user can do about an unnamed reason (a symbolizer reason string); a generic hint when unknown. */
 const char *explain_advice(const char *reason);

@@ -44,6 +44,7 @@ struct process_maps_process {
 	size_t exec_count, exec_cap;
 	struct fork_entry *forks; /* sorted by time: when this process was created, and by whom */
 	size_t fork_count, fork_cap;
+	bool existed_at_start; /* running when recording started: its mappings then come from a /proc scan */
 };
 
 void process_maps_init(struct process_maps *maps)
@@ -135,6 +136,11 @@ void process_maps_add_fork(struct process_maps *maps, uint32_t child_pid, uint32
 	GROW(proc->forks, proc->fork_cap, proc->fork_count + 1);
 	proc->forks[proc->fork_count++] = (struct fork_entry){ .time_ns = time_ns, .parent_pid = parent_pid };
 	maps->forks++;
+}
+
+void process_maps_add_existing(struct process_maps *maps, uint32_t pid)
+{
+	get_process(maps, pid)->existed_at_start = true;
 }
 
 static int compare_maps(const void *a, const void *b)
@@ -293,6 +299,36 @@ bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_
 	*module = best->module;
 	*file_offset = ip - best->start + best->file_offset;
 	return true;
+}
+
+/* *visits bounds the whole search: a hostile recording may give each pid many forks, from each other. */
+static bool has_mappings(const struct process_maps *maps, uint32_t pid, unsigned int depth, unsigned int *visits)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+
+	if (!proc || !*visits)
+		return false;
+	--*visits;
+	if (proc->map_count)
+		return true;
+	for (size_t i = 0; i < proc->fork_count && depth < FORK_DEPTH_MAX; i++)
+		if (has_mappings(maps, proc->forks[i].parent_pid, depth + 1, visits))
+			return true;
+	return false;
+}
+
+bool process_maps_has_mappings(const struct process_maps *maps, uint32_t pid)
+{
+	unsigned int visits = 4 * FORK_DEPTH_MAX;
+
+	return has_mappings(maps, pid, 0, &visits);
+}
+
+bool process_maps_existed_at_start(const struct process_maps *maps, uint32_t pid)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+
+	return proc && proc->existed_at_start;
 }
 
 void process_maps_release(struct process_maps *maps)

@@ -40,6 +40,9 @@ void process_maps_add_exec(struct process_maps *maps, uint32_t pid, uint64_t tim
  * looked up in the parent as it was at time_ns.
  */
 void process_maps_add_fork(struct process_maps *maps, uint32_t child_pid, uint32_t parent_pid, uint64_t time_ns);
+/* Notes that pid was running when recording started (SREC_TASK_EXISTING): its mappings from before then are
+ * known only from the /proc scan at start. */
+void process_maps_add_existing(struct process_maps *maps, uint32_t pid);
 /* Sorts what was added; call once after the last add and before the first resolve. */
 void process_maps_finish(struct process_maps *maps);
 
@@ -53,6 +56,11 @@ void process_maps_finish(struct process_maps *maps);
  */
 bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t ip,
 			  uint32_t *module, uint64_t *file_offset);
+
+/* Whether the recording has any mapping of pid, its own or inherited at a fork (for --explain). */
+bool process_maps_has_mappings(const struct process_maps *maps, uint32_t pid);
+/* Whether pid was running when recording started (process_maps_add_existing). */
+bool process_maps_existed_at_start(const struct process_maps *maps, uint32_t pid);
 
 void process_maps_release(struct process_maps *maps);
 

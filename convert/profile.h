@@ -51,6 +51,9 @@ enum profile_unwind {
 	PROFILE_UNWIND_DWARF = 2	  /* reserved: DWARF CFI over copied stack bytes */
 };
 
+/* The unnamed_reason of a user address that no recorded mapping covers (--explain tells why it may be so). */
+#define PROFILE_UNNAMED_NO_MAPPING "no mapping for the address"
+
 /* One distinct address in one module. */
 struct profile_location {
 	enum profile_location_kind kind;

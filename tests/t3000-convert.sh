@@ -363,4 +363,37 @@ test_expect_success 'bad usage exits 2 with a message' '
 	grep -q "folded" help
 '
 
+# --explain on addresses no mapping covers: "the process started before recording" only where that can be
+# true (a process running at start, or one the recording has no mapping of); a garbage return address above a
+# frame of a known module, in a process recorded from its start (or forked from one), blames that module's
+# missing frame pointers; an unmapped leaf of such a process says what else can have happened.
+test_expect_success '--explain says why an address has no mapping: frame pointers, process history' '
+	cat >unmapped.script <<-\EOF &&
+	host hostname=test
+	mapping 100 400000 401000 0 /nonexistent/libnofp.so - 1
+	mapping 100 500000 501000 0 /nonexistent/app - 1
+	repeat 4 sample 100 100 app 10 400010,dead0001,dead0002 -
+	repeat 2 sample 100 100 app 10 500010,400020 -
+	sample 100 100 app 10 beef0000,500020 -
+	existing 200 5
+	mapping 200 400000 401000 0 /nonexistent/libnofp.so - 5
+	repeat 3 sample 200 200 old 10 beef0000 -
+	repeat 5 sample 300 300 gone 10 cafe0000,400010 -
+	fork 400 100 5
+	repeat 6 sample 400 400 child 10 400010,dead0003 -
+	end
+	EOF
+	write_rec unmapped.rec <unmapped.script &&
+	stackrec convert unmapped.rec --explain >unmapped.folded 2>actual &&
+	cat >expect <<-\EOF &&
+	explain: unnamed frames by module and reason (share of samples they appear in):
+	   57.1%  libnofp.so  no file at the recorded path: the file is gone and was recorded without a build ID: keep the file, or record with a kernel or binaries that give build IDs
+	   47.6%  (no module)  no mapping for the address: no frame pointers in libnofp.so (the frame below it); record with --call-graph dwarf
+	   38.1%  (no module)  no mapping for the address: the recording has no mapping for it (the process started before recording or mapped it quickly): record with -p or the command under stackrec
+	   14.3%  app  no file at the recorded path: the file is gone and was recorded without a build ID: keep the file, or record with a kernel or binaries that give build IDs
+	    4.8%  (no module)  no mapping for the address: the process was recorded from its start, yet none of its recorded mappings covers it: code run before its exec into the recorded command, or mmap records lost while recording (stackrec info: lost side-band)
+	EOF
+	test_cmp expect actual
+'
+
 test_done

@@ -7,6 +7,8 @@
  *       host KEY=VALUE
  *       mapping PID START END OFFSET PATH BUILD_ID|- TIME
  *       exec PID TIME
+ *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
+ *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
  *                                           (IPs hex, comma-separated, leaf first; "-" for none)
@@ -165,6 +167,7 @@ static void test_process_maps_fork(void)
 	process_maps_add_fork(&maps, 20, 21, 1); /* a loop, as a hostile recording may have */
 	process_maps_add_fork(&maps, 21, 20, 2);
 	process_maps_add_fork(&maps, 22, 22, 2);
+	process_maps_add_existing(&maps, 10);
 	process_maps_finish(&maps);
 	parent_image = profile_intern_module(&p, "/parent", NULL, 0, 0, 0, false);
 	exec_image = profile_intern_module(&p, "/exec", NULL, 0, 0, 0, false);
@@ -189,6 +192,11 @@ static void test_process_maps_fork(void)
 		   !process_maps_resolve(&maps, 22, 10, 0x1100, &module, &off),
 	   "fork: a loop of forks ends, without a mapping");
 	ok(maps.forks == 5, "fork: new threads are not forks of processes");
+	ok(process_maps_has_mappings(&maps, 12) && !process_maps_has_mappings(&maps, 20) &&
+		   !process_maps_has_mappings(&maps, 99),
+	   "fork: a child has mappings through its parent; a loop or an unknown process has none");
+	ok(process_maps_existed_at_start(&maps, 10) && !process_maps_existed_at_start(&maps, 11),
+	   "a process running at start is known as such");
 	process_maps_release(&maps);
 	profile_release(&p);
 }
@@ -389,12 +397,18 @@ static int write_recording(const char *path)
 			m.prot = 5;
 			m.path_size = (uint32_t)strlen(a[4]) + 1;
 			recording_writer_add(&w, SREC_BLOCK_MAPPING, &m, sizeof(m), a[4], m.path_size);
-		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2) {
+		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2 ||
+			   sscanf(p, "existing %4095s %4095s", a[0], a[1]) == 2 ||
+			   sscanf(p, "fork %4095s %4095s %4095s", a[0], a[2], a[1]) == 3) {
 			struct srec_task t = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
 					       .tid = (uint32_t)strtoul(a[0], NULL, 0),
 					       .time_ns = strtoull(a[1], NULL, 0),
-					       .event = SREC_TASK_EXEC };
+					       .event = !strncmp(p, "fork ", 5)	     ? SREC_TASK_FORK
+							: !strncmp(p, "existing ", 9) ? SREC_TASK_EXISTING
+										      : SREC_TASK_EXEC };
 
+			if (t.event == SREC_TASK_FORK)
+				t.parent_pid = (uint32_t)strtoul(a[2], NULL, 0);
 			recording_writer_add(&w, SREC_BLOCK_TASK, &t, sizeof(t), NULL, 0);
 		} else if (sscanf(p, "kallsyms %4095s", a[0]) == 1) {
 			FILE *f = fopen(a[0], "r");
