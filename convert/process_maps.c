@@ -256,13 +256,21 @@ static void own_mappings(const struct process_maps_process *proc, uint64_t t, ui
  */
 static const struct fork_entry *image_fork(const struct process_maps_process *proc, uint64_t t)
 {
-	const struct fork_entry *f = NULL;
+	const struct fork_entry *f;
+	size_t lo = 0, hi = proc->fork_count;
 	uint64_t from, until;
 
 	if (!proc->fork_count)
 		return NULL;
-	for (size_t i = 0; i < proc->fork_count && (!f || proc->forks[i].time_ns <= t); i++)
-		f = &proc->forks[i];
+	while (lo < hi) { /* the first fork after t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (proc->forks[mid].time_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	f = &proc->forks[lo ? lo - 1 : 0];
 	epoch(proc, t, &from, &until);
 	return from && from > f->time_ns ? NULL : f;
 }
@@ -311,7 +319,7 @@ static bool has_mappings(const struct process_maps *maps, uint32_t pid, unsigned
 	--*visits;
 	if (proc->map_count)
 		return true;
-	for (size_t i = 0; i < proc->fork_count && depth < FORK_DEPTH_MAX; i++)
+	for (size_t i = 0; i < proc->fork_count && depth < FORK_DEPTH_MAX && *visits; i++)
 		if (has_mappings(maps, proc->forks[i].parent_pid, depth + 1, visits))
 			return true;
 	return false;

@@ -168,6 +168,12 @@ static void test_process_maps_fork(void)
 	process_maps_add_fork(&maps, 21, 20, 2);
 	process_maps_add_fork(&maps, 22, 22, 2);
 	process_maps_add_existing(&maps, 10);
+	m = mapping(1000, 0x1000, 0x2000, 0, 1);
+	process_maps_add_mapping(&maps, &p, &m, "/parent");
+	for (uint32_t pid = 1001; pid <= 1020; pid++) /* a chain of forks: 1020 is 20 forks below 1000 */
+		process_maps_add_fork(&maps, pid, pid - 1, pid);
+	for (int i = 0; i < 100000; i++) /* many forks each way between two processes */
+		process_maps_add_fork(&maps, 30 + (i & 1), 31 - (i & 1), (uint64_t)i);
 	process_maps_finish(&maps);
 	parent_image = profile_intern_module(&p, "/parent", NULL, 0, 0, 0, false);
 	exec_image = profile_intern_module(&p, "/exec", NULL, 0, 0, 0, false);
@@ -191,7 +197,12 @@ static void test_process_maps_fork(void)
 	ok(!process_maps_resolve(&maps, 20, 10, 0x1100, &module, &off) &&
 		   !process_maps_resolve(&maps, 22, 10, 0x1100, &module, &off),
 	   "fork: a loop of forks ends, without a mapping");
-	ok(maps.forks == 5, "fork: new threads are not forks of processes");
+	ok(process_maps_resolve(&maps, 1016, 2000, 0x1100, &module, &off) && module == parent_image &&
+		   !process_maps_resolve(&maps, 1017, 2000, 0x1100, &module, &off),
+	   "fork: a chain is followed 16 forks up, no further");
+	ok(!process_maps_resolve(&maps, 30, 50000, 0x1100, &module, &off) && !process_maps_has_mappings(&maps, 30),
+	   "fork: many forks back and forth end, without a mapping");
+	ok(maps.forks == 5 + 20 + 100000, "fork: new threads are not forks of processes");
 	ok(process_maps_has_mappings(&maps, 12) && !process_maps_has_mappings(&maps, 20) &&
 		   !process_maps_has_mappings(&maps, 99),
 	   "fork: a child has mappings through its parent; a loop or an unknown process has none");
