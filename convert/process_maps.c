@@ -192,19 +192,32 @@ void process_maps_finish(struct process_maps *maps)
 	maps->finished = true;
 }
 
-/* The image epoch of time t: [last exec at or before t, first exec after t). */
-static void epoch(const struct process_maps_process *proc, uint64_t t, uint64_t *from, uint64_t *until)
+/*
+ * How many of the count elements at base, each size bytes and sorted by the uint64_t at offset in them, have
+ * that key at or below key: the index of the first one above it (execs, mapping starts and forks alike).
+ */
+static size_t count_at_or_below(const void *base, size_t count, size_t size, size_t offset, uint64_t key)
 {
-	size_t lo = 0, hi = proc->exec_count;
+	size_t lo = 0, hi = count;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
 
-		if (proc->execs[mid] <= t)
+		memcpy(&k, (const char *)base + mid * size + offset, sizeof(k));
+		if (k <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The image epoch of time t: [last exec at or before t, first exec after t). */
+static void epoch(const struct process_maps_process *proc, uint64_t t, uint64_t *from, uint64_t *until)
+{
+	size_t lo = count_at_or_below(proc->execs, proc->exec_count, sizeof(*proc->execs), 0, t);
+
 	*from = lo ? proc->execs[lo - 1] : 0;
 	*until = lo < proc->exec_count ? proc->execs[lo] : UINT64_MAX;
 }
@@ -225,19 +238,12 @@ static void own_mappings(const struct process_maps_process *proc, uint64_t t, ui
 			 const struct map_entry **before, const struct map_entry **after)
 {
 	uint64_t from, until;
-	size_t lo = 0, hi = proc->map_count;
+	/* The last mapping starting at or before ip, then back while an earlier one may still cover ip. */
+	size_t lo = count_at_or_below(proc->maps, proc->map_count, sizeof(*proc->maps),
+				      offsetof(struct map_entry, start), ip);
 
 	*before = *after = NULL;
 	epoch(proc, t, &from, &until);
-	/* The last mapping starting at or before ip, then back while an earlier one may still cover ip. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (proc->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo; i-- > 0 && proc->max_end[i] > ip;) {
 		const struct map_entry *e = &proc->maps[i];
 		const struct map_entry **best = e->time_ns <= t ? before : after;
@@ -256,21 +262,14 @@ static void own_mappings(const struct process_maps_process *proc, uint64_t t, ui
  */
 static const struct fork_entry *image_fork(const struct process_maps_process *proc, uint64_t t)
 {
+	size_t later = count_at_or_below(proc->forks, proc->fork_count, sizeof(*proc->forks),
+					 offsetof(struct fork_entry, time_ns), t);
 	const struct fork_entry *f;
-	size_t lo = 0, hi = proc->fork_count;
 	uint64_t from, until;
 
 	if (!proc->fork_count)
 		return NULL;
-	while (lo < hi) { /* the first fork after t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (proc->forks[mid].time_ns <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	f = &proc->forks[lo ? lo - 1 : 0];
+	f = &proc->forks[later ? later - 1 : 0];
 	epoch(proc, t, &from, &until);
 	return from && from > f->time_ns ? NULL : f;
 }
