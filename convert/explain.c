@@ -31,6 +31,7 @@ struct group {
 	uint64_t samples;    /* samples whose stack holds a location of this group */
 	uint64_t last_stack; /* stack index + 1 that last counted, so that a stack counts once */
 };
+
 static const struct {
 	const char *reason;
 	const char *advice;
@@ -88,8 +89,8 @@ static void print_advice(FILE *out, const struct group *g, const char *culprit)
 		break;
 	case CAUSE_NOT_COVERED:
 		fputs("the process was recorded from its start, yet none of its recorded mappings covers it: code run "
-		      "before its exec into the recorded command, or mmap records lost while recording (stackrec info: "
-		      "lost side-band)",
+		      "before its exec into the recorded command, or its mmap records were lost (while recording: "
+		      "stackrec info shows lost side-band; or in a damaged part of the file)",
 		      out);
 		break;
 	default:

@@ -19,7 +19,8 @@
  *
  * An address no mapping covers ("no mapping for the address") is explained by what the recording says of
  * its process and stack, from maps (NULL: nothing known):
- *   - the process started before recording, or the recording has none of its mappings: as before;
+ *   - the process was running when recording started, or the recording has none of its mappings: "the
+ *     process started before recording or mapped it quickly";
  *   - else a return address found by walking frame pointers, above a frame of a known module: that module
  *     has no frame pointers, so the walk read garbage ("no frame pointers in libfoo.so (the frame below
  *     it); record with --call-graph dwarf"), one line per such module;

@@ -391,7 +391,7 @@ test_expect_success '--explain says why an address has no mapping: frame pointer
 	   47.6%  (no module)  no mapping for the address: no frame pointers in libnofp.so (the frame below it); record with --call-graph dwarf
 	   38.1%  (no module)  no mapping for the address: the recording has no mapping for it (the process started before recording or mapped it quickly): record with -p or the command under stackrec
 	   14.3%  app  no file at the recorded path: the file is gone and was recorded without a build ID: keep the file, or record with a kernel or binaries that give build IDs
-	    4.8%  (no module)  no mapping for the address: the process was recorded from its start, yet none of its recorded mappings covers it: code run before its exec into the recorded command, or mmap records lost while recording (stackrec info: lost side-band)
+	    4.8%  (no module)  no mapping for the address: the process was recorded from its start, yet none of its recorded mappings covers it: code run before its exec into the recorded command, or its mmap records were lost (while recording: stackrec info shows lost side-band; or in a damaged part of the file)
 	EOF
 	test_cmp expect actual
 '
