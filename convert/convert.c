@@ -63,7 +63,7 @@ static void usage(FILE *out)
 		"      --pid             group by process: folded \"comm-PID\"\n"
 		"      --tid             group by thread: folded \"comm-PID/TID\"\n"
 		"      --annotate        mark inlined frames _[i] (kernel frames always end in _[k])\n"
-		"      --addrs           show unnamed frames as [module <0xOFFSET>]\n"
+		"      --addrs           show unnamed frames as [module <0xOFFSET>], not [module]\n"
 		"      --thread-names    folded: process name first, then the thread's name as a frame\n"
 		"      --no-demangle     keep C++ and Rust names mangled\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
@@ -134,6 +134,10 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (task.event == SREC_TASK_EXEC)
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
+		if (task.event == SREC_TASK_FORK)
+			process_maps_add_fork(&c->maps, task.pid, task.parent_pid, task.time_ns);
+		if (task.event == SREC_TASK_EXISTING)
+			process_maps_add_existing(&c->maps, task.pid);
 		if (task.pid == task.tid && task.comm[0])
 			profile_set_process_name(&c->profile, task.pid, task.comm, task.time_ns);
 		break;
@@ -509,8 +513,8 @@ int cmd_convert(int argc, char **argv)
 	process_maps_finish(&c->maps);
 	kernel_symbols_finish(&c->kernel);
 	jit_maps_finish(&c->jit);
-	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %zu kernel symbols%s", path,
-	      c->maps.mappings, c->maps.count, c->maps.execs, c->kernel.count,
+	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %" PRIu64 " forks, %zu kernel symbols%s",
+	      path, c->maps.mappings, c->maps.count, c->maps.execs, c->maps.forks, c->kernel.count,
 	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
 
 	sym.search.kernel_release = c->profile.info.kernel_release;
@@ -545,7 +549,7 @@ int cmd_convert(int argc, char **argv)
 		status = 1;
 	summary(c, path);
 	if (explain || verbose) {
-		explain_unnamed(&c->profile, stderr);
+		explain_unnamed(&c->profile, &c->maps, stderr);
 		explain_unwinding(&c->profile, c->call_graph, stderr);
 	}
 

@@ -12,9 +12,22 @@
 
 #include "../util.h"
 
+/*
+ * Why no mapping covers a user address. The location cannot tell (one location serves every stack that holds
+ * it): the stack and its process can.
+ */
+enum unmapped_cause {
+	CAUSE_NONE = 0,		 /* not an unmapped address: the reason says it all */
+	CAUSE_NOT_RECORDED,	 /* the process started before recording, or the recording has none of its mappings */
+	CAUSE_NO_FRAME_POINTERS, /* a return address read by a frame-pointer walk through code without them */
+	CAUSE_NOT_COVERED	 /* recorded from its start, yet none of its mappings covers the address */
+};
+
 struct group {
 	uint32_t module;
 	const char *reason;
+	enum unmapped_cause cause;
+	uint32_t culprit;    /* CAUSE_NO_FRAME_POINTERS: the module of the frame below; else PROFILE_NO_MODULE */
 	uint64_t samples;    /* samples whose stack holds a location of this group */
 	uint64_t last_stack; /* stack index + 1 that last counted, so that a stack counts once */
 };
@@ -46,7 +59,7 @@ static const struct {
 	  "the symbol table has a gap there (stripped local symbols?): install its debug package" },
 	{ "address outside the file's loadable segments",
 	  "the mapping does not match the file: it was probably replaced after recording" },
-	{ "no mapping for the address",
+	{ PROFILE_UNNAMED_NO_MAPPING,
 	  "the recording has no mapping for it (the process started before recording or mapped it quickly): "
 	  "record with -p or the command under stackrec" },
 	{ "no kernel symbols in the recording", "record as root or with CAP_SYSLOG so kallsyms can be read" },
@@ -67,48 +80,133 @@ const char *explain_advice(const char *reason)
 	return "run with -v for details";
 }
 
+/* What to do about a group's frames: the reason's advice, or for an unmapped address its cause's. */
+static void print_advice(FILE *out, const struct group *g, const char *culprit)
+{
+	switch (g->cause) {
+	case CAUSE_NO_FRAME_POINTERS:
+		fprintf(out, "no frame pointers in %s (the frame below it); record with --call-graph dwarf", culprit);
+		break;
+	case CAUSE_NOT_COVERED:
+		fputs("the process was recorded from its start, yet none of its recorded mappings covers it: code run "
+		      "before its exec into the recorded command, or its mmap records were lost (while recording: "
+		      "stackrec info shows lost side-band; or in a damaged part of the file)",
+		      out);
+		break;
+	default:
+		fputs(explain_advice(g->reason), out);
+		break;
+	}
+}
+
+/*
+ * Why the user address at depth d of st has no mapping. The "started before recording" advice holds only for
+ * a process that ran before recording started or of which the recording has no mapping at all. Otherwise a
+ * return address found by walking frame pointers most likely is garbage read from a frame that some code
+ * without frame pointers left: the first mapped frame below the run of unmapped ones (toward the leaf) is
+ * that code, *culprit its module.
+ */
+static enum unmapped_cause unmapped_cause(const struct profile *p, const struct process_maps *maps,
+					  const struct profile_stack *st, uint32_t d, uint32_t *culprit)
+{
+	const struct profile_location *loc = &p->locations[st->locations[d]];
+
+	*culprit = PROFILE_NO_MODULE;
+	if (!maps || !process_maps_has_mappings(maps, st->pid))
+		return CAUSE_NOT_RECORDED;
+	if (loc->is_return_address && loc->unwind == PROFILE_UNWIND_FRAME_POINTER) {
+		for (uint32_t i = d; i-- > 0;) {
+			const struct profile_location *below =
+				st->locations[i] < p->location_count ? &p->locations[st->locations[i]] : NULL;
+
+			if (!below || below->kind == PROFILE_LOCATION_KERNEL || below->synthetic)
+				break;
+			if (below->module != PROFILE_NO_MODULE && below->module < p->module_count) {
+				*culprit = below->module;
+				return CAUSE_NO_FRAME_POINTERS;
+			}
+		}
+	}
+	return process_maps_existed_at_start(maps, st->pid) ? CAUSE_NOT_RECORDED : CAUSE_NOT_COVERED;
+}
+
 static int by_samples(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
+	int c;
 
 	if (x->samples != y->samples)
 		return x->samples < y->samples ? 1 : -1;
 	if (x->module != y->module)
 		return x->module < y->module ? -1 : 1;
-	return strcmp(x->reason, y->reason);
+	c = strcmp(x->reason, y->reason);
+	if (c)
+		return c;
+	if (x->cause != y->cause)
+		return x->cause < y->cause ? -1 : 1;
+	return x->culprit < y->culprit ? -1 : x->culprit > y->culprit;
 }
 
-void explain_unnamed(const struct profile *p, FILE *out)
+static uint32_t group_number(struct group **groups, size_t *count, uint32_t module, const char *reason,
+			     enum unmapped_cause cause, uint32_t culprit)
+{
+	size_t g;
+
+	for (g = 0; g < *count; g++)
+		if ((*groups)[g].module == module && (*groups)[g].cause == cause && (*groups)[g].culprit == culprit &&
+		    !strcmp((*groups)[g].reason, reason))
+			return (uint32_t)g;
+	*groups = xrealloc(*groups, (*count + 1) * sizeof(**groups));
+	(*groups)[(*count)++] = (struct group){ .module = module, .reason = reason, .cause = cause, .culprit = culprit };
+	return (uint32_t)g;
+}
+
+/* The file name of a module, for humans: "libc.so.6", "[vdso]"; "(no module)". */
+static const char *module_name(const struct profile *p, uint32_t module)
+{
+	const struct profile_module *m = module < p->module_count ? &p->modules[module] : NULL;
+	const char *name = m ? strrchr(m->path, '/') : NULL;
+
+	return name && name[1] ? name + 1 : m ? m->path : "(no module)";
+}
+
+#define GROUP_NONE UINT32_MAX
+#define GROUP_BY_STACK (UINT32_MAX - 1) /* an unmapped user address: its group depends on the stack */
+
+void explain_unnamed(const struct profile *p, const struct process_maps *maps, FILE *out)
 {
 	struct group *groups = NULL;
 	uint32_t *group_of;
 	size_t count = 0;
 
-	/* One group per (module, reason); locations point at theirs. */
+	/* One group per (module, reason), and per cause for unmapped addresses; locations point at theirs. */
 	group_of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*group_of));
 	for (size_t i = 0; i < p->location_count; i++) {
 		const struct profile_location *loc = &p->locations[i];
-		size_t g;
 
-		group_of[i] = UINT32_MAX;
+		group_of[i] = GROUP_NONE;
 		if (!loc->unnamed_reason || loc->synthetic)
 			continue;
-		for (g = 0; g < count; g++)
-			if (groups[g].module == loc->module && !strcmp(groups[g].reason, loc->unnamed_reason))
-				break;
-		if (g == count) {
-			groups = xrealloc(groups, (count + 1) * sizeof(*groups));
-			groups[count++] = (struct group){ .module = loc->module, .reason = loc->unnamed_reason };
-		}
-		group_of[i] = g;
+		if (loc->kind == PROFILE_LOCATION_USER && !strcmp(loc->unnamed_reason, PROFILE_UNNAMED_NO_MAPPING))
+			group_of[i] = GROUP_BY_STACK;
+		else
+			group_of[i] = group_number(&groups, &count, loc->module, loc->unnamed_reason, CAUSE_NONE,
+						   PROFILE_NO_MODULE);
 	}
 	for (size_t s = 0; s < p->stack_count; s++) {
 		const struct profile_stack *st = &p->stacks[s];
 
 		for (uint32_t d = 0; d < st->depth; d++) {
-			uint32_t g = st->locations[d] < p->location_count ? group_of[st->locations[d]] : UINT32_MAX;
+			uint32_t loc = st->locations[d], g = loc < p->location_count ? group_of[loc] : GROUP_NONE;
 
-			if (g != UINT32_MAX && groups[g].last_stack != s + 1) {
+			if (g == GROUP_BY_STACK) {
+				uint32_t culprit;
+				enum unmapped_cause cause = unmapped_cause(p, maps, st, d, &culprit);
+
+				g = group_number(&groups, &count, p->locations[loc].module, p->locations[loc].unnamed_reason,
+						 cause, culprit);
+			}
+			if (g != GROUP_NONE && groups[g].last_stack != s + 1) {
 				groups[g].last_stack = s + 1;
 				groups[g].samples += st->count;
 			}
@@ -123,14 +221,14 @@ void explain_unnamed(const struct profile *p, FILE *out)
 		fprintf(out, "explain: unnamed frames by module and reason (share of samples they appear in):\n");
 	for (size_t g = 0; g < count; g++) {
 		const struct profile_module *m = groups[g].module < p->module_count ? &p->modules[groups[g].module] : NULL;
-		const char *name = m ? strrchr(m->path, '/') : NULL;
 		double pct = p->total_samples ? 100.0 * groups[g].samples / p->total_samples : 0;
 
-		name = name && name[1] ? name + 1 : m ? m->path : "(no module)";
-		fprintf(out, "  %5.1f%%  %s", pct, name);
+		fprintf(out, "  %5.1f%%  %s", pct, module_name(p, groups[g].module));
 		if (m && m->build_id)
 			fprintf(out, " (build ID %.12s%s)", m->build_id, strlen(m->build_id) > 12 ? "..." : "");
-		fprintf(out, "  %s: %s\n", groups[g].reason, explain_advice(groups[g].reason));
+		fprintf(out, "  %s: ", groups[g].reason);
+		print_advice(out, &groups[g], module_name(p, groups[g].culprit));
+		fputc('\n', out);
 	}
 	free(group_of);
 	free(groups);

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "process_maps.h"
 #include "profile.h"
 
 /*
@@ -15,8 +16,17 @@
  *   "  37.5%  libfoo.so (build ID ab12...)  no file with that build ID: install its debug package or ..."
  * Prints a single line saying so when every frame was named. Call after symbolization, before or after
  * profile_finish().
+ *
+ * An address no mapping covers ("no mapping for the address") is explained by what the recording says of
+ * its process and stack, from maps (NULL: nothing known):
+ *   - the process was running when recording started, or the recording has none of its mappings: "the
+ *     process started before recording or mapped it quickly";
+ *   - else a return address found by walking frame pointers, above a frame of a known module: that module
+ *     has no frame pointers, so the walk read garbage ("no frame pointers in libfoo.so (the frame below
+ *     it); record with --call-graph dwarf"), one line per such module;
+ *   - else: the recorded mappings do not cover it (code before the exec, or mmap records lost).
  */
-void explain_unnamed(const struct profile *p, FILE *out);
+void explain_unnamed(const struct profile *p, const struct process_maps *maps, FILE *out);
 
 /*
  * How the user frames were found (the share of each unwinding method, weighted by samples), and how many

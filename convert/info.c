@@ -22,6 +22,7 @@ struct process_info {
 	uint32_t pid;
 	char comm[SREC_COMM_LEN];
 	uint64_t samples, mappings;
+	uint32_t parent_pid; /* the process it was forked from, or 0: it then runs its parent's mappings */
 };
 
 struct error_info {
@@ -215,6 +216,8 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (t.pid == t.tid && t.comm[0])
 			memcpy(process(in, t.pid)->comm, t.comm, SREC_COMM_LEN);
+		if (t.event == SREC_TASK_FORK && t.parent_pid && t.parent_pid != t.pid)
+			process(in, t.pid)->parent_pid = t.parent_pid;
 		break;
 	}
 	case SREC_BLOCK_KALLSYMS:
@@ -297,9 +300,14 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	}
 	printf("processes (by samples):\n");
 	qsort(in->procs, in->proc_count, sizeof(*in->procs), compare_process);
-	for (size_t i = 0; i < in->proc_count; i++)
-		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings\n", in->procs[i].pid,
+	for (size_t i = 0; i < in->proc_count; i++) {
+		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings", in->procs[i].pid,
 		       in->procs[i].comm[0] ? in->procs[i].comm : "?", in->procs[i].samples, in->procs[i].mappings);
+		/* A child forked without exec has no mappings of its own: convert uses its parent's. */
+		if (in->procs[i].parent_pid)
+			printf(", forked from %" PRIu32, in->procs[i].parent_pid);
+		printf("\n");
+	}
 	printf("file:\n");
 	printf("  %-20s %u.%u\n", "format version", r->header.version_major, r->header.version_minor);
 	printf("  %-20s %zu bytes in %" PRIu64 " frames\n", "size", r->size, r->damage.frames);

@@ -5,6 +5,12 @@
  * addresses, so the mappings covering an address are found by one binary search and a short walk back
  * (interval stabbing), however many libraries a process has. Among the covering mappings the time rule
  * of process_maps_resolve() picks one. Exec times are kept sorted per process.
+ *
+ * A process forked without exec inherits its parent's address space, but the kernel reports no mappings for
+ * it: only the fork. So each process also keeps its forks (time, parent), and an address none of its own
+ * mappings covers is looked up in the parent as it was at the fork, as perf's thread__clone_maps copies
+ * them; the parent may itself be such a child. Recordings are untrusted: a fork chain is followed at most
+ * FORK_DEPTH_MAX steps, so a loop (A forked from B forked from A) ends.
  */
 #include "process_maps.h"
 
@@ -14,10 +20,18 @@
 
 #include "../util.h"
 
+/* Fork chains longer than this are not followed (shells spawning pipelines go a few deep, loops forever). */
+#define FORK_DEPTH_MAX 16
+
 struct map_entry {
 	uint64_t start, end, file_offset, time_ns;
 	uint64_t seq; /* file order, to break time ties deterministically */
 	uint32_t module;
+};
+
+struct fork_entry {
+	uint64_t time_ns;
+	uint32_t parent_pid;
 };
 
 struct process_maps_process {
@@ -28,6 +42,9 @@ struct process_maps_process {
 	uint64_t *max_end; /* max_end[i] = the largest end among maps[0..i] */
 	uint64_t *execs;   /* sorted exec times */
 	size_t exec_count, exec_cap;
+	struct fork_entry *forks; /* sorted by time: when this process was created, and by whom */
+	size_t fork_count, fork_cap;
+	bool existed_at_start; /* running when recording started: its mappings then come from a /proc scan */
 };
 
 void process_maps_init(struct process_maps *maps)
@@ -109,6 +126,23 @@ void process_maps_add_exec(struct process_maps *maps, uint32_t pid, uint64_t tim
 	maps->execs++;
 }
 
+void process_maps_add_fork(struct process_maps *maps, uint32_t child_pid, uint32_t parent_pid, uint64_t time_ns)
+{
+	struct process_maps_process *proc;
+
+	if (child_pid == parent_pid || !parent_pid) /* a new thread, or a kernel thread: nothing inherited */
+		return;
+	proc = get_process(maps, child_pid);
+	GROW(proc->forks, proc->fork_cap, proc->fork_count + 1);
+	proc->forks[proc->fork_count++] = (struct fork_entry){ .time_ns = time_ns, .parent_pid = parent_pid };
+	maps->forks++;
+}
+
+void process_maps_add_existing(struct process_maps *maps, uint32_t pid)
+{
+	get_process(maps, pid)->existed_at_start = true;
+}
+
 static int compare_maps(const void *a, const void *b)
 {
 	const struct map_entry *x = a, *y = b;
@@ -123,6 +157,15 @@ static int compare_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static int compare_forks(const void *a, const void *b)
+{
+	const struct fork_entry *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->parent_pid < y->parent_pid ? -1 : x->parent_pid > y->parent_pid;
 }
 
 void process_maps_finish(struct process_maps *maps)
@@ -143,73 +186,156 @@ void process_maps_finish(struct process_maps *maps)
 		}
 		if (proc->exec_count)
 			qsort(proc->execs, proc->exec_count, sizeof(*proc->execs), compare_u64);
+		if (proc->fork_count)
+			qsort(proc->forks, proc->fork_count, sizeof(*proc->forks), compare_forks);
 	}
 	maps->finished = true;
+}
+
+/*
+ * How many of the count elements at base, each size bytes and sorted by the uint64_t at offset in them, have
+ * that key at or below key: the index of the first one above it (execs, mapping starts and forks alike).
+ */
+static size_t count_at_or_below(const void *base, size_t count, size_t size, size_t offset, uint64_t key)
+{
+	size_t lo = 0, hi = count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + offset, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The image epoch of time t: [last exec at or before t, first exec after t). */
 static void epoch(const struct process_maps_process *proc, uint64_t t, uint64_t *from, uint64_t *until)
 {
-	size_t lo = 0, hi = proc->exec_count;
+	size_t lo = count_at_or_below(proc->execs, proc->exec_count, sizeof(*proc->execs), 0, t);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (proc->execs[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*from = lo ? proc->execs[lo - 1] : 0;
 	*until = lo < proc->exec_count ? proc->execs[lo] : UINT64_MAX;
 }
 
-/* Is x a better choice than y for a sample at t? Both lie in its epoch. */
+/* Is x a better choice than y for a sample at t? Both lie in its epoch and on the same side of t. */
 static bool better(const struct map_entry *x, const struct map_entry *y, uint64_t t)
 {
-	bool x_before = x->time_ns <= t, y_before = y->time_ns <= t;
-
-	if (x_before != y_before)
-		return x_before;
 	if (x->time_ns != y->time_ns)
-		return x_before ? x->time_ns > y->time_ns : x->time_ns < y->time_ns;
+		return x->time_ns <= t ? x->time_ns > y->time_ns : x->time_ns < y->time_ns;
 	return x->seq > y->seq; /* same time: the later record wins */
+}
+
+/*
+ * Of proc's own mappings covering ip in the epoch of t: the newest one mapped at or before t in *before,
+ * the oldest one mapped after t in *after (either NULL).
+ */
+static void own_mappings(const struct process_maps_process *proc, uint64_t t, uint64_t ip,
+			 const struct map_entry **before, const struct map_entry **after)
+{
+	uint64_t from, until;
+	/* The last mapping starting at or before ip, then back while an earlier one may still cover ip. */
+	size_t lo = count_at_or_below(proc->maps, proc->map_count, sizeof(*proc->maps),
+				      offsetof(struct map_entry, start), ip);
+
+	*before = *after = NULL;
+	epoch(proc, t, &from, &until);
+	for (size_t i = lo; i-- > 0 && proc->max_end[i] > ip;) {
+		const struct map_entry *e = &proc->maps[i];
+		const struct map_entry **best = e->time_ns <= t ? before : after;
+
+		if (ip >= e->end || e->time_ns < from || e->time_ns >= until)
+			continue;
+		if (!*best || better(e, *best, t))
+			*best = e;
+	}
+}
+
+/*
+ * The fork that made the image proc runs at t, or NULL when that image came from an exec: the last fork at
+ * or before t (else the first one, as fork records may be stamped after the child's first samples), if
+ * no exec lies between it and t.
+ */
+static const struct fork_entry *image_fork(const struct process_maps_process *proc, uint64_t t)
+{
+	size_t later = count_at_or_below(proc->forks, proc->fork_count, sizeof(*proc->forks),
+					 offsetof(struct fork_entry, time_ns), t);
+	const struct fork_entry *f;
+	uint64_t from, until;
+
+	if (!proc->fork_count)
+		return NULL;
+	f = &proc->forks[later ? later - 1 : 0];
+	epoch(proc, t, &from, &until);
+	return from && from > f->time_ns ? NULL : f;
+}
+
+static const struct map_entry *resolve(const struct process_maps *maps, uint32_t pid, uint64_t t, uint64_t ip,
+				       unsigned int depth)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+	const struct map_entry *before, *after, *inherited;
+	const struct fork_entry *fork;
+
+	if (!proc)
+		return NULL;
+	own_mappings(proc, t, ip, &before, &after);
+	if (before)
+		return before;
+	/* Before a mapping of its own covered ip, a forked child ran what its parent had mapped at the fork. */
+	fork = image_fork(proc, t);
+	if (fork && depth < FORK_DEPTH_MAX) {
+		inherited = resolve(maps, fork->parent_pid, fork->time_ns, ip, depth + 1);
+		if (inherited)
+			return inherited;
+	}
+	return after;
 }
 
 bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t ip,
 			  uint32_t *module, uint64_t *file_offset)
 {
-	const struct process_maps_process *proc = find_process(maps, pid);
-	const struct map_entry *best = NULL;
-	uint64_t from, until;
-	size_t lo = 0, hi;
+	const struct map_entry *best = resolve(maps, pid, time_ns, ip, 0);
 
-	if (!proc || !proc->map_count)
-		return false;
-	epoch(proc, time_ns, &from, &until);
-	/* The last mapping starting at or before ip, then back while an earlier one may still cover ip. */
-	hi = proc->map_count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (proc->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && proc->max_end[i] > ip;) {
-		const struct map_entry *e = &proc->maps[i];
-
-		if (ip >= e->end || e->time_ns < from || e->time_ns >= until)
-			continue;
-		if (!best || better(e, best, time_ns))
-			best = e;
-	}
 	if (!best)
 		return false;
 	*module = best->module;
 	*file_offset = ip - best->start + best->file_offset;
 	return true;
+}
+
+/* *visits bounds the whole search: a hostile recording may give each pid many forks, from each other. */
+static bool has_mappings(const struct process_maps *maps, uint32_t pid, unsigned int depth, unsigned int *visits)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+
+	if (!proc || !*visits)
+		return false;
+	--*visits;
+	if (proc->map_count)
+		return true;
+	for (size_t i = 0; i < proc->fork_count && depth < FORK_DEPTH_MAX && *visits; i++)
+		if (has_mappings(maps, proc->forks[i].parent_pid, depth + 1, visits))
+			return true;
+	return false;
+}
+
+bool process_maps_has_mappings(const struct process_maps *maps, uint32_t pid)
+{
+	unsigned int visits = 4 * FORK_DEPTH_MAX;
+
+	return has_mappings(maps, pid, 0, &visits);
+}
+
+bool process_maps_existed_at_start(const struct process_maps *maps, uint32_t pid)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+
+	return proc && proc->existed_at_start;
 }
 
 void process_maps_release(struct process_maps *maps)
@@ -218,6 +344,7 @@ void process_maps_release(struct process_maps *maps)
 		free(maps->processes[i].maps);
 		free(maps->processes[i].max_end);
 		free(maps->processes[i].execs);
+		free(maps->processes[i].forks);
 	}
 	free(maps->processes);
 	memset(maps, 0, sizeof(*maps));

@@ -490,7 +490,7 @@ char *profile_location_fallback_name(const struct profile *p, const struct profi
 	if (loc->module == PROFILE_NO_MODULE || loc->module >= p->module_count)
 		return xstrdup("[unknown]");
 	module = profile_module_short_name(&p->modules[loc->module]);
-	name = xasprintf("%s+0x%llx", module, (unsigned long long)loc->file_offset);
+	name = xasprintf("[%s]", module);
 	free(module);
 	return name;
 }

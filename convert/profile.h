@@ -56,6 +56,9 @@ enum profile_unwind {
 	PROFILE_UNWIND_NONE = 6		  /* a marker, not a frame: "[truncated]", "[user stack error -EFAULT]" */
 };
 
+/* The unnamed_reason of a user address that no recorded mapping covers (--explain tells why it may be so). */
+#define PROFILE_UNNAMED_NO_MAPPING "no mapping for the address"
+
 /* One distinct address in one module. */
 struct profile_location {
 	enum profile_location_kind kind;
@@ -171,8 +174,10 @@ const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
 
 /*
- * The display name of an unnamed location, for outputs: "libc.so.6+0x2a1c0" (module basename and file
- * offset), or "[unknown]" without a module. Returns a malloc'd string.
+ * The display name of an unnamed location, for outputs: "[libc.so.6]" (the module's basename, as perf and
+ * stackcollapse-perf.pl name it), or "[unknown]" without a module. One name per module, not per address,
+ * so that a flame graph shows one box where the module's unnamed code ran, not a comb of addresses
+ * (outputs show those with --addrs). Returns a malloc'd string.
  */
 char *profile_location_fallback_name(const struct profile *p, const struct profile_location *loc);
 /* How a frame was found, as outputs spell it: "frame_pointer", "cfi", "frame_pointer_leaf_fix", "kernel",

@@ -322,7 +322,7 @@ void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, c
 		if (loc->kind == PROFILE_LOCATION_KERNEL)
 			symbolize_kernel(p, loc, kernel);
 		else if (loc->module == PROFILE_NO_MODULE)
-			set_unnamed(p, loc, "no mapping for the address");
+			set_unnamed(p, loc, PROFILE_UNNAMED_NO_MAPPING);
 		else
 			order[n++] = (uint32_t)i;
 	}

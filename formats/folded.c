@@ -10,8 +10,9 @@
  * comm-PID/TID; --thread-names starts with the process name (its main thread's) and puts the thread's
  * own name after it as a frame; --annotate adds _[i] to inlined frames (_[j] is kept for JIT frames).
  *
- * Unnamed frames print as module+0xOFFSET (module basename, file offset), [unknown] without a module;
- * with --addrs as [module <0xOFFSET>].
+ * Unnamed frames print as [module] (the module's basename, as perf and stackcollapse-perf.pl print them:
+ * one frame per module, not one per address), [unknown] without a module; with --addrs as
+ * [module <0xOFFSET>].
  *
  * Names are escaped so that no name can break flamegraph.pl's line rule ^(.*)\s+?(\d+(?:\.\d*)?)$ or its
  * frame separator: ';' becomes ':' (as stackcollapse does), control characters (newlines, tabs) become '?',

@@ -1,7 +1,7 @@
 /*
  * frame_names.h — how the speedscope, d3 and trace formats name things that the profile leaves implicit:
  * an unnamed frame, the process a stack belongs to, and the value of a stack. One place, so that the
- * formats agree with each other and with folded output (module+0xOFFSET for unnamed frames, _[k] on
+ * formats agree with each other and with folded output ([module] for unnamed frames, _[k] on
  * kernel frames, _[j] _[i] with --annotate, "[module <0xOFFSET>]" with --addrs).
  */
 #ifndef STACKREC_FORMATS_FRAME_NAMES_H
@@ -15,7 +15,7 @@
 
 /*
  * The display name of frame `frame` of loc (0 = innermost), newly allocated, by folded's rules
- * (formats/folded.c): the function name; an unnamed frame is "module+0xOFFSET" ("[unknown]" without a
+ * (formats/folded.c): the function name; an unnamed frame is "[module]" ("[unknown]" without a
  * module), or "[module <0xOFFSET>]" with options->addrs. Kernel frames end in _[k]; with
  * options->annotate, JIT frames end in _[j] and inlined frames in _[i].
  */

@@ -182,7 +182,7 @@ test_expect_success 'three million samples of three stacks convert in the memory
 	small=$(max_rss_kb many-20000.rec) && big=$(max_rss_kb many-1000000.rec) &&
 	echo "peak RSS: $small KB for 60,000 samples, $big KB for 3,000,000" &&
 	test $((big - small)) -lt 4096 &&
-	grep -q "^prog;prog+0x30;prog+0x50 1000000$" many-1000000.rec.folded
+	grep -q "^prog;\[prog\];\[prog\] 1000000$" many-1000000.rec.folded
 '
 
 test_expect_success '-v prints one summary line on stderr and nothing on stdout changes' '
@@ -200,9 +200,9 @@ test_expect_success 'a file with another build ID at the recorded path is not us
 		echo "end"
 	} >script.mismatch &&
 	write_rec mismatch.rec <script.mismatch >/dev/null &&
-	stackrec convert mismatch.rec -v >actual 2>err &&
+	stackrec convert mismatch.rec -v --addrs >actual 2>err &&
 	off=$(printf "%x" $((0x$(vaddr leaf) + 16))) &&
-	grep -q "^prog;prog+0x[0-9a-f]*;prog+0x[0-9a-f]*;prog+0x$off 1$" actual &&
+	grep -q "^prog;\[prog <0x[0-9a-f]*>\];\[prog <0x[0-9a-f]*>\];\[prog <0x$off>\] 1$" actual &&
 	! grep -q leaf actual &&
 	grep -q "build ID mismatch" err
 '
@@ -218,7 +218,7 @@ test_expect_success 'a missing file is found by build ID under --debug-dir' '
 	write_rec gone.rec <script.gone >/dev/null &&
 	rm gone/prog &&
 	stackrec convert gone.rec >without &&
-	grep -q "^prog;prog+0x" without &&
+	grep -q "^prog;\[prog\]" without &&
 	stackrec convert gone.rec --debug-dir dbg >with &&
 	echo "prog;main;outer;middle;leaf 1" >expect &&
 	test_cmp expect with
@@ -242,7 +242,7 @@ test_expect_success 'a stripped binary is named from its separate debug file (.g
 	mkdir -p dbg2/.build-id/${id:0:2} &&
 	mv strip1/prog.debug dbg2/.build-id/${id:0:2}/${id:2}.debug &&
 	stackrec convert strip.rec >actual &&
-	grep -q "^prog;prog+0x" actual &&
+	grep -q "^prog;\[prog\]" actual &&
 	stackrec convert strip.rec --debug-dir dbg2 >actual &&
 	test_cmp expect actual
 '
@@ -265,7 +265,10 @@ test_expect_success '[vdso] frames are named from the running kernel'"'"'s vDSO 
 	sed "s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso2 &&
 	write_rec vdso2.rec <script.vdso2 >/dev/null &&
 	stackrec convert vdso2.rec >actual &&
-	echo "t;vdso+0x$(printf %x $((0x$sym + 4))) 1" >expect &&
+	echo "t;[vdso] 1" >expect &&
+	test_cmp expect actual &&
+	stackrec convert vdso2.rec --addrs >actual &&
+	echo "t;[vdso <0x$(printf %x $((0x$sym + 4)))>] 1" >expect &&
 	test_cmp expect actual &&
 	id=$(build_id vdso.so) &&
 	sed "s/ - 1\$/ $id 1/; s/kernel_release=.*/kernel_release=0.0-other/" script.vdso >script.vdso3 &&
@@ -358,6 +361,39 @@ test_expect_success 'bad usage exits 2 with a message' '
 	test_expect_code stackrec convert good.rec --bogus 2>err &&
 	stackrec convert --help >help &&
 	grep -q "folded" help
+'
+
+# --explain on addresses no mapping covers: "the process started before recording" only where that can be
+# true (a process running at start, or one the recording has no mapping of); a garbage return address above a
+# frame of a known module, in a process recorded from its start (or forked from one), blames that module's
+# missing frame pointers; an unmapped leaf of such a process says what else can have happened.
+test_expect_success '--explain says why an address has no mapping: frame pointers, process history' '
+	cat >unmapped.script <<-\EOF &&
+	host hostname=test
+	mapping 100 400000 401000 0 /nonexistent/libnofp.so - 1
+	mapping 100 500000 501000 0 /nonexistent/app - 1
+	repeat 4 sample 100 100 app 10 400010,dead0001,dead0002 -
+	repeat 2 sample 100 100 app 10 500010,400020 -
+	sample 100 100 app 10 beef0000,500020 -
+	existing 200 5
+	mapping 200 400000 401000 0 /nonexistent/libnofp.so - 5
+	repeat 3 sample 200 200 old 10 beef0000 -
+	repeat 5 sample 300 300 gone 10 cafe0000,400010 -
+	fork 400 100 5
+	repeat 6 sample 400 400 child 10 400010,dead0003 -
+	end
+	EOF
+	write_rec unmapped.rec <unmapped.script &&
+	stackrec convert unmapped.rec --explain >unmapped.folded 2>actual &&
+	cat >expect <<-\EOF &&
+	explain: unnamed frames by module and reason (share of samples they appear in):
+	   57.1%  libnofp.so  no file at the recorded path: the file is gone and was recorded without a build ID: keep the file, or record with a kernel or binaries that give build IDs
+	   47.6%  (no module)  no mapping for the address: no frame pointers in libnofp.so (the frame below it); record with --call-graph dwarf
+	   38.1%  (no module)  no mapping for the address: the recording has no mapping for it (the process started before recording or mapped it quickly): record with -p or the command under stackrec
+	   14.3%  app  no file at the recorded path: the file is gone and was recorded without a build ID: keep the file, or record with a kernel or binaries that give build IDs
+	    4.8%  (no module)  no mapping for the address: the process was recorded from its start, yet none of its recorded mappings covers it: code run before its exec into the recorded command, or its mmap records were lost (while recording: stackrec info shows lost side-band; or in a damaged part of the file)
+	EOF
+	test_cmp expect actual
 '
 
 test_done

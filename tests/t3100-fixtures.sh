@@ -61,7 +61,7 @@ test_expect_success 'the recorded binary paths are gone, so names came from --de
 test_expect_success 'without --debug-dir the fixture binaries cannot be found and frames say so' '
 	stackrec convert "$FIXTURES/inline.rec" -f folded >nodebug.folded &&
 	! grep -q "hot_inline" nodebug.folded &&
-	grep -q "inline+0x" nodebug.folded
+	grep -q "\[inline\]" nodebug.folded
 '
 
 test_done

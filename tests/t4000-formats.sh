@@ -62,12 +62,11 @@ pprof_flat() {
 }
 
 # folded_flat FILE: the same from folded stacks: the leaf's name without _[k]/_[j]/_[i]; an unnamed
-# leaf "module+0xOFFSET" is "[module]", as pprof names an address without a function by its mapping, and
-# "[unknown]" (no module) is pprof's "<unknown>".
+# leaf is "[module]" in both (pprof names an address without a function by its mapping), and "[unknown]"
+# (no module) is pprof's "<unknown>".
 folded_flat() {
 	awk '{ n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";"); leaf = f[k]
 		sub(/_\[[kij]\]$/, "", leaf)
-		if (leaf ~ /^[^[].*\+0x[0-9a-f]+$/) { sub(/\+0x[0-9a-f]+$/, "", leaf); leaf = "[" leaf "]" }
 		if (leaf == "[unknown]") leaf = "<unknown>"
 		flat[leaf] += n }
 		END { for (l in flat) print l, flat[l] }' "$1" | LC_ALL=C sort

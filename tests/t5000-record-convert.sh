@@ -102,4 +102,15 @@ test_expect_success BPF 'threads: --thread-names puts the process first and each
 	grep -q "^worker-a;.*spin_in_thread [0-9]*$" plain.folded
 '
 
+test_expect_success BPF 'a child forked without exec: at least 90% of its samples name its function' '
+	gcc -O2 -g -fno-omit-frame-pointer -o fork_spin "$TESTS/data/fork_spin.c" &&
+	stackrec record -F 999 -o fork.rec -- ./fork_spin 600 &&
+	stackrec convert fork.rec -f folded >fork.folded &&
+	pct=$(fraction_with fork.folded "main;child_spin" forked-child) &&
+	echo "child_spin named in $pct% of forked-child samples" &&
+	test "$pct" -ge 90 &&
+	stackrec info fork.rec >fork.info &&
+	grep "forked-child .* 0 mappings, forked from [1-9]" fork.info
+'
+
 test_done

@@ -7,6 +7,8 @@
  *       host KEY=VALUE
  *       mapping PID START END OFFSET PATH BUILD_ID|- TIME
  *       exec PID TIME
+ *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
+ *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
  *                                           (IPs hex, comma-separated, leaf first; "-" for none)
@@ -139,6 +141,77 @@ static void test_process_maps(void)
 	profile_release(&p);
 }
 
+/* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
+static void test_process_maps_fork(void)
+{
+	struct process_maps maps;
+	struct profile p;
+	struct srec_mapping m;
+	uint32_t module, parent_image, exec_image, own;
+	uint64_t off;
+
+	profile_init(&p);
+	process_maps_init(&maps);
+	m = mapping(10, 0x1000, 0x2000, 0x100, 5);
+	process_maps_add_mapping(&maps, &p, &m, "/parent");
+	process_maps_add_fork(&maps, 11, 10, 20);
+	process_maps_add_fork(&maps, 10, 10, 25); /* a thread of 10: nothing inherited */
+	process_maps_add_exec(&maps, 10, 40);
+	m = mapping(10, 0x1000, 0x3000, 0, 41);
+	process_maps_add_mapping(&maps, &p, &m, "/exec");
+	m = mapping(11, 0x1000, 0x1800, 0, 60); /* the child's own mmap over part of the inherited one */
+	process_maps_add_mapping(&maps, &p, &m, "/own");
+	process_maps_add_fork(&maps, 12, 11, 65);
+	process_maps_add_exec(&maps, 11, 80);
+	process_maps_add_fork(&maps, 13, 10, 100);
+	process_maps_add_fork(&maps, 20, 21, 1); /* a loop, as a hostile recording may have */
+	process_maps_add_fork(&maps, 21, 20, 2);
+	process_maps_add_fork(&maps, 22, 22, 2);
+	process_maps_add_existing(&maps, 10);
+	m = mapping(1000, 0x1000, 0x2000, 0, 1);
+	process_maps_add_mapping(&maps, &p, &m, "/parent");
+	for (uint32_t pid = 1001; pid <= 1020; pid++) /* a chain of forks: 1020 is 20 forks below 1000 */
+		process_maps_add_fork(&maps, pid, pid - 1, pid);
+	for (int i = 0; i < 100000; i++) /* many forks each way between two processes */
+		process_maps_add_fork(&maps, 30 + (i & 1), 31 - (i & 1), (uint64_t)i);
+	process_maps_finish(&maps);
+	parent_image = profile_intern_module(&p, "/parent", NULL, 0, 0, 0, false);
+	exec_image = profile_intern_module(&p, "/exec", NULL, 0, 0, 0, false);
+	own = profile_intern_module(&p, "/own", NULL, 0, 0, 0, false);
+	ok(process_maps_resolve(&maps, 11, 30, 0x1100, &module, &off) && module == parent_image && off == 0x200,
+	   "fork: the child resolves through its parent's mapping");
+	ok(process_maps_resolve(&maps, 11, 50, 0x1100, &module, &off) && module == parent_image,
+	   "fork: the parent as it was at the fork, not after its exec");
+	ok(process_maps_resolve(&maps, 11, 55, 0x1100, &module, &off) && module == parent_image,
+	   "fork: the child's later mmap does not apply before it");
+	ok(process_maps_resolve(&maps, 11, 70, 0x1100, &module, &off) && module == own,
+	   "fork: the child's own mmap wins after it");
+	ok(process_maps_resolve(&maps, 11, 70, 0x1900, &module, &off) && module == parent_image,
+	   "fork: inherited where the child's own mmap does not reach");
+	ok(!process_maps_resolve(&maps, 11, 90, 0x1900, &module, &off), "fork: nothing inherited after the child's exec");
+	ok(process_maps_resolve(&maps, 12, 90, 0x1900, &module, &off) && module == parent_image &&
+		   process_maps_resolve(&maps, 12, 90, 0x1100, &module, &off) && module == own,
+	   "fork: a grandchild through its parent's own mapping, then its grandparent's");
+	ok(process_maps_resolve(&maps, 13, 99, 0x2100, &module, &off) && module == exec_image,
+	   "fork: a sample stamped before its fork record uses that fork");
+	ok(!process_maps_resolve(&maps, 20, 10, 0x1100, &module, &off) &&
+		   !process_maps_resolve(&maps, 22, 10, 0x1100, &module, &off),
+	   "fork: a loop of forks ends, without a mapping");
+	ok(process_maps_resolve(&maps, 1016, 2000, 0x1100, &module, &off) && module == parent_image &&
+		   !process_maps_resolve(&maps, 1017, 2000, 0x1100, &module, &off),
+	   "fork: a chain is followed 16 forks up, no further");
+	ok(!process_maps_resolve(&maps, 30, 50000, 0x1100, &module, &off) && !process_maps_has_mappings(&maps, 30),
+	   "fork: many forks back and forth end, without a mapping");
+	ok(maps.forks == 5 + 20 + 100000, "fork: new threads are not forks of processes");
+	ok(process_maps_has_mappings(&maps, 12) && !process_maps_has_mappings(&maps, 20) &&
+		   !process_maps_has_mappings(&maps, 99),
+	   "fork: a child has mappings through its parent; a loop or an unknown process has none");
+	ok(process_maps_existed_at_start(&maps, 10) && !process_maps_existed_at_start(&maps, 11),
+	   "a process running at start is known as such");
+	process_maps_release(&maps);
+	profile_release(&p);
+}
+
 static void test_kernel_symbols(void)
 {
 	static const char text[] = "ffffffff81000100 T b_second\n"
@@ -233,7 +306,7 @@ static void test_folded(void)
 	folded->write(&p, &options, f);
 	fclose(f);
 	ok_str(out,
-	       "my_thread;[user stack error -EFAULT];libx.so.1+0x300;outer;inner_3.5;do_sys:call?_12_[k] 2\n",
+	       "my_thread;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 2\n",
 	       "folded: escaping, inline frames, unnamed frames, kernel suffix, threads summed");
 	free(out);
 
@@ -255,6 +328,7 @@ static int run_tests(void)
 {
 	test_profile();
 	test_process_maps();
+	test_process_maps_fork();
 	test_kernel_symbols();
 	test_demangle();
 	test_folded();
@@ -334,12 +408,18 @@ static int write_recording(const char *path)
 			m.prot = 5;
 			m.path_size = (uint32_t)strlen(a[4]) + 1;
 			recording_writer_add(&w, SREC_BLOCK_MAPPING, &m, sizeof(m), a[4], m.path_size);
-		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2) {
+		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2 ||
+			   sscanf(p, "existing %4095s %4095s", a[0], a[1]) == 2 ||
+			   sscanf(p, "fork %4095s %4095s %4095s", a[0], a[2], a[1]) == 3) {
 			struct srec_task t = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
 					       .tid = (uint32_t)strtoul(a[0], NULL, 0),
 					       .time_ns = strtoull(a[1], NULL, 0),
-					       .event = SREC_TASK_EXEC };
+					       .event = !strncmp(p, "fork ", 5)	     ? SREC_TASK_FORK
+							: !strncmp(p, "existing ", 9) ? SREC_TASK_EXISTING
+										      : SREC_TASK_EXEC };
 
+			if (t.event == SREC_TASK_FORK)
+				t.parent_pid = (uint32_t)strtoul(a[2], NULL, 0);
 			recording_writer_add(&w, SREC_BLOCK_TASK, &t, sizeof(t), NULL, 0);
 		} else if (sscanf(p, "kallsyms %4095s", a[0]) == 1) {
 			FILE *f = fopen(a[0], "r");

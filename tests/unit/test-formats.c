@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 	ok(size && !strncmp(data, "{\"name\":\"root\",\"value\":11,", 26) &&
 		   strstr(data, "\"name\":\"clear_user_[k]\",\"value\":3,\"libtype\":\"kernel\"") &&
 		   strstr(data, "\"name\":\"hot_inline\",\"value\":5,\"libtype\":\"inlined\"") &&
-		   strstr(data, "\"name\":\"libplugin.so+0x1234\",\"value\":2,\"children\""),
+		   strstr(data, "\"name\":\"[libplugin.so]\",\"value\":2,\"children\""),
 	   "d3: root value is the total, libtype kernel and inlined, unnamed frames");
 	free(data);
 	data = check_format(dir, "d3", &annotated, "d3-annotated.json", &size);
