@@ -1633,6 +1633,20 @@ static int write_corpus(const char *dir)
 		memcpy((char *)mbody + sizeof(m), "/a/b", 5);
 		len += put_block(stream + len, SREC_BLOCK_HOST, "machine=x86_64\0clock=monotonic", 31);
 		len += put_block(stream + len, SREC_BLOCK_SAMPLE, sbody, sizeof(sbody));
+		{
+			/* a dwarf-mode sample: no user IPs, registers SP and IP and 16 bytes of stack after the kernel IP */
+			struct srec_sample d = { .time_ns = 2, .pid = 2, .tid = 3, .kind = 1, .kernel_depth = 1, .comm = "d",
+						 .flags = SREC_SAMPLE_USER_REGS | SREC_SAMPLE_USER_UNWIND };
+			struct srec_user_regs r = { .machine = 62, .reg_count = 2, .stack_size = 16,
+						    .reg_mask = (1ull << 7) | (1ull << 16), .stack_wanted = 8192 };
+			uint64_t dbody[(sizeof(d) + 8 + sizeof(r) + 16 + 16) / 8];
+
+			memcpy(dbody, &d, sizeof(d));
+			dbody[8] = 0xffffffff81000000ull;
+			memcpy(&dbody[9], &r, sizeof(r));
+			dbody[12] = 0x7ffc0000, dbody[13] = 0x401000, dbody[14] = 0x401234, dbody[15] = 0;
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE, dbody, sizeof(dbody));
+		}
 		len += put_block(stream + len, SREC_BLOCK_MAPPING, mbody, sizeof(m) + 6);
 		len += put_block(stream + len, SREC_BLOCK_TASK, &t, sizeof(t));
 		len += put_block(stream + len, SREC_BLOCK_TASK, &t, 28);
