@@ -38,7 +38,7 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 0
+#define SREC_VERSION_MINOR 1 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
