@@ -129,4 +129,16 @@ test_expect_success BPF 'code loaded later with dlopen is mapped too' '
 	grep -q "main;plugin_spin" dl.folded
 '
 
+# Between fork and exec the spawned child is a copy of stackrec (named stackrec-exec), not the user's program:
+# it is not sampled. A PATH of 3000 missing directories makes its execvp search long enough (about 20
+# samples at 4999 Hz before the fix) that a sampled pre-exec child cannot go unseen.
+test_expect_success BPF 'the recorder'"'"'s pre-exec child is never sampled, the command from its exec on is' '
+	long_path=$(for i in $(seq 1 3000); do printf "/nonexistent/%d:" $i; done)$PATH &&
+	PATH=$long_path "$STACKREC" record -F 4999 -o preexec.rec -- true 2>err &&
+	stackrec convert --thread-names preexec.rec >preexec.folded &&
+	cat preexec.folded &&
+	! grep "stackrec-exec" preexec.folded &&
+	grep -q "^true;true;" preexec.folded
+'
+
 test_done
