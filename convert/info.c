@@ -273,9 +273,12 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		/* A cut copy is where convert's [truncated] frames come from: say how often, and what helps. */
 		printf("  %-20s %" PRIu64 " samples, %.0f bytes of stack each on average\n", "dwarf stacks",
 		       in->unwind_samples, (double)in->stack_bytes / (double)in->unwind_samples);
-		printf("  %-20s %" PRIu64 " (%.1f%%)%s\n", "truncated stacks", in->cut_stacks,
+		/* A cut copy truncates a stack only if its frames go on past it (a thread's copy may end in its
+		 * TLS, above its last frame): convert --explain counts the stacks that were truncated. */
+		printf("  %-20s %" PRIu64 " (%.1f%%)%s\n", "cut stack copies", in->cut_stacks,
 		       100.0 * (double)in->cut_stacks / (double)in->unwind_samples,
-		       in->cut_stacks ? ": the stack was deeper than the copy; record with a larger --call-graph dwarf,SIZE"
+		       in->cut_stacks ? ": the stack went on past the copy; stacks whose frames did are truncated by "
+					"convert: record with a larger --call-graph dwarf,SIZE"
 				      : "");
 	}
 	for (size_t i = 0; i < in->error_count; i++)
