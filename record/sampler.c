@@ -61,6 +61,11 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
+	rec->skel->rodata->min_block_ns = rec->min_block_us * 1000;
+	rec->skel->rodata->max_block_ns = rec->max_block_us > UINT64_MAX / 1000 ? UINT64_MAX : rec->max_block_us * 1000;
+	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
+	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
+	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
 	rec->skel->rodata->stack_copy = rec->call_graph == CALL_GRAPH_DWARF ? rec->stack_size : FP_LEAF_STACK_BYTES;
 	{
 		int cpus = libbpf_num_possible_cpus();
@@ -166,6 +171,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (tail == (size_t)-1)
 		return 0;
 	rec->sample_count++;
+	if (e->kind == SAMPLE_KIND_OFF_CPU)
+		rec->off_cpu_count++;
 	u64_set_add(&rec->sampled_pids, e->pid);
 	for (unsigned int i = 0; i < kernel; i++)
 		u64_set_add(&rec->kernel_ips, e->kernel_ips[i]);
@@ -234,7 +241,14 @@ int sampler_attach(struct recorder *rec)
 	if (!link)
 		return error("cannot follow execs (tp_btf/sched_process_exec): %s", strerror(errno));
 	add_link(rec, link);
-	for (int cpu = 0; cpu < cpus; cpu++) {
+	if (rec->off_cpu) {
+		link = bpf_program__attach(rec->skel->progs.on_switch);
+		if (!link)
+			return error("cannot follow context switches (tp_btf/sched_switch): %s", strerror(errno));
+		add_link(rec, link);
+		attached++;
+	}
+	for (int cpu = 0; rec->on_cpu && cpu < cpus; cpu++) {
 		int fd = open_sampling_event(rec, cpu);
 
 		if (fd == -ENODEV) /* offline CPU */
@@ -254,6 +268,8 @@ int sampler_attach(struct recorder *rec)
 	}
 	if (!attached)
 		return error("no online CPU could be sampled");
+	/* The offline step reads OFF_CPU samples as struct srec_sample's kind 2. */
+	_Static_assert(SAMPLE_KIND_OFF_CPU == SREC_SAMPLE_OFF_CPU, "off-CPU kind");
 	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
 	if (!rec->samples)
 		return error("cannot open the sample ring buffer: %s", strerror(errno));
