@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -41,13 +42,58 @@ _Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC
 #define RING_BYTES_FP (16u << 20)
 #define RING_BYTES_DWARF (64u << 20)
 
+/* libbpf's warnings always (as bcc's tools show them), its debug log and info with -v. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
-	if (!verbose)
+	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* The value of a sysctl file such as /proc/sys/kernel/perf_event_paranoid, or fallback when unreadable. */
+static long sysctl_value(const char *path, long fallback)
+{
+	FILE *f = fopen(path, "re");
+	long value;
+
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%ld", &value) != 1)
+		value = fallback;
+	fclose(f);
+	return value;
+}
+
+/* The effective capability set, from /proc/self/status (CapEff), or 0 when unreadable. */
+static uint64_t effective_capabilities(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	uint64_t caps = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %" SCNx64, &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+/* Before loading: what would make the load fail with a message that says less. */
+static int check_prerequisites(void)
+{
+	const uint64_t sys_admin = 1ull << 21, perfmon = 1ull << 38, bpf = 1ull << 39;
+	uint64_t caps = effective_capabilities();
+
+	if (!(caps & sys_admin) && (caps & (perfmon | bpf)) != (perfmon | bpf))
+		return error("recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has %s): "
+			     "run it with sudo",
+			     caps & bpf ? "CAP_BPF only" : caps & perfmon ? "CAP_PERFMON only" : "neither");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return error("this kernel has no BTF (/sys/kernel/btf/vmlinux): recording needs a kernel built with "
+			     "CONFIG_DEBUG_INFO_BTF=y");
+	return 0;
 }
 
 int sampler_load(struct recorder *rec)
@@ -55,6 +101,8 @@ int sampler_load(struct recorder *rec)
 	int err;
 
 	libbpf_set_print(libbpf_print);
+	if (check_prerequisites() < 0)
+		return -1;
 	rec->skel = profile_bpf__open();
 	if (!rec->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
@@ -253,6 +301,10 @@ int sampler_attach(struct recorder *rec)
 
 		if (fd == -ENODEV) /* offline CPU */
 			continue;
+		if (fd == -EACCES || fd == -EPERM)
+			return error("cannot open a sampling event on CPU %d: %s (kernel.perf_event_paranoid is %ld: record "
+				     "as root or with CAP_PERFMON, or lower it with sysctl kernel.perf_event_paranoid=1)",
+				     cpu, strerror(-fd), sysctl_value("/proc/sys/kernel/perf_event_paranoid", -1));
 		if (fd < 0)
 			return error("cannot open a %s sampling event on CPU %d: %s", rec->event_name ? rec->event_name : "cpu-clock", cpu,
 				     strerror(-fd));
