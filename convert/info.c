@@ -145,7 +145,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				in->bad_blocks++;
 			if (got == 0 && s.flags & SREC_SAMPLE_USER_UNWIND) {
 				in->stack_bytes += regs.stack_size;
-				if (regs.flags & SREC_USER_STACK_CUT)
+				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
 					in->cut_stacks++;
 			}
 		}

@@ -200,7 +200,7 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 		memcpy(rec->tail + len, e->stack, stack);
 		len += stack;
 		rec->stack_bytes += stack;
-		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND)
+		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND && !e->user_stack_error)
 			rec->cut_stacks++;
 	}
 	return len;
