@@ -70,10 +70,10 @@ if [ "$quick" = 1 ]; then
 	text_mb=10
 else
 	freqs="99 999 4999"
-	reps=3
+	reps=5
 	a_seconds=1
 	b_seconds=3
-	c_seconds=6
+	c_seconds=8
 	text_mb=50
 fi
 b_hz=4999
@@ -260,10 +260,12 @@ for hz in $freqs; do
 	for _ in $(seq 1 "$reps"); do
 		"$work/cpu-fp" "$a_iter" "$work/a/time" >/dev/null
 		cut -d' ' -f1 "$work/a/time" >>"$work/a/$hz-base.wall"
+		cut -d' ' -f2 "$work/a/time" >>"$work/a/$hz-base.cpu"
 		for mode in $modes; do
 			mode_supported "$mode" || continue
 			record_mode "$mode" "$hz" "$work/a/rec" -- "$work/cpu-fp" "$a_iter" "$work/a/time"
 			cut -d' ' -f1 "$work/a/time" >>"$work/a/$hz-$mode.wall"
+			cut -d' ' -f2 "$work/a/time" >>"$work/a/$hz-$mode.cpu"
 			echo "$R_SAMPLES $R_LOST $R_BYTES" >>"$work/a/$hz-$mode.counts"
 			rm -f "$work/a/rec" "$work/a/rec".*
 		done
@@ -273,15 +275,18 @@ done
 base_all=$(cat "$work"/a/*-base.wall | median)
 out 'A. Record cost: cpu-fp (gcc -O2 -fno-omit-frame-pointer), %s iterations, unprofiled %.2f s (median)\n' \
 	"$a_iter" "$(awk -v n="$base_all" 'BEGIN { print n / 1e9 }')"
-out '   slowdown = median wall time of the work loop profiled / unprofiled, %s runs each, interleaved;\n' "$reps"
-out '   samples = median; lost = sum over the runs; bytes/sample = file bytes / samples over the runs\n\n'
-out '  %5s  %-15s %9s %8s %6s %12s %13s\n' Hz profiler slowdown samples lost bytes/sample "size vs perf"
+out '   slowdown = median wall time of the work loop profiled / unprofiled, %s runs each, interleaved (cpu: the\n' "$reps"
+out '   same with the process CPU time); samples = median; lost = sum over the runs;\n'
+out '   bytes/sample = file bytes / samples over the runs; size vs perf = bytes/sample / perf'"'"'s, same mode\n\n'
+out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' Hz profiler slowdown "(cpu)" samples lost bytes/sample "size vs perf"
 for hz in $freqs; do
 	base=$(median <"$work/a/$hz-base.wall")
+	base_cpu=$(median <"$work/a/$hz-base.cpu")
 	for mode in $modes; do
 		mode_supported "$mode" || continue
 		{
 			median <"$work/a/$hz-$mode.wall" | awk -v b="$base" '{ printf "%.3fx ", $1 / b }'
+			median <"$work/a/$hz-$mode.cpu" | awk -v b="$base_cpu" '{ printf "%.3fx ", $1 / b }'
 			cut -d' ' -f1 "$work/a/$hz-$mode.counts" | median | tr '\n' ' '
 			awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/a/$hz-$mode.counts"
 		} >"$work/a/$hz-$mode.sum"
@@ -291,13 +296,13 @@ for hz in $freqs; do
 			out '  %5s  %-15s %s\n' "$hz" "$(mode_label "$mode")" "$NA"
 			continue
 		fi
-		read -r slow samples lost bps <"$work/a/$hz-$mode.sum"
+		read -r slow slow_cpu samples lost bps <"$work/a/$hz-$mode.sum"
 		vs=-
 		case $mode in sr-*) other=$work/a/$hz-perf-${mode#sr-}.sum ;; *) other= ;; esac
 		if [ -n "$other" ] && [ -f "$other" ]; then
-			vs=$(awk -v a="$bps" '{ printf "%.2fx", $4 ? a / $4 : 0 }' "$other")
+			vs=$(awk -v a="$bps" '{ printf "%.2fx", $5 ? a / $5 : 0 }' "$other")
 		fi
-		out '  %5s  %-15s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$samples" "$lost" "$bps" "$vs"
+		out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$slow_cpu" "$samples" "$lost" "$bps" "$vs"
 	done
 done
 out '\n'
@@ -387,10 +392,13 @@ c_workload cpu cpu main -- "$work/cpu" 1000000000000
 
 elapsed=$(($(date +%s) - started))
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+kconfig=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null || true; } |
+	awk '/^CONFIG_IRQ_TIME_ACCOUNTING=y/ { on = 1 } /IRQ_TIME_ACCOUNTING/ { seen = 1 }
+		END { print seen ? (on ? "on (interrupt time not in the target'"'"'s CPU time)" : "off (interrupt time in the target'"'"'s CPU time)") : "unknown" }')
 {
 	echo "Machine: Linux $(uname -r), ${cpu_model:-unknown CPU}, $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "Tools: $("$stackrec" --version 2>/dev/null | head -n 1) ($stackrec), $(perf --version), $("$python" --version 2>&1), xz $(xz --version | awk 'NR == 1 { print $NF }'), sqlite3 $(sqlite3 --version | awk '{ print $1 }')"
-	echo "Sampling event: stackrec ${sr_event:-?}, perf ${perf_event:-?}"
+	echo "Sampling event: stackrec ${sr_event:-?}, perf ${perf_event:-?}; IRQ time accounting $kconfig"
 	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full), $elapsed s"
 	if [ "$perf_aborts" -gt 0 ]; then
 		echo "perf aborted $perf_aborts times (assertion failed at util/build-id.c:1010, then stack smashing);"
