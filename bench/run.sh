@@ -37,7 +37,10 @@ note() { echo "bench: $*" >&2; }
 # --- what is needed -------------------------------------------------------------------------------------
 
 [ "$(id -u)" -eq 0 ] || die "recording with eBPF and perf needs root: run 'sudo make bench'"
+# absolute paths: the run happens in its temporary directory
 case $stackrec in /*) ;; *) stackrec=$PWD/$stackrec ;; esac
+case $doc in - | /*) ;; *) doc=$PWD/$doc ;; esac
+case $python in /*) ;; */*) python=$PWD/$python ;; *) python=$(command -v "$python" || echo "$python") ;; esac
 [ -x "$stackrec" ] || die "no stackrec at '$stackrec' (build it with 'make', or set STACKREC=PATH)"
 need() {
 	command -v "$1" >/dev/null 2>&1 || die "'$1' not found: install the Debian package $2 (make bench installs it)"
@@ -52,6 +55,16 @@ need awk mawk
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' ||
 	die "libc6-dbg is not installed: without it __libc_start_call_main has no name (make bench installs it)"
+
+# The table goes between these two lines of the doc; checked now rather than after the run.
+doc_markers() {
+	if ! grep -q '^<!-- bench:begin -->$' "$doc" || ! grep -q '^<!-- bench:end -->$' "$doc"; then
+		die "'$doc' has no '<!-- bench:begin -->' and '<!-- bench:end -->' lines to write the table between"
+	fi
+}
+if [ "$doc" != - ] && [ -e "$doc" ]; then
+	doc_markers
+fi
 
 if "$stackrec" record --help 2>&1 | grep -q -- --call-graph; then
 	sr_dwarf=1
@@ -83,6 +96,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/stackrec-bench.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+cd "$work"
 # stackrec's build-ID cache and perf's build-ID directory are private to this run: nothing in ~ changes.
 export STACKREC_CACHE_DIR=$work/stackrec-cache
 perf_top=(--buildid-dir "$work/perf-buildid")
@@ -102,8 +116,9 @@ median() {
 
 # perf record, retried when perf aborts after recording. perf 6.1 can fail with
 # `assertion failed at util/build-id.c:1010` and then `stack smashing detected` (SIGABRT): on a stale
-# build-ID cache, and on this kind of shared VM intermittently, while other processes load and unload BPF
-# programs. The target has run to its end by then (its own timing stands), but perf.data is unusable. Retried
+# build-ID cache, and on a shared VM intermittently, about every other run, with a fresh --buildid-dir and
+# with -N too (an oversized build ID somewhere; not pinned down). The target has run to its end by then (its
+# own timing stands), but perf.data is unusable. Retried
 # up to 8 times: from the 2nd attempt with a fresh --buildid-dir, from the 3rd also with -N (no build-ID
 # cache). Every abort is counted and reported with the table.
 # Usage: perf_record DATA LOG RECORD-ARGS... -- COMMAND...
@@ -300,7 +315,7 @@ for hz in $freqs; do
 		vs=-
 		case $mode in sr-*) other=$work/a/$hz-perf-${mode#sr-}.sum ;; *) other= ;; esac
 		if [ -n "$other" ] && [ -f "$other" ]; then
-			vs=$(awk -v a="$bps" '{ printf "%.2fx", $5 ? a / $5 : 0 }' "$other")
+			vs=$(awk -v a="$bps" '{ printf "%.2gx", $5 ? a / $5 : 0 }' "$other")
 		fi
 		out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$slow_cpu" "$samples" "$lost" "$bps" "$vs"
 	done
@@ -411,12 +426,8 @@ kconfig=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2
 cat "$table.final"
 
 if [ "$doc" != - ]; then
-	if [ ! -f "$doc" ]; then
-		printf '# Performance\n\n<!-- bench:begin -->\n<!-- bench:end -->\n' >"$doc"
-	fi
-	if ! grep -q '^<!-- bench:begin -->$' "$doc" || ! grep -q '^<!-- bench:end -->$' "$doc"; then
-		die "'$doc' has no '<!-- bench:begin -->' and '<!-- bench:end -->' lines to write the table between"
-	fi
+	[ -f "$doc" ] || printf '# Performance\n\n<!-- bench:begin -->\n<!-- bench:end -->\n' >"$doc"
+	doc_markers
 	awk -v table="$table.final" '
 		/^<!-- bench:begin -->$/ { print; print "```"; while ((getline l < table) > 0) print l; print "```"; skip = 1; next }
 		/^<!-- bench:end -->$/ { skip = 0 }
