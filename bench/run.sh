@@ -315,7 +315,7 @@ for hz in $freqs; do
 		vs=-
 		case $mode in sr-*) other=$work/a/$hz-perf-${mode#sr-}.sum ;; *) other= ;; esac
 		if [ -n "$other" ] && [ -f "$other" ]; then
-			vs=$(awk -v a="$bps" '{ printf "%.2gx", $5 ? a / $5 : 0 }' "$other")
+			vs=$(awk -v a="$bps" '{ r = $5 ? a / $5 : 0; printf(r >= 0.01 ? "%.2fx" : "%.2gx", r) }' "$other")
 		fi
 		out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$slow_cpu" "$samples" "$lost" "$bps" "$vs"
 	done
