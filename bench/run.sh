@@ -78,14 +78,14 @@ if [ "$quick" = 1 ]; then
 	freqs="999"
 	reps=3
 	a_seconds=0.5 # the workload's unprofiled run time in A
-	b_seconds=1   # ... in B
+	b_seconds=3   # ... in B: long enough that the conversion's start-up (opening libc's debug file) is not all
 	c_seconds=3   # how long each workload in C is recorded
 	text_mb=10
 else
 	freqs="99 999 4999"
 	reps=5
 	a_seconds=1
-	b_seconds=3
+	b_seconds=10  # about 50,000 samples: a profile, not a start-up time
 	c_seconds=8
 	text_mb=50
 fi
