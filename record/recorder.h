@@ -39,7 +39,7 @@ enum call_graph {
 	CALL_GRAPH_FP	  /* frame-pointer walks in the kernel: cheap, short or wrong without frame pointers */
 };
 
-#define DEFAULT_STACK_SIZE 16384 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
+#define DEFAULT_STACK_SIZE 32768 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
 #define FP_LEAF_STACK_BYTES 128 /* --call-graph fp: the top words, to repair the walk past a frameless leaf */
 
 /* How often a stack read failed with one errno. */
