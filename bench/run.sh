@@ -5,7 +5,8 @@
 #      bytes per sample;
 #   B. convert speed: samples per second of `stackrec convert -f folded` against perf's own ways to fold;
 #   C. stack completeness: how often stacks of Debian's programs built without frame pointers (python3, xz,
-#      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame.
+#      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame;
+#   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -402,6 +403,58 @@ c_workload python3 python3 __libc_start_call_main -- "$python" "$here/workloads/
 c_workload xz xz __libc_start_call_main -- xz -9 -T1 -k -f "$work/c/text"
 c_workload sqlite3 sqlite3 __libc_start_call_main -- sqlite3 :memory: ".read $here/workloads/join.sql"
 c_workload cpu cpu main -- "$work/cpu" 1000000000000
+
+# --- D. off-CPU cost ------------------------------------------------------------------------------------
+
+# A context-switch-heavy target under record --off-cpu: two threads bouncing a byte through pipes switch
+# about 200,000 times a second here, and every switch-out is kept (--min-block-us 1, the default), so
+# this is the worst case: each switch costs the stacks taken at switch-out, the ring buffer and the
+# recorder (which shares the two cores with the target). perf 6.1 from Debian has no --off-cpu (built
+# without BPF skeletons), so there is no perf row.
+d_rounds=$([ "$quick" = 1 ] && echo 30000 || echo 100000)
+note "D. off-CPU cost: pingpong, $d_rounds round trips, $reps runs per mode"
+mkdir -p "$work/d"
+gcc -O2 -g -pthread -o "$work/pingpong" "$here/workloads/pingpong.c"
+d_modes="none"
+[ "$sr_dwarf" = 1 ] && d_modes="none dwarf fp"
+for _ in $(seq 1 "$reps"); do
+	for mode in $d_modes; do
+		if [ "$mode" = none ]; then
+			"$work/pingpong" "$d_rounds" "$work/d/time"
+		else
+			"$stackrec" record --off-cpu --call-graph "$mode" -o "$work/d/rec" -- "$work/pingpong" "$d_rounds" \
+				"$work/d/time" >/dev/null 2>"$work/d/rec.log" || die "stackrec record --off-cpu failed: $(tail -n 3 "$work/d/rec.log")"
+			counts=$(stackrec_counts "$work/d/rec" "$work/d/rec.log")
+			echo "$counts $(stat -c %s "$work/d/rec")" >>"$work/d/$mode.counts"
+		fi
+		cut -d' ' -f1 "$work/d/time" >>"$work/d/$mode.wall"
+		cut -d' ' -f2 "$work/d/time" >>"$work/d/$mode.cpu"
+	done
+done
+out 'D. Off-CPU cost: pingpong (two threads, a byte through two pipes), %s round trips, %s runs each;
+' "$d_rounds" "$reps"
+out '   slowdown as in A; samples = median off-CPU samples (every switch-out); lost = sum over the runs
+
+'
+out '  %-22s %9s %9s %9s %6s %12s
+' profiler slowdown "(cpu)" samples lost bytes/sample
+if [ "$sr_dwarf" = 1 ]; then
+	d_base=$(median <"$work/d/none.wall")
+	d_base_cpu=$(median <"$work/d/none.cpu")
+	for mode in dwarf fp; do
+		slow=$(median <"$work/d/$mode.wall" | awk -v b="$d_base" '{ printf "%.3fx", $1 / b }')
+		slow_cpu=$(median <"$work/d/$mode.cpu" | awk -v b="$d_base_cpu" '{ printf "%.3fx", $1 / b }')
+		samples=$(cut -d' ' -f1 "$work/d/$mode.counts" | median)
+		read -r lost bps < <(awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/d/$mode.counts")
+		out '  %-22s %9s %9s %9s %6s %12s
+' "stackrec --off-cpu $mode" "$slow" "$slow_cpu" "$samples" "$lost" "$bps"
+	done
+else
+	out '  stackrec --off-cpu      %s
+' "$NA"
+fi
+out '
+'
 
 # --- report ---------------------------------------------------------------------------------------------
 
