@@ -131,14 +131,46 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c $(FUZZ_LIB_SRCS) $(wildc
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
 
-.PHONY: fuzz fuzz-build
+# make fuzz-unwind [FUZZ_SECONDS=60]: the same for the offline unwinder (tests/fuzz/fuzz-unwind.c): register
+# values and stack bytes walked with the CFI of fixtures/bin/unwind (and of this machine's libc and ld.so), from
+# the seeds in tests/fuzz/unwind-corpus/ (`make fuzz-unwind-seeds` writes them from fixtures/*.rec; crash-*
+# seeds are inputs that once failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in
+# $(OUT)/fuzz/unwind-crash-*.
+FUZZ_UNWIND_SRCS := util.c cache_dir.c convert/unwind.c convert/cfi_rules.c convert/module_file.c \
+	convert/debug_file.c convert/zstd_sections.c convert/process_maps.c convert/profile.c
+
+$(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard convert/*.h formats/recording*.h) \
+		util.h cache_dir.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_UNWIND_SRCS) \
+		-ldw -lelf -ldebuginfod -lzstd -lz
+
+$(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+
+.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds
 fuzz-build: $(OUT)/fuzz/fuzz-recording
+fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
 
 fuzz: fuzz-build
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
 	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
 		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus
+
+fuzz-unwind: fuzz-unwind-build
+	$(Q)mkdir -p $(OUT)/fuzz/unwind-corpus
+	$(Q)$(OUT)/fuzz/fuzz-unwind -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -dict=tests/fuzz/fuzz-unwind.dict \
+		-artifact_prefix=$(OUT)/fuzz/unwind- -print_final_stats=1 $(OUT)/fuzz/unwind-corpus tests/fuzz/unwind-corpus
+
+fuzz-unwind-seeds: $(OUT)/fuzz/unwind-seeds
+	$(Q)mkdir -p tests/fuzz/unwind-corpus
+	$(Q)$(OUT)/fuzz/unwind-seeds fixtures/unwind.rec 4 tests/fuzz/unwind-corpus/unwind
+	$(Q)$(OUT)/fuzz/unwind-seeds fixtures/deep.rec 2 tests/fuzz/unwind-corpus/deep
+	$(Q)tests/fuzz/unwind-signal-seed.py tests/fuzz/unwind-corpus/unwind-1.bin tests/fuzz/unwind-corpus/signal-1.bin
 
 check: deps $(STACKREC) unit-tests
 	$(Q)STACKREC=$(CURDIR)/$(STACKREC) UNIT_DIR=$(CURDIR)/$(OUT)/tests SANITIZE=$(SANITIZE) tests/run-tests.sh

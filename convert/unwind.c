@@ -135,7 +135,9 @@ static bool evaluate(const Dwarf_Op *ops, size_t nops, const struct regs *r, con
 		}
 		switch (atom) {
 		case DW_OP_bregx:
-			if (!known(r, (unsigned int)ops[i].number))
+			/* The register number is 64 bits (the file's ULEB128): checked whole, or 2^32 + 3 would pass
+			 * known() as rbx and index v[] far out of bounds. */
+			if (ops[i].number >= CFI_REGS || !known(r, (unsigned int)ops[i].number))
 				return false;
 			PUSH(r->v[ops[i].number] + ops[i].number2);
 			break;
@@ -392,6 +394,9 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	uint64_t mask = in->header->reg_mask;
 	unsigned int n = 0;
 
+	/* Cleared before any check can fail: unwind_user_stack reads m's flags on the way out, whatever load_input
+	 * returned (found by tests/fuzz/fuzz-unwind.c: registers without rsp left them uninitialized). */
+	memset(m, 0, sizeof(*m));
 	if (in->header->machine != 62 /* EM_X86_64 */)
 		return false;
 	memset(r, 0, sizeof(*r));
@@ -404,7 +409,6 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	}
 	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
 		return false;
-	memset(m, 0, sizeof(*m));
 	m->bytes = in->stack;
 	m->base = r->v[CFI_REG_SP];
 	m->size = in->header->stack_size;
