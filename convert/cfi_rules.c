@@ -11,11 +11,24 @@
 
 #include "../util.h"
 
+/*
+ * Memory: a slot per distinct (module, address), pointing at a rule shared by every address with the same
+ * rule (a function's body mostly has a handful). Both tables are emptied when the slots reach
+ * CFI_RULES_MAX_SLOTS, so a hostile recording with millions of distinct pcs costs time, never unbounded memory.
+ */
+#define CFI_RULES_MAX_SLOTS (1u << 20)
+
 struct cfi_rule_slot {
 	uint64_t address;
 	uint32_t module;
 	bool used;
 	struct cfi_rule *rule; /* NULL: no CFI covers the address */
+};
+
+/* The distinct rules, by content. */
+struct cfi_rule_set {
+	struct cfi_rule **rules; /* open addressing; NULL is empty */
+	size_t cap, count;
 };
 
 void cfi_rules_init(struct cfi_rules *rules)
@@ -155,6 +168,101 @@ static struct cfi_rule *rule_from(Dwarf_CFI *cfi, Dwarf_Addr addr)
 	return rule;
 }
 
+static uint64_t hash_ops(uint64_t h, const Dwarf_Op *ops, size_t nops)
+{
+	for (size_t i = 0; i < nops; i++)
+		h = (h ^ ops[i].atom ^ ops[i].number * 31 ^ ops[i].number2 * 131 ^ ops[i].offset) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_rule(const struct cfi_rule *r)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	h = (h ^ r->cfa_is_expression ^ (uint64_t)r->signal_frame << 1 ^ (uint64_t)r->cfa_reg << 8 ^
+	     (uint64_t)r->ra_reg << 16 ^ (uint64_t)r->cfa_offset << 24) * 0x100000001b3ull;
+	h = hash_ops(h, r->cfa_ops, r->cfa_nops);
+	for (int i = 0; i < CFI_REGS; i++) {
+		const struct cfi_reg *c = &r->regs[i];
+
+		h = (h ^ c->kind ^ (uint64_t)c->reg << 8 ^ (uint64_t)c->offset << 16) * 0x100000001b3ull;
+		h = hash_ops(h, c->ops, c->nops);
+	}
+	return h;
+}
+
+static bool same_ops(const Dwarf_Op *a, const Dwarf_Op *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].atom != b[i].atom || a[i].number != b[i].number || a[i].number2 != b[i].number2 ||
+		    a[i].offset != b[i].offset)
+			return false;
+	return true;
+}
+
+static bool same_rule(const struct cfi_rule *a, const struct cfi_rule *b)
+{
+	if (a->cfa_is_expression != b->cfa_is_expression || a->signal_frame != b->signal_frame ||
+	    a->cfa_reg != b->cfa_reg || a->ra_reg != b->ra_reg || a->cfa_offset != b->cfa_offset ||
+	    a->cfa_nops != b->cfa_nops || !same_ops(a->cfa_ops, b->cfa_ops, a->cfa_nops))
+		return false;
+	for (int i = 0; i < CFI_REGS; i++) {
+		const struct cfi_reg *x = &a->regs[i], *y = &b->regs[i];
+
+		if (x->kind != y->kind || x->reg != y->reg || x->offset != y->offset || x->nops != y->nops ||
+		    !same_ops(x->ops, y->ops, x->nops))
+			return false;
+	}
+	return true;
+}
+
+static struct cfi_rule **rule_slot(struct cfi_rule_set *set, const struct cfi_rule *rule, uint64_t hash)
+{
+	size_t i = (size_t)(hash >> 7) & (set->cap - 1);
+
+	while (set->rules[i] && !same_rule(set->rules[i], rule))
+		i = (i + 1) & (set->cap - 1);
+	return &set->rules[i];
+}
+
+/* The shared copy of rule: an equal one already kept (rule is freed), or rule itself, now kept. */
+static struct cfi_rule *intern_rule(struct cfi_rule_set *set, struct cfi_rule *rule)
+{
+	struct cfi_rule **slot;
+
+	if ((set->count + 1) * 2 > set->cap) {
+		struct cfi_rule **old = set->rules;
+		size_t old_cap = set->cap;
+
+		set->cap = old_cap ? old_cap * 2 : 256;
+		set->rules = xcalloc(set->cap, sizeof(*set->rules));
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i])
+				*rule_slot(set, old[i], hash_rule(old[i])) = old[i];
+		free(old);
+	}
+	slot = rule_slot(set, rule, hash_rule(rule));
+	if (*slot) {
+		free_rule(rule);
+		return *slot;
+	}
+	set->count++;
+	return *slot = rule;
+}
+
+static void release_all(struct cfi_rules *rules)
+{
+	for (size_t i = 0; rules->set && i < rules->set->cap; i++)
+		free_rule(rules->set->rules[i]);
+	if (rules->set)
+		free(rules->set->rules);
+	free(rules->set);
+	free(rules->slots);
+	rules->set = NULL;
+	rules->slots = NULL;
+	rules->cap = rules->count = 0;
+}
+
 const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, struct cfi_source *src,
 				      Dwarf_Addr addr)
 {
@@ -162,6 +270,10 @@ const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, 
 	struct cfi_rule *rule;
 
 	rules->lookups++;
+	if (rules->count >= CFI_RULES_MAX_SLOTS)
+		release_all(rules); /* start over rather than grow without bound */
+	if (!rules->set)
+		rules->set = xcalloc(1, sizeof(*rules->set));
 	if ((rules->count + 1) * 2 > rules->cap)
 		grow(rules);
 	slot = lookup(rules, module, addr);
@@ -179,16 +291,18 @@ const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, 
 	slot->used = true;
 	slot->module = module;
 	slot->address = addr;
-	slot->rule = rule;
+	slot->rule = rule ? intern_rule(rules->set, rule) : NULL;
 	rules->count++;
-	return rule;
+	return slot->rule;
+}
+
+size_t cfi_rules_distinct(const struct cfi_rules *rules)
+{
+	return rules->set ? rules->set->count : 0;
 }
 
 void cfi_rules_release(struct cfi_rules *rules)
 {
-	for (size_t i = 0; i < rules->cap; i++)
-		if (rules->slots[i].used)
-			free_rule(rules->slots[i].rule);
-	free(rules->slots);
+	release_all(rules);
 	memset(rules, 0, sizeof(*rules));
 }

@@ -63,6 +63,7 @@ struct cfi_source {
 struct cfi_rules {
 	struct cfi_rule_slot *slots; /* open addressing by (module, address) */
 	size_t cap, count;
+	struct cfi_rule_set *set;    /* the distinct rules the slots share */
 	uint64_t lookups, misses; /* for -v */
 };
 
@@ -74,6 +75,8 @@ void cfi_rules_init(struct cfi_rules *rules);
  */
 const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, struct cfi_source *src,
 				      Dwarf_Addr addr);
+/* How many distinct rules are kept now (for -v). */
+size_t cfi_rules_distinct(const struct cfi_rules *rules);
 void cfi_rules_release(struct cfi_rules *rules);
 
 #endif

@@ -79,6 +79,14 @@ static bool read_word(struct memory *m, uint64_t addr, uint64_t *value)
 	return true;
 }
 
+/* Whether sp lies within two words of the end of the copy (in terms that cannot overflow: values are hostile). */
+static bool at_top(const struct memory *m, uint64_t sp)
+{
+	uint64_t slack = 2 * sizeof(uint64_t);
+
+	return sp >= m->base && sp - m->base >= (m->size > slack ? m->size - slack : 0);
+}
+
 /* Where a DW_OP_skip or DW_OP_bra at ops[i] goes: the op at that byte offset of the expression. */
 static bool branch_target(const Dwarf_Op *ops, size_t nops, size_t i, size_t *to)
 {
@@ -323,8 +331,9 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	debug("unwinding: %llu CFI look-ups, %llu distinct addresses",
-	      (unsigned long long)u->rules.lookups, (unsigned long long)u->rules.misses);
+	debug("unwinding: %llu CFI look-ups, %llu distinct addresses, %zu distinct rules",
+	      (unsigned long long)u->rules.lookups, (unsigned long long)u->rules.misses,
+	      cfi_rules_distinct(&u->rules));
 	cfi_rules_release(&u->rules);
 	for (size_t i = 0; i < u->module_cap; i++)
 		if (u->modules[i].opened)
@@ -471,7 +480,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* A frame at the very end of a stack copied whole is the entry point, even without CFI that says
 		 * so (the dynamic loader's _start has none): there is no room for a caller above it. */
-		if (step < 0 && !m.cut && r.v[CFI_REG_SP] + 2 * sizeof(uint64_t) >= m.base + m.size) {
+		if (step < 0 && !m.cut && at_top(&m, r.v[CFI_REG_SP])) {
 			*end = UNWIND_COMPLETE;
 			goto out;
 		}
