@@ -6,20 +6,8 @@ test_description='fuzz the offline unwinder: replay the seed corpus, then fuzz f
 # reason. FUZZ_SECONDS (default 20) bounds the fuzzing; `make fuzz-unwind` fuzzes for longer.
 . "$(dirname "$0")/test-lib.sh"
 
-CLANG=${CLANG:-clang}
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-BUILD_DIR=$(cd "$UNIT_DIR/.." 2>/dev/null && pwd || echo "$SRC_DIR/build")
+fuzz_prereq
 FUZZER=$BUILD_DIR/fuzz/fuzz-unwind
-
-printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
-	'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' >probe.c
-if ! command -v "$CLANG" >/dev/null; then
-	test_unset_prereq FUZZER "no $CLANG"
-elif "$CLANG" -fsanitize=fuzzer,address,undefined probe.c -o probe 2>probe.err; then
-	test_set_prereq FUZZER
-else
-	test_unset_prereq FUZZER "$CLANG cannot link -fsanitize=fuzzer: clang's libFuzzer runtime is not installed (apt-get install libclang-rt-14-dev)"
-fi
 
 test_expect_success FUZZER 'the fuzz target builds' '
 	make -s -C "$SRC_DIR" OUT="$BUILD_DIR" CLANG="$CLANG" fuzz-unwind-build &&

@@ -174,3 +174,21 @@ if [ "${CI:-}" = true ] && [ -z "${test_prereq_ok[BPF]:-}" ]; then
 	exit 1
 fi
 if [ "${SANITIZE:-}" = 1 ]; then test_set_prereq SANITIZE; else test_set_prereq NO_SANITIZE; fi
+
+# fuzz_prereq: for the libFuzzer tests. Sets CLANG, FUZZ_SECONDS (default 20) and BUILD_DIR (where make puts
+# fuzz targets: the directory above $UNIT_DIR), and the prerequisite FUZZER when clang can link
+# -fsanitize=fuzzer (clang's libFuzzer runtime, Debian's libclang-rt-14-dev).
+fuzz_prereq() {
+	CLANG=${CLANG:-clang}
+	FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+	BUILD_DIR=$(cd "$UNIT_DIR/.." 2>/dev/null && pwd || echo "$SRC_DIR/build")
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' >probe.c
+	if ! command -v "$CLANG" >/dev/null; then
+		test_unset_prereq FUZZER "no $CLANG"
+	elif "$CLANG" -fsanitize=fuzzer,address,undefined probe.c -o probe 2>probe.err; then
+		test_set_prereq FUZZER
+	else
+		test_unset_prereq FUZZER "$CLANG cannot link -fsanitize=fuzzer: clang's libFuzzer runtime is not installed (apt-get install libclang-rt-14-dev)"
+	fi
+}
