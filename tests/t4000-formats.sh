@@ -290,6 +290,74 @@ test_expect_success PPROF,JSONSCHEMA 'a profile without samples gives output the
 	trace_valid empty-trace.jsonl
 '
 
+# A recording with on- and off-CPU samples of the same stacks (tests/data/on-off-cpu.script, written by
+# test-convert as in t3000), converted by stackrec and read back by the consumers.
+test_expect_success 'write a recording with on- and off-CPU samples' '
+	cp "$TESTS/data/on-off-cpu.kallsyms" . &&
+	"$UNIT_DIR/test-convert" write on-off.rec <"$TESTS/data/on-off-cpu.script" &&
+	stackrec convert on-off.rec -f pprof -o on-off.pb.gz &&
+	stackrec convert on-off.rec -f speedscope -o on-off.speedscope &&
+	stackrec convert on-off.rec -f speedscope --kind wall -o on-off-wall.speedscope &&
+	stackrec convert on-off.rec -f speedscope --kind off -o on-off-off.speedscope &&
+	stackrec convert on-off.rec -f trace -o on-off.trace &&
+	stackrec convert on-off.rec -f d3 --kind wall -o on-off-wall.d3 &&
+	stackrec convert on-off.rec --kind off -o on-off-off.folded &&
+	stackrec convert on-off.rec --kind wall -o on-off-wall.folded
+'
+
+test_expect_success PPROF 'on- and off-CPU: pprof has the three sample types, -top totals for each index' '
+	pprof_loads on-off.pb.gz &&
+	grep "^samples/count cpu/nanoseconds\[dflt\] off_cpu/nanoseconds$" on-off.pb.gz.raw &&
+	grep "^ *3 *3000000 *0: 1 2 $" on-off.pb.gz.raw &&
+	grep "^ *1 *0 *5000000: 1 2 $" on-off.pb.gz.raw &&
+	pprof_flat on-off.pb.gz -sample_index=samples >/dev/null &&
+	grep "^Showing nodes accounting for 13, 100% of 13 total" on-off.pb.gz.top &&
+	pprof_flat on-off.pb.gz -sample_index=cpu >/dev/null &&
+	grep "^Showing nodes accounting for 11ms, 100% of 11ms total" on-off.pb.gz.top &&
+	pprof_matches_folded on-off.pb.gz on-off-off.folded -sample_index=off_cpu -unit=us &&
+	grep "^Showing nodes accounting for 7500us, 100% of 7500us total" on-off.pb.gz.top &&
+	"$PPROF" -symbolize=none -top -sample_index=off_cpu -tagfocus=kind=off_cpu on-off.pb.gz >tagged.top &&
+	grep "^Showing nodes accounting for 7.50ms, 100% of 7.50ms total" tagged.top
+'
+
+test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope timelines pass the schema, in time, O and C paired' '
+	speedscope_valid on-off.speedscope &&
+	speedscope_valid on-off-wall.speedscope &&
+	speedscope_valid on-off-off.speedscope
+'
+
+# Thread 100 ran read_zero 0-3 ms, waited in it 3-8 ms, then in schedule 8-10.5 ms (from its first sample);
+# process 200 ran most, so the file opens on it (profile 2), not on the lowest pid.
+test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope shows each thread'"'"'s intervals of the --kind' '
+	"$PYTHON" - on-off.speedscope on-off-wall.speedscope on-off-off.speedscope <<-\EOF
+	import json, sys
+	on, wall, off = (json.load(open(f)) for f in sys.argv[1:])
+	names = [f["name"] for f in wall["shared"]["frames"]]
+	def events(doc, i):
+	    return [(e["type"], names[e["frame"]], e["at"]) for e in doc["profiles"][i]["events"]]
+	assert [p["name"] for p in wall["profiles"]] == ["app (pid 100, tid 100)", "worker (pid 100, tid 101)",
+	                                                 "other (pid 200, tid 200)"], wall["profiles"]
+	assert on["activeProfileIndex"] == 2 and wall["activeProfileIndex"] == 2, "not on the busiest thread"
+	assert events(wall, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
+	                           ("C", "read_zero_[k]", 8000000), ("O", "schedule_[k]", 8000000),
+	                           ("C", "schedule_[k]", 10500000), ("C", "do_syscall_64_[k]", 10500000)], events(wall, 0)
+	assert events(on, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
+	                         ("C", "read_zero_[k]", 3000000), ("C", "do_syscall_64_[k]", 3000000)], events(on, 0)
+	assert len(off["profiles"]) == 1 and off["activeProfileIndex"] == 0
+	assert off["profiles"][0]["startValue"] == 3000000 and off["profiles"][0]["endValue"] == 10500000
+	EOF
+'
+
+test_expect_success JSONSCHEMA 'on- and off-CPU: the trace has both kinds of stacks and every sample'"'"'s time' '
+	trace_valid on-off.trace &&
+	grep -c "\"type\":\"sample\"" on-off.trace >count &&
+	echo 13 >expect && test_cmp expect count &&
+	grep -q "^{\"type\":\"sample\",\"time_ns\":4000000,\"pid\":100,\"tid\":100,\"kind\":\"off_cpu\",\"weight_ns\":5000000,\"stack\":1}$" on-off.trace &&
+	grep -q "\"sample_kind\":\"mixed\"" on-off.trace &&
+	d3_root_is $(folded_total on-off-wall.folded) on-off-wall.d3 &&
+	d3_root_is 18500 on-off-wall.d3
+'
+
 # The fixtures' expected outputs (fixtures/expected/, compared exactly by t3100) checked by the consumers.
 for rec in inline short; do
 	test_expect_success PPROF,FIXTURE_OUTPUTS "fixture $rec: pprof reads it, -top equals folded, inline marked" "

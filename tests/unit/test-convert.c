@@ -10,8 +10,11 @@
  *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
  *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
- *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
- *                                           (IPs hex, comma-separated, leaf first; "-" for none)
+ *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
+ *                                           [weight=NS]
+ *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
+ *                                            sample of weight 1 ms unless told; repeat N writes N samples
+ *                                            back to back, each starting when the previous one's weight ends)
  *       repeat-timed N sample ...           (N samples about 1 ms apart from TIME, on CPUs 0 and 1, as
  *                                            a real recording has them: a file that does not compress
  *                                            to nothing, for memory tests)
@@ -450,7 +453,7 @@ static int write_recording(const char *path)
 	if (recording_writer_open(&w, path) < 0)
 		return 1;
 	while (fgets(line, sizeof(line), stdin)) {
-		char a[7][4096];
+		char a[9][4096];
 		long repeat = 1;
 		bool timed = false;
 		char *p = line;
@@ -508,8 +511,8 @@ static int write_recording(const char *path)
 			fclose(f);
 			recording_writer_add(&w, SREC_BLOCK_KALLSYMS, text, len, NULL, 0);
 			free(text);
-		} else if ((n = sscanf(p, "sample %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2],
-				       a[3], a[4], a[5], a[6])) >= 6) {
+		} else if ((n = sscanf(p, "sample %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0],
+				       a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8])) >= 6) {
 			struct srec_sample s = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
 						 .tid = (uint32_t)strtoul(a[1], NULL, 0),
 						 .time_ns = strtoull(a[3], NULL, 0),
@@ -519,8 +522,14 @@ static int write_recording(const char *path)
 			size_t nk = parse_ips(a[5], ips + nu, SREC_MAX_STACK_DEPTH);
 			char errors[2][64] = { "0", "0" };
 
-			if (n == 7)
-				sscanf(a[6], "%63[^/]/%63s", errors[0], errors[1]);
+			for (int i = 6; i < n; i++) { /* kind=on|off, weight=NS, USER_ERROR[/KERNEL_ERROR] */
+				if (!strcmp(a[i], "kind=off"))
+					s.kind = SREC_SAMPLE_OFF_CPU;
+				else if (!strncmp(a[i], "weight=", 7))
+					s.weight = strtoull(a[i] + 7, NULL, 0);
+				else if (strcmp(a[i], "kind=on"))
+					sscanf(a[i], "%63[^/]/%63s", errors[0], errors[1]);
+			}
 			s.user_stack_error = (int32_t)strtol(errors[0], NULL, 0);
 			s.kernel_stack_error = (int32_t)strtol(errors[1], NULL, 0);
 			s.user_depth = (uint16_t)nu;
@@ -532,6 +541,8 @@ static int write_recording(const char *path)
 
 					s.time_ns = strtoull(a[3], NULL, 0) + (uint64_t)i * 1000000 + jitter;
 					s.cpu = (uint32_t)(i & 1);
+				} else if (i) {
+					s.time_ns += s.weight; /* repeat N: back to back, each where the previous ends */
 				}
 				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
 			}
