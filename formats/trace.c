@@ -218,7 +218,7 @@ static int trace_write(const struct profile *profile, const struct output_option
 
 const struct output_format output_trace = {
 	.name = "trace",
-	.description = "enriched trace, JSON Lines: every frame with module, build ID, offset, source, inline and unwind facts",
+	.description = "enriched trace, JSON Lines: every frame with module, build ID, offset, source, inline and unwind facts; every sample's time",
 	.binary = false,
 	.timeline = true,
 	.write = trace_write,
