@@ -151,7 +151,7 @@ static void event(struct json_writer *json, const char *type, uint32_t frame, ui
 	json_end_object(json);
 }
 
-/* The events of one thread's samples (order[] indexes into the timeline, in time order). */
+/* The events of one thread's samples of the kind shown (order[]: their indexes in the timeline, in time order). */
 static void write_events(struct json_writer *json, struct writer *w, const uint32_t *order, size_t count)
 {
 	const struct profile *profile = w->profile;
@@ -165,8 +165,6 @@ static void write_events(struct json_writer *json, struct writer *w, const uint3
 		const uint32_t *frames;
 		uint32_t depth, common = 0;
 
-		if (!shown(w->kind, profile->stacks[sample->stack].kind))
-			continue;
 		if (open && start < open_end)
 			start = open_end;
 		if (end <= start)
@@ -187,20 +185,17 @@ static void write_events(struct json_writer *json, struct writer *w, const uint3
 		event(json, "C", open[d], open_end);
 }
 
+/* The evented profile of thread t, which has at least one sample of the kind shown (order[]: as above). */
 static void write_thread(struct json_writer *json, struct writer *w, const struct thread *t, const uint32_t *order)
 {
 	const struct profile *profile = w->profile;
 	const struct profile_stack *s = &profile->stacks[t->first_stack];
-	uint64_t first = UINT64_MAX, last = 0;
+	uint64_t first = profile->timeline[order[0]].time_ns - w->origin, last = first;
 	char comm[17], *name;
 
-	for (size_t i = 0; i < t->sample_count; i++) {
+	for (size_t i = 0; i < t->sample_count; i++) { /* a long wait may end after later samples */
 		const struct profile_sample *sample = &profile->timeline[order[i]];
 
-		if (!shown(w->kind, profile->stacks[sample->stack].kind))
-			continue;
-		if (sample->time_ns - w->origin < first)
-			first = sample->time_ns - w->origin;
 		if (sample->time_ns - w->origin + sample->weight_ns > last)
 			last = sample->time_ns - w->origin + sample->weight_ns;
 	}
@@ -211,8 +206,8 @@ static void write_thread(struct json_writer *json, struct writer *w, const struc
 	json_kv_string(json, "type", "evented");
 	json_kv_string(json, "name", name);
 	json_kv_string(json, "unit", "nanoseconds");
-	json_kv_uint(json, "startValue", first == UINT64_MAX ? 0 : first);
-	json_kv_uint(json, "endValue", first == UINT64_MAX ? 0 : last);
+	json_kv_uint(json, "startValue", first);
+	json_kv_uint(json, "endValue", last);
 	json_key(json, "events");
 	json_begin_array(json);
 	write_events(json, w, order, t->sample_count);
