@@ -4,6 +4,8 @@
 #   make check        run every test (tests/README.md); SANITIZE=1 builds with ASan+UBSan
 #   make demo         record the bundled demo workload and print its top stacks
 #   make fixtures     rebuild fixtures/ recordings and expected outputs (needs root and BPF)
+#   make bench        measure stackrec against perf side by side (bench/run.sh; about 8 minutes, BENCH_QUICK=1
+#                     about 2) and write the table to docs/performance.md; a benchmark, not part of `make check`
 #   V=1               show full commands
 #
 # Sources are found by wildcard: a new file in record/, convert/ or formats/ needs no Makefile change.
@@ -17,6 +19,9 @@ OUT := build
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl
+# ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
+# frame pointers), libc's symbols (__libc_start_call_main).
+BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.
@@ -49,17 +54,22 @@ LIB_OBJS := $(filter-out $(OUT)/stackrec.o,$(OBJS))
 TEST_SRCS := $(wildcard tests/unit/*.c)
 TEST_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
+# `STACKREC=PATH make bench` (or `make bench BENCH_STACKREC=PATH`) measures that build instead of ./stackrec.
+ifeq ($(origin STACKREC)$(origin BENCH_STACKREC),environmentundefined)
+BENCH_STACKREC := $(STACKREC)
+endif
 STACKREC := stackrec
 ifeq ($(SANITIZE),1)
 STACKREC := $(OUT)/stackrec
 endif
 
-.PHONY: all deps check demo fixtures clean unit-tests
+.PHONY: all deps check demo fixtures bench clean unit-tests
 .SECONDARY:
 all: deps $(STACKREC)
 
 deps:
-	@missing=; for p in $(BUILD_PACKAGES) $(if $(filter check demo fixtures,$(MAKECMDGOALS)),$(TEST_PACKAGES)); do \
+	@missing=; for p in $(BUILD_PACKAGES) $(if $(filter check demo fixtures,$(MAKECMDGOALS)),$(TEST_PACKAGES)) \
+			$(if $(filter bench,$(MAKECMDGOALS)),$(BENCH_PACKAGES)); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -138,6 +148,10 @@ demo: deps $(STACKREC)
 
 fixtures: deps $(STACKREC)
 	$(Q)$(MAKE) -C fixtures STACKREC=$(CURDIR)/$(STACKREC) regenerate
+
+bench: deps $(if $(BENCH_STACKREC),,$(STACKREC))
+	$(Q)STACKREC=$(if $(BENCH_STACKREC),$(abspath $(BENCH_STACKREC)),$(CURDIR)/$(STACKREC)) BENCH_QUICK=$(BENCH_QUICK) \
+		bench/run.sh
 
 clean:
 	rm -rf build build-sanitize stackrec

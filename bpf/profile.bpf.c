@@ -27,6 +27,9 @@ const volatile __u64 period_ns = 0;
 const volatile bool dwarf_mode = false;	   /* --call-graph dwarf: copy the stack, do not walk it */
 const volatile __u32 stack_copy = 0;	   /* bytes of user stack to copy (dwarf: SIZE; fp: a few words) */
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much is waiting, not per sample */
+const volatile __u64 min_block_ns = 1000;    /* off-CPU: shorter intervals are not recorded */
+const volatile __u64 max_block_ns = ~0ull;   /* off-CPU: nor longer ones */
+const volatile int off_cpu_state = OFF_CPU_STATE_ALL;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -47,6 +50,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
+
+/* A blocked target thread's off-CPU sample, from its switch-out until it runs again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct off_cpu_event);
+} blocked SEC(".maps");
 
 /* Samples dropped because the ring buffer was full, per CPU. */
 struct {
@@ -92,12 +103,19 @@ static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool 
 	return 0;
 }
 
-static __always_inline void take_user_regs(struct sample_event *e, struct task_struct *task, bool main_thread)
+/*
+ * The user registers of task (the current one) and up to `want` bytes of its user stack into e, whose stack
+ * buffer holds at least stack_max + USER_STACK_SLACK bytes (on- and off-CPU events share the head of
+ * struct sample_event and differ only in their stack buffer: stack_max, a constant, bounds every access).
+ */
+static __always_inline void take_user_regs(struct sample_event *e, struct task_struct *task, bool main_thread,
+					   __u64 want, const __u32 stack_max)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct user_regs_event *u = &e->user_regs;
-	__u64 sp, end, want = stack_copy, done = 0;
+	__u64 sp, end, done = 0;
 	__u32 flags = 0;
+	long err = 0;
 
 	if (!regs || !BPF_CORE_READ(task, mm))
 		return;
@@ -120,8 +138,8 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 		want = end - sp;
 	else
 		flags |= USER_STACK_CUT;
-	if (want > USER_STACK_MAX)
-		want = USER_STACK_MAX;
+	if (want > stack_max)
+		want = stack_max;
 	/* Usually one read; page by page when one page of the range cannot be read (not present), keeping
 	 * what precedes it. */
 	if (want && bpf_probe_read_user(e->stack, want, (void *)sp) == 0) {
@@ -133,13 +151,17 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 			if (chunk > want - done)
 				chunk = want - done;
 			chunk &= 8191;
-			if (bpf_probe_read_user(e->stack + (done & (USER_STACK_MAX - 1)), chunk, (void *)(sp + done)))
+			err = bpf_probe_read_user(e->stack + (done & (stack_max - 1)), chunk, (void *)(sp + done));
+			if (err)
 				break;
 			done += chunk;
 		}
 		if (done < want)
 			flags |= USER_STACK_CUT;
 	}
+	/* Not a byte of the stack could be read: an error of the stack, not a short one. */
+	if (want && !done && err && !e->user_stack_error)
+		e->user_stack_error = (__s32)err;
 	u->stack_size = (__u32)done;
 	u->flags = flags;
 	e->flags |= SAMPLE_USER_REGS;
@@ -154,32 +176,35 @@ static __always_inline void count_lost(void)
 		(*lost)++;
 }
 
-SEC("perf_event")
-int sample(struct bpf_perf_event_data *ctx)
+static __always_inline bool followed(__u32 pid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, cpu = bpf_get_smp_processor_id();
-	struct sample_event *e;
-	__u64 size, flags;
 	__u8 *target;
-	long n;
 
 	if (pid == 0)
-		return 0;
-	if (!record_all) {
-		target = bpf_map_lookup_elem(&targets, &pid);
-		if (!target || *target != TARGET_FOLLOWED)
-			return 0;
-	}
-	e = bpf_map_lookup_elem(&scratch, &cpu);
-	if (!e)
-		return 0;
+		return false;
+	if (record_all)
+		return true;
+	target = bpf_map_lookup_elem(&targets, &pid);
+	return target && *target == TARGET_FOLLOWED;
+}
+
+/*
+ * Fills e with the current task's identity and stacks in the recording's call-graph mode; e's stack buffer
+ * holds stack_max + USER_STACK_SLACK bytes. ctx is the program's context, for bpf_get_stack, which skips the
+ * kernel_skip innermost kernel frames.
+ */
+static __always_inline void take_sample(void *ctx, struct sample_event *e, __u16 kind, const __u32 stack_max,
+					const __u64 kernel_skip)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	long n;
+
 	e->time_ns = bpf_ktime_get_ns();
 	e->weight = period_ns;
-	e->pid = pid;
+	e->pid = id >> 32;
 	e->tid = (__u32)id;
-	e->cpu = cpu;
-	e->kind = SAMPLE_KIND_ON_CPU;
+	e->cpu = bpf_get_smp_processor_id();
+	e->kind = kind;
 	e->flags = 0;
 	e->reserved = 0;
 	e->user_stack_error = 0;
@@ -195,18 +220,85 @@ int sample(struct bpf_perf_event_data *ctx)
 		e->user_depth = n < 0 ? 0 : n / sizeof(__u64);
 	}
 	if (stack_copy)
-		take_user_regs(e, bpf_get_current_task_btf(), pid == (__u32)id);
-	n = bpf_get_stack(ctx, e->kernel_ips, sizeof(e->kernel_ips), 0);
+		take_user_regs(e, bpf_get_current_task_btf(), e->pid == e->tid, stack_copy, stack_max);
+	n = bpf_get_stack(ctx, e->kernel_ips, sizeof(e->kernel_ips), kernel_skip & BPF_F_SKIP_FIELD_MASK);
 	e->kernel_stack_error = n < 0 ? n : 0;
 	e->kernel_depth = n < 0 ? 0 : n / sizeof(__u64);
+}
 
-	size = e->user_regs.stack_size;
-	if (size > USER_STACK_MAX)
-		size = USER_STACK_MAX;
+/* Sends e with its stack bytes cut to their used length; a full ring buffer counts a lost sample. */
+static __always_inline void send(struct sample_event *e, const __u32 stack_max)
+{
+	__u64 size = e->user_regs.stack_size, flags;
+
+	if (size > stack_max)
+		size = stack_max;
 	size += __builtin_offsetof(struct sample_event, stack);
 	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(&samples, e, size, flags))
 		count_lost();
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sample_event *e;
+
+	if (!followed(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!e)
+		return 0;
+	take_sample(ctx, e, SAMPLE_KIND_ON_CPU, USER_STACK_MAX, 0);
+	send(e, USER_STACK_MAX);
+	return 0;
+}
+
+static __always_inline bool blocking_state(struct task_struct *task)
+{
+	unsigned int state = BPF_CORE_READ(task, __state);
+
+	if (off_cpu_state == OFF_CPU_STATE_INTERRUPTIBLE)
+		return state & 1; /* TASK_INTERRUPTIBLE */
+	if (off_cpu_state == OFF_CPU_STATE_UNINTERRUPTIBLE)
+		return state & 2; /* TASK_UNINTERRUPTIBLE */
+	return true;
+}
+
+/*
+ * Off-CPU time, paired in the kernel as bcc's offcputime does: at switch-out a target thread's sample (its
+ * stacks as they are when it stops running) goes into its task storage; at switch-in, if it stayed off the
+ * CPU between min_block_ns and max_block_ns, it is sent with that time as its weight. Only what is recorded
+ * crosses to user space; a blocked thread holds one slot, freed with the thread.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct off_cpu_event *e;
+	__u64 now, delta;
+
+	/* prev is the current task: its stacks are readable here, as the sampler reads them. */
+	if (followed(prev->tgid) && blocking_state(prev)) {
+		e = bpf_task_storage_get(&blocked, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (e) {
+			/* The two innermost kernel frames are this program and bpf_trace_run4, not the thread's. */
+			take_sample(ctx, (struct sample_event *)e, SAMPLE_KIND_OFF_CPU, OFF_CPU_STACK_MAX, 2);
+			e->weight = 0; /* still off the CPU */
+		} else {
+			count_lost();
+		}
+	}
+	e = bpf_task_storage_get(&blocked, next, 0, 0);
+	if (!e || !e->time_ns || e->weight)
+		return 0;
+	now = bpf_ktime_get_ns();
+	delta = now - e->time_ns;
+	if (delta >= min_block_ns && delta <= max_block_ns) {
+		e->weight = delta;
+		send((struct sample_event *)e, OFF_CPU_STACK_MAX);
+	}
+	e->time_ns = 0; /* sent or dropped: the slot is free */
 	return 0;
 }
 

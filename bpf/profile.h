@@ -18,6 +18,7 @@
 #define TASK_COMM_LEN 16
 
 #define SAMPLE_KIND_ON_CPU 1
+#define SAMPLE_KIND_OFF_CPU 2 /* SREC_SAMPLE_OFF_CPU */
 
 /* sample_event.flags, as enum srec_sample_flags */
 #define SAMPLE_USER_REGS (1u << 0)	/* user_regs and stack[] are valid */
@@ -47,25 +48,45 @@ struct user_regs_event {
 	__u64 regs[USER_REGS_COUNT];
 };
 
+/* The fields every event starts with; they have the layout of struct srec_sample and its tail. */
+#define SAMPLE_EVENT_HEAD                                                                                      \
+	__u64 time_ns;		  /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */                                    \
+	__u64 weight;		  /* on-CPU: the sampling period in ns; off-CPU: ns off the CPU */             \
+	__u32 pid;		  /* process (tgid) */                                                         \
+	__u32 tid;		  /* thread */                                                                 \
+	__u32 cpu;                                                                                             \
+	__u16 kind;		  /* SAMPLE_KIND_* */                                                          \
+	__u16 flags;		  /* SAMPLE_USER_* */                                                          \
+	__s32 user_stack_error;	  /* 0, or the negative errno of the user stack's walk or copy */              \
+	__s32 kernel_stack_error; /* 0, or bpf_get_stack's negative errno */                                   \
+	__u16 user_depth;	  /* valid entries in user_ips */                                              \
+	__u16 kernel_depth;	  /* valid entries in kernel_ips */                                            \
+	__u32 reserved;                                                                                        \
+	char comm[TASK_COMM_LEN];                                                                              \
+	__u64 user_ips[MAX_STACK_DEPTH];   /* leaf first */                                                    \
+	__u64 kernel_ips[MAX_STACK_DEPTH]; /* leaf first */                                                    \
+	struct user_regs_event user_regs
+
+/* An on-CPU sample, built in a per-CPU slot. */
 struct sample_event {
-	__u64 time_ns;		  /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u64 weight;		  /* sampling period in ns */
-	__u32 pid;		  /* process (tgid) */
-	__u32 tid;		  /* thread */
-	__u32 cpu;
-	__u16 kind;		  /* SAMPLE_KIND_* */
-	__u16 flags;		  /* SAMPLE_USER_* */
-	__s32 user_stack_error;	  /* 0, or bpf_get_stack's negative errno */
-	__s32 kernel_stack_error; /* 0, or bpf_get_stack's negative errno */
-	__u16 user_depth;	  /* valid entries in user_ips */
-	__u16 kernel_depth;	  /* valid entries in kernel_ips */
-	__u32 reserved;
-	char comm[TASK_COMM_LEN];
-	__u64 user_ips[MAX_STACK_DEPTH];   /* leaf first */
-	__u64 kernel_ips[MAX_STACK_DEPTH]; /* leaf first */
-	struct user_regs_event user_regs;
+	SAMPLE_EVENT_HEAD;
 	__u8 stack[USER_STACK_MAX + USER_STACK_SLACK]; /* the user stack from its stack pointer upward */
 };
+
+/*
+ * An off-CPU sample, kept in the blocked thread's task storage from switch-out to switch-in: the same head,
+ * a smaller stack, because task storage values are limited to 64 KiB.
+ */
+#define OFF_CPU_STACK_MAX (32 * 1024)
+struct off_cpu_event {
+	SAMPLE_EVENT_HEAD;
+	__u8 stack[OFF_CPU_STACK_MAX + USER_STACK_SLACK];
+};
+
+/* off_cpu_state: which threads leaving the CPU count as blocked (offcputime's --state). */
+#define OFF_CPU_STATE_ALL 0		/* every switch-out, preemption included: time off the CPU */
+#define OFF_CPU_STATE_INTERRUPTIBLE 1	/* TASK_INTERRUPTIBLE: sleeping, waiting for an event */
+#define OFF_CPU_STATE_UNINTERRUPTIBLE 2 /* TASK_UNINTERRUPTIBLE: mostly disk I/O */
 
 /* Values of the targets map. */
 #define TARGET_FOLLOWED 1   /* sampled, and its children are followed */

@@ -326,8 +326,8 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER, name);
 		free(name);
 	}
-	/* A stack that was cut says so, at its root end. */
-	if (end != UNWIND_COMPLETE) {
+	/* A stack that was cut says so, at its root end; a stack that could not be read at all says that. */
+	if (end != UNWIND_COMPLETE && !s.user_stack_error) {
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER,
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);

@@ -38,6 +38,7 @@ struct info {
 	uint64_t unknown_blocks, bad_blocks;
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
 	uint64_t unwind_samples, stack_bytes, cut_stacks; /* dwarf mode: samples, stack bytes, copies cut short */
+	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
 	uint32_t *tids;
@@ -135,6 +136,10 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		add_tid(in, s.tid);
 		if (s.flags & SREC_SAMPLE_USER_UNWIND)
 			in->unwind_samples++;
+		if (s.kind == SREC_SAMPLE_OFF_CPU) {
+			in->off_cpu_samples++;
+			in->off_cpu_ns += s.weight;
+		}
 		{
 			struct srec_user_regs regs;
 			const uint64_t *values;
@@ -145,7 +150,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				in->bad_blocks++;
 			if (got == 0 && s.flags & SREC_SAMPLE_USER_UNWIND) {
 				in->stack_bytes += regs.stack_size;
-				if (regs.flags & SREC_USER_STACK_CUT)
+				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
 					in->cut_stacks++;
 			}
 		}
@@ -258,6 +263,9 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		printf("  %-20s %" PRIu64 " (skipped)\n", "malformed", in->bad_blocks);
 	printf("samples:\n");
 	printf("  %-20s %" PRIu64 "\n", "samples", in->samples);
+	if (in->off_cpu_samples)
+		printf("  %-20s %" PRIu64 " on-CPU, %" PRIu64 " off-CPU (%.3f s off the CPU)\n", "kinds",
+		       in->samples - in->off_cpu_samples, in->off_cpu_samples, (double)in->off_cpu_ns / 1e9);
 	printf("  %-20s %.3f s\n", "time span", in->samples ? (double)(in->last_ns - in->first_ns) / 1e9 : 0.0);
 	/* As record's summary counts them: processes with samples. Others only had mappings or tasks recorded. */
 	size_t sampled = 0;

@@ -20,6 +20,10 @@
 #include "../util.h"
 #include "recorder.h"
 
+#include <linux/types.h>
+
+#include "../bpf/profile.h"
+
 #define DEFAULT_FREQUENCY 99 /* Hz: off the beat of 100 Hz timers, like bcc's profile (49) and perf's -F 99 */
 #define DEFAULT_OUTPUT "stackrec.rec"
 #define DEFAULT_CACHE_SIZE_MB 2048
@@ -53,6 +57,13 @@ static void usage(FILE *out)
 		"                           fp            walk frame pointers while recording: cheaper, but short\n"
 		"                                         or wrong in code built without them\n"
 		"  -g                     call graphs in the default mode (accepted for perf's sake; always on)\n"
+		"      --off-cpu          record time off the CPU: a thread's stacks when it stops running, weighted\n"
+		"                         by how long it stayed off (on-CPU sampling then only with --on-cpu)\n"
+		"      --on-cpu           sample running threads at -F HZ (the default without --off-cpu)\n"
+		"      --min-block-us US  --off-cpu: skip intervals shorter than this (default 1)\n"
+		"      --max-block-us US  --off-cpu: skip intervals longer than this (default no limit)\n"
+		"      --state STATE      --off-cpu: which switches count: all (default: preemption too),\n"
+		"                         interruptible (sleeping) or uninterruptible (mostly disk I/O)\n"
 		"      --duration SECONDS stop after this long (a spawned command is then sent SIGTERM)\n"
 		"      --build-id-cache DIR  copy mapped executables here by build ID (default $STACKREC_CACHE_DIR,\n"
 		"                         else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
@@ -113,7 +124,10 @@ static int parse_call_graph(struct recorder *rec, const char *arg)
 
 static int parse_options(struct recorder *rec, int argc, char **argv)
 {
-	enum { OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE, OPT_ARCHIVE, OPT_CALL_GRAPH };
+	enum {
+		OPT_DURATION = 256, OPT_CACHE_DIR, OPT_CACHE_SIZE, OPT_NO_CACHE, OPT_ARCHIVE, OPT_CALL_GRAPH,
+		OPT_OFF_CPU, OPT_ON_CPU, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE
+	};
 	static const struct option options[] = {
 		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
@@ -123,10 +137,15 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "archive", no_argument, NULL, OPT_ARCHIVE },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "on-cpu", no_argument, NULL, OPT_ON_CPU },
+		{ "min-block-us", required_argument, NULL, OPT_MIN_BLOCK },
+		{ "max-block-us", required_argument, NULL, OPT_MAX_BLOCK },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_pids = false, all = false, no_cache = false;
+	bool have_pids = false, all = false, no_cache = false, on_cpu = false;
 	const char *cache_dir = NULL;
 	char *end;
 	int c;
@@ -136,6 +155,8 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	rec->cache_size_mb = DEFAULT_CACHE_SIZE_MB;
 	rec->call_graph = CALL_GRAPH_DWARF;
 	rec->stack_size = DEFAULT_STACK_SIZE;
+	rec->min_block_us = 1;
+	rec->max_block_us = UINT64_MAX;
 	rec->command_line = join_args(argc, argv);
 	while ((c = getopt_long(argc, argv, "+F:o:p:agvh", options, NULL)) != -1) {
 		switch (c) {
@@ -188,6 +209,37 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			break;
 		case 'g':
 			break;
+		case OPT_OFF_CPU:
+			rec->off_cpu = true;
+			break;
+		case OPT_ON_CPU:
+			on_cpu = true;
+			break;
+		case OPT_MIN_BLOCK:
+		case OPT_MAX_BLOCK: {
+			unsigned long long us;
+
+			errno = 0;
+			us = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || errno || optarg[0] == '-')
+				return error("--%s takes microseconds, not '%s'", c == OPT_MIN_BLOCK ? "min-block-us" : "max-block-us",
+					     optarg);
+			if (c == OPT_MIN_BLOCK)
+				rec->min_block_us = us;
+			else
+				rec->max_block_us = us;
+			break;
+		}
+		case OPT_STATE:
+			if (!strcmp(optarg, "all"))
+				rec->off_cpu_state = OFF_CPU_STATE_ALL;
+			else if (!strcmp(optarg, "interruptible"))
+				rec->off_cpu_state = OFF_CPU_STATE_INTERRUPTIBLE;
+			else if (!strcmp(optarg, "uninterruptible"))
+				rec->off_cpu_state = OFF_CPU_STATE_UNINTERRUPTIBLE;
+			else
+				return error("--state takes all, interruptible or uninterruptible, not '%s'", optarg);
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -199,6 +251,9 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			return -1;
 		}
 	}
+	rec->on_cpu = on_cpu || !rec->off_cpu;
+	if (rec->min_block_us > rec->max_block_us)
+		return error("--min-block-us is above --max-block-us");
 	if (!no_cache) {
 		rec->cache_dir = cache_dir ? xstrdup(cache_dir) : cache_dir_default();
 		if (!rec->cache_dir)
@@ -228,7 +283,7 @@ static const char *errno_name(int err)
 
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
-	char failed[512] = "", cut[96] = "";
+	char failed[512] = "", cut[96] = "", kinds[64] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
@@ -239,9 +294,13 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks)
 		snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes", (unsigned long long)rec->cut_stacks,
 			 rec->stack_size);
+	if (rec->off_cpu)
+		snprintf(kinds, sizeof(kinds), " (%llu on-CPU, %llu off-CPU)",
+			 (unsigned long long)(rec->sample_count - rec->off_cpu_count),
+			 (unsigned long long)rec->off_cpu_count);
 	fprintf(stderr,
-		"stackrec: recorded %llu samples from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s)\n",
-		(unsigned long long)rec->sample_count, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
+		"stackrec: recorded %llu samples%s from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s)\n",
+		(unsigned long long)rec->sample_count, kinds, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
 		rec->output, (unsigned long long)(lost + rec->lost_events),
 		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed, cut);
 }

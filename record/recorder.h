@@ -39,7 +39,7 @@ enum call_graph {
 	CALL_GRAPH_FP	  /* frame-pointer walks in the kernel: cheap, short or wrong without frame pointers */
 };
 
-#define DEFAULT_STACK_SIZE 16384 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
+#define DEFAULT_STACK_SIZE 32768 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
 #define FP_LEAF_STACK_BYTES 128 /* --call-graph fp: the top words, to repair the walk past a frameless leaf */
 
 /* How often a stack read failed with one errno. */
@@ -56,6 +56,10 @@ struct recorder {
 	double duration_s; /* 0: no limit */
 	const char *output;
 	bool archive;	      /* --archive: bundle the files it needs into OUTPUT.archive after recording */
+	bool on_cpu;		  /* sample running threads at `frequency` (the default, or --on-cpu) */
+	bool off_cpu;		  /* --off-cpu: blocked time, from sched_switch */
+	uint64_t min_block_us, max_block_us; /* --off-cpu: record intervals off the CPU within these */
+	int off_cpu_state;	  /* OFF_CPU_STATE_* (bpf/profile.h): --state */
 	enum call_graph call_graph;
 	unsigned int stack_size; /* CALL_GRAPH_DWARF: bytes of user stack copied per sample */
 	char **command; /* TARGET_COMMAND: argv of the command */
@@ -81,6 +85,7 @@ struct recorder {
 
 	/* What was seen, for STATS, the kallsyms selection and the summary. */
 	uint64_t sample_count;
+	uint64_t off_cpu_count; /* of which off-CPU samples */
 	uint64_t user_stack_errors, kernel_stack_errors;
 	uint64_t lost_events;
 	uint64_t stack_bytes; /* user stack bytes written */

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -41,13 +42,58 @@ _Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC
 #define RING_BYTES_FP (16u << 20)
 #define RING_BYTES_DWARF (64u << 20)
 
+/* libbpf's warnings always (as bcc's tools show them), its debug log and info with -v. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
-	if (!verbose)
+	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* The value of a sysctl file such as /proc/sys/kernel/perf_event_paranoid, or fallback when unreadable. */
+static long sysctl_value(const char *path, long fallback)
+{
+	FILE *f = fopen(path, "re");
+	long value;
+
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%ld", &value) != 1)
+		value = fallback;
+	fclose(f);
+	return value;
+}
+
+/* The effective capability set, from /proc/self/status (CapEff), or 0 when unreadable. */
+static uint64_t effective_capabilities(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	uint64_t caps = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %" SCNx64, &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+/* Before loading: what would make the load fail with a message that says less. */
+static int check_prerequisites(void)
+{
+	const uint64_t sys_admin = 1ull << 21, perfmon = 1ull << 38, bpf = 1ull << 39;
+	uint64_t caps = effective_capabilities();
+
+	if (!(caps & sys_admin) && (caps & (perfmon | bpf)) != (perfmon | bpf))
+		return error("recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has %s): "
+			     "run it with sudo",
+			     caps & bpf ? "CAP_BPF only" : caps & perfmon ? "CAP_PERFMON only" : "neither");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return error("this kernel has no BTF (/sys/kernel/btf/vmlinux): recording needs a kernel built with "
+			     "CONFIG_DEBUG_INFO_BTF=y");
+	return 0;
 }
 
 int sampler_load(struct recorder *rec)
@@ -55,12 +101,19 @@ int sampler_load(struct recorder *rec)
 	int err;
 
 	libbpf_set_print(libbpf_print);
+	if (check_prerequisites() < 0)
+		return -1;
 	rec->skel = profile_bpf__open();
 	if (!rec->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
+	rec->skel->rodata->min_block_ns = rec->min_block_us * 1000;
+	rec->skel->rodata->max_block_ns = rec->max_block_us > UINT64_MAX / 1000 ? UINT64_MAX : rec->max_block_us * 1000;
+	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
+	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
+	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
 	rec->skel->rodata->stack_copy = rec->call_graph == CALL_GRAPH_DWARF ? rec->stack_size : FP_LEAF_STACK_BYTES;
 	{
 		int cpus = libbpf_num_possible_cpus();
@@ -147,7 +200,7 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 		memcpy(rec->tail + len, e->stack, stack);
 		len += stack;
 		rec->stack_bytes += stack;
-		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND)
+		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND && !e->user_stack_error)
 			rec->cut_stacks++;
 	}
 	return len;
@@ -166,6 +219,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (tail == (size_t)-1)
 		return 0;
 	rec->sample_count++;
+	if (e->kind == SAMPLE_KIND_OFF_CPU)
+		rec->off_cpu_count++;
 	u64_set_add(&rec->sampled_pids, e->pid);
 	for (unsigned int i = 0; i < kernel; i++)
 		u64_set_add(&rec->kernel_ips, e->kernel_ips[i]);
@@ -234,11 +289,22 @@ int sampler_attach(struct recorder *rec)
 	if (!link)
 		return error("cannot follow execs (tp_btf/sched_process_exec): %s", strerror(errno));
 	add_link(rec, link);
-	for (int cpu = 0; cpu < cpus; cpu++) {
+	if (rec->off_cpu) {
+		link = bpf_program__attach(rec->skel->progs.on_switch);
+		if (!link)
+			return error("cannot follow context switches (tp_btf/sched_switch): %s", strerror(errno));
+		add_link(rec, link);
+		attached++;
+	}
+	for (int cpu = 0; rec->on_cpu && cpu < cpus; cpu++) {
 		int fd = open_sampling_event(rec, cpu);
 
 		if (fd == -ENODEV) /* offline CPU */
 			continue;
+		if (fd == -EACCES || fd == -EPERM)
+			return error("cannot open a sampling event on CPU %d: %s (kernel.perf_event_paranoid is %ld: record "
+				     "as root or with CAP_PERFMON, or lower it with sysctl kernel.perf_event_paranoid=1)",
+				     cpu, strerror(-fd), sysctl_value("/proc/sys/kernel/perf_event_paranoid", -1));
 		if (fd < 0)
 			return error("cannot open a %s sampling event on CPU %d: %s", rec->event_name ? rec->event_name : "cpu-clock", cpu,
 				     strerror(-fd));
@@ -254,6 +320,8 @@ int sampler_attach(struct recorder *rec)
 	}
 	if (!attached)
 		return error("no online CPU could be sampled");
+	/* The offline step reads OFF_CPU samples as struct srec_sample's kind 2. */
+	_Static_assert(SAMPLE_KIND_OFF_CPU == SREC_SAMPLE_OFF_CPU, "off-CPU kind");
 	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
 	if (!rec->samples)
 		return error("cannot open the sample ring buffer: %s", strerror(errno));

@@ -47,7 +47,7 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups "$STACKREC" record -o cmd.rec -- true 2>err &&
 	cmp before.rec cmd.rec &&
 	test_line_count err = 1 &&
-	grep "cannot load the BPF programs" err
+	grep "recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has neither)" err
 '
 
 test_expect_success BPF '-p PID records a running process and stops when it exits' '
