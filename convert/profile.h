@@ -9,7 +9,7 @@
  * each (profile.keep_timeline).
  *
  * Order: modules, locations and stacks are numbered in first-seen order while reading, then
- * profile_finish() sorts stacks into a deterministic order (by pid, tid, comm, then locations root
+ * profile_finish() sorts stacks into a deterministic order (by pid, tid, comm, kind, then locations root
  * first), so that converting the same file twice gives identical bytes in every format.
  */
 #ifndef STACKREC_CONVERT_PROFILE_H
@@ -113,6 +113,7 @@ struct profile_sample {
 	uint64_t weight_ns; /* period (on-CPU) or time off the CPU (off-CPU) */
 	uint32_t stack;	    /* index into profile.stacks */
 };
+_Static_assert(sizeof(struct profile_sample) == 24, "docs/convert.md promises 24 bytes per sample");
 
 /* Facts about the recording that outputs print (pprof comments, time, period). */
 struct profile_info {
