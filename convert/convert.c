@@ -60,6 +60,13 @@ static void usage(FILE *out)
 			output_formats[i]->description);
 	fprintf(out,
 		"  -o, --output OUT      write to OUT (through OUT.tmp, renamed when complete); - is stdout\n"
+		"      --kind KIND       what folded, d3 and speedscope show (pprof and trace carry all of it):\n"
+		"                          on    on-CPU samples: folded and d3 count samples\n"
+		"                          off   off-CPU time: folded and d3 in microseconds (bcc offcputime -f)\n"
+		"                          wall  on-CPU plus off-CPU time of each thread, microseconds; an\n"
+		"                                on-CPU sample counts its period\n"
+		"                        default: on when the recording has on-CPU samples, else off;\n"
+		"                        speedscope shows the intervals of that kind in nanoseconds\n"
 		"      --pid             group by process: folded \"comm-PID\"\n"
 		"      --tid             group by thread: folded \"comm-PID/TID\"\n"
 		"      --annotate        mark inlined frames _[i] (kernel frames always end in _[k])\n"
@@ -100,6 +107,8 @@ static void host_fact(void *ctx, const char *key, const char *value)
 		info->frequency_hz = strtoull(value, NULL, 10);
 	else if (!strcmp(key, SREC_HOST_START_REALTIME))
 		info->start_realtime_ns = strtoull(value, NULL, 10);
+	else if (!strcmp(key, SREC_HOST_START_MONOTONIC))
+		info->start_monotonic_ns = strtoull(value, NULL, 10);
 	else if (!strcmp(key, SREC_HOST_CALL_GRAPH))
 		field = &((struct convert *)ctx)->call_graph;
 	if (field) {
@@ -259,6 +268,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frames[SREC_MAX_STACK_DEPTH + 1];
 	struct srec_user_regs regs_header;
+	struct profile_sample_info info;
 	struct unwind_input input, *in = NULL;
 	enum unwind_end end = UNWIND_COMPLETE;
 	const char *why = NULL;
@@ -286,8 +296,6 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in = &input;
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
-	if (s.kind == SREC_SAMPLE_OFF_CPU) /* a recording holds one kind; weights then are blocked time */
-		p->info.sample_kind = PROFILE_SAMPLE_OFF_CPU;
 
 	/* Leaf first: the kernel part (a failed read as one marker frame), then the user part. */
 	if (s.kernel_stack_error) {
@@ -324,8 +332,18 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
 	}
-	profile_add_sample(p, s.pid, s.tid, comm, locations, depth, s.weight, s.user_stack_error,
-			   s.kernel_stack_error);
+	/* Any kind but off-CPU is counted as on-CPU, as recordings before off-CPU recording had only that. */
+	info = (struct profile_sample_info){
+		.pid = s.pid,
+		.tid = s.tid,
+		.comm = comm,
+		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU : PROFILE_SAMPLE_ON_CPU,
+		.time_ns = s.time_ns,
+		.weight_ns = s.weight,
+		.user_error = s.user_stack_error,
+		.kernel_error = s.kernel_stack_error,
+	};
+	profile_add_sample(p, &info, locations, depth);
 	return 0;
 }
 
@@ -407,6 +425,7 @@ int cmd_convert(int argc, char **argv)
 	static const struct option long_options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "kind", required_argument, NULL, 'k' },
 		{ "pid", no_argument, NULL, 'P' },
 		{ "tid", no_argument, NULL, 'T' },
 		{ "annotate", no_argument, NULL, 'A' },
@@ -441,6 +460,13 @@ int cmd_convert(int argc, char **argv)
 		switch (opt) {
 		case 'f': format_name = optarg; break;
 		case 'o': out_path = strcmp(optarg, "-") ? optarg : NULL; break;
+		case 'k':
+			if (output_kind_parse(optarg, &options.kind) < 0) {
+				error("'%s' is not a kind: on, off or wall", optarg);
+				status = 2;
+				goto release_options;
+			}
+			break;
 		case 'P': options.per_pid = true; break;
 		case 'T': options.per_tid = true; break;
 		case 'A': options.annotate = true; break;
@@ -508,6 +534,7 @@ int cmd_convert(int argc, char **argv)
 	kernel_symbols_init(&c->kernel);
 	jit_maps_init(&c->jit);
 	c->kernel_module = PROFILE_NO_MODULE;
+	c->profile.keep_timeline = format->timeline; /* memory per sample only for the formats that show time */
 
 	recording_reader_for_each(&reader, load_block, c, false);
 	process_maps_finish(&c->maps);

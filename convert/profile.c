@@ -2,10 +2,11 @@
  * profile.c — builds the aggregated profile of convert/profile.h while the recording streams by.
  *
  * Three tables intern what samples repeat: modules (by build ID, else path), locations (module, file
- * offset, return-address flag) and stacks (pid, tid, comm, location indexes). Each is an open-addressing
+ * offset, return-address flag) and stacks (pid, tid, comm, kind, location indexes). Each is an open-addressing
  * hash table of indexes into the profile's own arrays, so a sample costs a few hash probes and memory
- * grows with what is distinct, never with the number of samples. profile_finish() drops the tables and
- * sorts the stacks into an order that depends only on the recording.
+ * grows with what is distinct, never with the number of samples (but for the timeline, which an output
+ * that shows samples in time asks for). profile_finish() drops the tables and sorts the stacks into an
+ * order that depends only on the recording.
  */
 #include "profile.h"
 
@@ -239,6 +240,7 @@ struct stack_key {
 	const struct profile *p;
 	uint32_t pid, tid;
 	const char *comm; /* NUL-padded to 16 bytes */
+	enum profile_sample_kind kind;
 	const uint32_t *locations;
 	uint32_t depth;
 };
@@ -248,23 +250,24 @@ static bool stack_eq(const void *ctx, uint32_t index)
 	const struct stack_key *k = ctx;
 	const struct profile_stack *s = &k->p->stacks[index];
 
-	return s->pid == k->pid && s->tid == k->tid && s->depth == k->depth &&
+	return s->pid == k->pid && s->tid == k->tid && s->kind == k->kind && s->depth == k->depth &&
 	       !memcmp(s->comm, k->comm, sizeof(s->comm)) &&
 	       !memcmp(s->locations, k->locations, k->depth * sizeof(*k->locations));
 }
 
-void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, const uint32_t *locations,
-			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error)
+void profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
+			uint32_t depth)
 {
 	char name[16] = { 0 };
-	struct stack_key key = { p, pid, tid, name, locations, depth };
-	uint32_t ids[2] = { pid, tid };
+	struct stack_key key = { p, sample->pid, sample->tid, name, sample->kind, locations, depth };
+	uint32_t ids[3] = { sample->pid, sample->tid, sample->kind };
+	bool off_cpu = sample->kind == PROFILE_SAMPLE_OFF_CPU;
 	struct profile_stack *s;
 	uint64_t hash;
 	uint32_t index;
 	size_t slot;
 
-	strncpy(name, comm, sizeof(name) - 1);
+	strncpy(name, sample->comm, sizeof(name) - 1);
 	hash = hash_bytes(HASH_SEED, ids, sizeof(ids));
 	hash = hash_bytes(hash, name, sizeof(name));
 	hash = hash_mix(hash_bytes(hash, locations, depth * sizeof(*locations)));
@@ -274,8 +277,9 @@ void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		index = (uint32_t)p->stack_count++;
 		s = &p->stacks[index];
 		memset(s, 0, sizeof(*s));
-		s->pid = pid;
-		s->tid = tid;
+		s->pid = sample->pid;
+		s->tid = sample->tid;
+		s->kind = sample->kind;
 		memcpy(s->comm, name, sizeof(s->comm));
 		s->locations = xmalloc((depth ? depth : 1) * sizeof(*locations));
 		memcpy(s->locations, locations, depth * sizeof(*locations));
@@ -284,21 +288,35 @@ void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	}
 	s = &p->stacks[index];
 	s->count++;
-	s->weight += weight;
+	if (off_cpu)
+		s->off_cpu_ns += sample->weight_ns;
+	else
+		s->on_cpu_ns += sample->weight_ns;
 	if (!s->user_error)
-		s->user_error = user_error;
+		s->user_error = sample->user_error;
 	if (!s->kernel_error)
-		s->kernel_error = kernel_error;
+		s->kernel_error = sample->kernel_error;
 	p->total_samples++;
-	p->total_weight += weight;
-	if (user_error)
+	if (off_cpu) {
+		p->off_cpu_samples++;
+		p->total_off_cpu_ns += sample->weight_ns;
+	} else {
+		p->on_cpu_samples++;
+		p->total_on_cpu_ns += sample->weight_ns;
+	}
+	if (sample->user_error)
 		p->user_stack_errors++;
-	if (kernel_error)
+	if (sample->kernel_error)
 		p->kernel_stack_errors++;
+	if (p->keep_timeline) {
+		GROW(p->timeline, p->timeline_cap, p->timeline_count + 1);
+		p->timeline[p->timeline_count++] = (struct profile_sample){ sample->time_ns, sample->weight_ns, index };
+	}
 }
 
 /* Finishing. */
 
+/* Stacks by pid, tid, comm, kind (on-CPU first), then locations root first. */
 static int compare_stacks(const void *a, const void *b)
 {
 	const struct profile_stack *x = a, *y = b;
@@ -311,6 +329,8 @@ static int compare_stacks(const void *a, const void *b)
 	c = memcmp(x->comm, y->comm, sizeof(x->comm));
 	if (c)
 		return c;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
 	/* Root first: a stack and its callees' stacks sort together. */
 	for (uint32_t i = 0; i < x->depth && i < y->depth; i++) {
 		uint32_t lx = x->locations[x->depth - 1 - i], ly = y->locations[y->depth - 1 - i];
@@ -344,6 +364,58 @@ static void sort_processes(struct profile *p)
 	p->process_count = n;
 }
 
+/* Stack indexes, ordered as compare_stacks orders their stacks. */
+static int compare_stack_indexes(const void *a, const void *b, void *stacks)
+{
+	const struct profile_stack *s = stacks;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return compare_stacks(&s[x], &s[y]);
+}
+
+/* The timeline by time, then stack, then weight: an order that depends only on the recording. */
+static int compare_samples(const void *a, const void *b)
+{
+	const struct profile_sample *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->weight_ns < y->weight_ns ? -1 : x->weight_ns > y->weight_ns;
+}
+
+/* Sorts the stacks, and renumbers the timeline's stack indexes to follow them. */
+static void sort_stacks(struct profile *p)
+{
+	uint32_t *order, *new_index;
+	struct profile_stack *sorted;
+
+	if (!p->timeline_count) {
+		if (p->stack_count)
+			qsort(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
+		return;
+	}
+	order = xmalloc(p->stack_count * sizeof(*order));
+	new_index = xmalloc(p->stack_count * sizeof(*new_index));
+	sorted = xmalloc(p->stack_count * sizeof(*sorted));
+	for (size_t i = 0; i < p->stack_count; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, p->stack_count, sizeof(*order), compare_stack_indexes, p->stacks);
+	for (size_t i = 0; i < p->stack_count; i++) {
+		sorted[i] = p->stacks[order[i]];
+		new_index[order[i]] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < p->timeline_count; i++)
+		p->timeline[i].stack = new_index[p->timeline[i].stack];
+	free(p->stacks);
+	p->stacks = sorted;
+	p->stack_cap = p->stack_count;
+	qsort(p->timeline, p->timeline_count, sizeof(*p->timeline), compare_samples);
+	free(new_index);
+	free(order);
+}
+
 void profile_finish(struct profile *p)
 {
 	if (p->tables) {
@@ -363,8 +435,7 @@ void profile_finish(struct profile *p)
 		if (!l->unnamed_reason)
 			l->unnamed_reason = "not symbolized";
 	}
-	if (p->stack_count)
-		qsort(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
+	sort_stacks(p);
 	sort_processes(p);
 }
 
@@ -418,6 +489,7 @@ void profile_release(struct profile *p)
 	free(p->modules);
 	free(p->locations);
 	free(p->stacks);
+	free(p->timeline);
 	free(p->processes);
 	free(p->info.command_line);
 	free(p->info.hostname);
@@ -465,6 +537,11 @@ const char *profile_unwind_name(enum profile_unwind unwind)
 	case PROFILE_UNWIND_NONE: return "none";
 	}
 	return "unknown";
+}
+
+const char *profile_sample_kind_name(enum profile_sample_kind kind)
+{
+	return kind == PROFILE_SAMPLE_OFF_CPU ? "off_cpu" : "on_cpu";
 }
 
 char *profile_module_short_name(const struct profile_module *m)

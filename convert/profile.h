@@ -2,11 +2,14 @@
  * profile.h — the symbolized, aggregated profile that `convert` builds from a recording and every output
  * format writes. It is the one interface between convert/ and the output formats in formats/.
  *
- * Memory grows with distinct stacks and distinct addresses, not with samples: samples with the same
- * thread, name and locations are one `struct profile_stack` with a count and a summed weight.
+ * Memory grows with distinct stacks and distinct addresses, not with samples: samples of the same kind
+ * (on-CPU or off-CPU) with the same thread, name and locations are one `struct profile_stack` with its
+ * values (a count and summed nanoseconds). Only when an output needs each sample's time (speedscope's
+ * timelines, the trace's sample records) does the profile also keep a timeline of every sample, 24 bytes
+ * each (profile.keep_timeline).
  *
  * Order: modules, locations and stacks are numbered in first-seen order while reading, then
- * profile_finish() sorts stacks into a deterministic order (by pid, tid, comm, then locations root
+ * profile_finish() sorts stacks into a deterministic order (by pid, tid, comm, kind, then locations root
  * first), so that converting the same file twice gives identical bytes in every format.
  */
 #ifndef STACKREC_CONVERT_PROFILE_H
@@ -75,23 +78,42 @@ struct profile_location {
 	bool synthetic;		    /* a marker convert made up, not an address: "[user stack error -EFAULT]" */
 };
 
-/* One distinct stack of one thread, with how often and how heavily it was seen. */
+/* What a sample measures. One recording may hold both kinds; a stack holds samples of one kind. */
+enum profile_sample_kind {
+	PROFILE_SAMPLE_ON_CPU = 0, /* timer/cycles samples: weight = the sampling period in ns */
+	PROFILE_SAMPLE_OFF_CPU = 1 /* the thread left the CPU (sched_switch): weight = ns until it ran again */
+};
+
+/*
+ * One distinct stack of one thread and one kind, with its values. The kind is part of the stack's key, so
+ * that the on-CPU and the off-CPU samples of the same code path stay apart in every output. Of on_cpu_ns and
+ * off_cpu_ns only the one of the stack's kind is non-zero; both are here so that outputs that carry every
+ * value (pprof's three sample types, the trace) need not ask the kind.
+ */
 struct profile_stack {
 	uint32_t pid, tid;
 	char comm[16];	      /* thread name at sample time */
+	enum profile_sample_kind kind;
 	uint32_t *locations;  /* indexes into profile.locations, leaf first */
 	uint32_t depth;
 	uint64_t count;	      /* samples */
-	uint64_t weight;      /* summed sample weights, ns (on-CPU: period; off-CPU: blocked time) */
+	uint64_t on_cpu_ns;   /* summed periods of its on-CPU samples */
+	uint64_t off_cpu_ns;  /* summed time off the CPU of its off-CPU samples */
 	int32_t user_error;   /* 0, or the -errno of the first failed user stack read (stack still counted) */
 	int32_t kernel_error; /* likewise for the kernel stack */
 };
 
-/* What the samples measure; it selects pprof's sample types. Zero (on-CPU) is the default. */
-enum profile_sample_kind {
-	PROFILE_SAMPLE_ON_CPU = 0, /* timer/cycles samples: weight = period ns */
-	PROFILE_SAMPLE_OFF_CPU = 1 /* reserved: blocked-time events, weight = time off CPU in ns */
+/*
+ * One sample in time, kept only with profile.keep_timeline: 24 bytes a sample, where the stack holds
+ * everything else (thread, kind, frames). The interval it covers is [time_ns, time_ns + weight_ns): an
+ * on-CPU sample its period, an off-CPU sample the time from leaving the CPU to running again.
+ */
+struct profile_sample {
+	uint64_t time_ns;   /* on the recording's clock (SREC_HOST_CLOCK): on-CPU the sample, off-CPU leaving the CPU */
+	uint64_t weight_ns; /* period (on-CPU) or time off the CPU (off-CPU) */
+	uint32_t stack;	    /* index into profile.stacks */
 };
+_Static_assert(sizeof(struct profile_sample) == 24, "docs/convert.md promises 24 bytes per sample");
 
 /* Facts about the recording that outputs print (pprof comments, time, period). */
 struct profile_info {
@@ -101,8 +123,8 @@ struct profile_info {
 	char *event;		    /* "cpu-clock" or "cycles", or NULL */
 	uint64_t frequency_hz;	    /* 0 when unknown */
 	uint64_t start_realtime_ns; /* wall-clock start, 0 when unknown */
+	uint64_t start_monotonic_ns; /* the same instant on the clock of the samples' time_ns, 0 when unknown */
 	uint64_t duration_ns;	    /* 0 when unknown */
-	enum profile_sample_kind sample_kind; /* on-CPU unless set */
 };
 
 /* A process's name: the name of its main thread (tid == pid), from the recording's TASK blocks. */
@@ -122,8 +144,15 @@ struct profile {
 	size_t location_count;
 	struct profile_stack *stacks; /* sorted by profile_finish() */
 	size_t stack_count;
-	uint64_t total_samples;
-	uint64_t total_weight;
+	/* Every sample in time order (then by stack), when keep_timeline was set before the first sample. */
+	bool keep_timeline;
+	struct profile_sample *timeline;
+	size_t timeline_count, timeline_cap;
+	uint64_t total_samples;	   /* on-CPU and off-CPU */
+	uint64_t on_cpu_samples;   /* of which on-CPU */
+	uint64_t off_cpu_samples;  /* of which off-CPU */
+	uint64_t total_on_cpu_ns;  /* summed on_cpu_ns of every stack */
+	uint64_t total_off_cpu_ns; /* summed off_cpu_ns of every stack */
 	/* Honest summary counters. */
 	uint64_t lost_samples;	      /* from the recording's STATS block */
 	uint64_t user_stack_errors;   /* samples whose user stack failed */
@@ -159,12 +188,22 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 				 uint64_t address, uint64_t file_offset, bool is_return_address, enum profile_unwind unwind);
 /* A synthetic location named name (kept as given), e.g. "[user stack error -EFAULT]"; one per name. */
 uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name);
-/* Counts one sample of this stack (locations leaf first). */
-void profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, const uint32_t *locations,
-			uint32_t depth, uint64_t weight, int32_t user_error, int32_t kernel_error);
+/* A sample as convert hands it to the profile. */
+struct profile_sample_info {
+	uint32_t pid, tid;
+	const char *comm;
+	enum profile_sample_kind kind;
+	uint64_t time_ns;
+	uint64_t weight_ns; /* period (on-CPU) or time off the CPU (off-CPU) */
+	int32_t user_error, kernel_error;
+};
+/* Counts one sample of this stack (locations leaf first), and keeps it in the timeline if asked to. */
+void profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
+			uint32_t depth);
 /* Counts a sample whose user stack did not reach its outermost frame, and why (a static string or NULL). */
 void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason);
-/* Gives frameless locations an unnamed frame, sorts stacks deterministically, frees the lookup tables. */
+/* Gives frameless locations an unnamed frame, sorts stacks deterministically (and the timeline by time,
+ * its stack indexes following the stacks), frees the lookup tables. */
 void profile_finish(struct profile *p);
 /* Records that process pid is named name since time_ns; the latest name wins (side-band records from
  * different CPUs reach the file out of time order). */
@@ -183,6 +222,8 @@ char *profile_location_fallback_name(const struct profile *p, const struct profi
 /* How a frame was found, as outputs spell it: "frame_pointer", "cfi", "frame_pointer_leaf_fix", "kernel",
  * "pc", "none". */
 const char *profile_unwind_name(enum profile_unwind unwind);
+/* A sample kind as outputs spell it: "on_cpu", "off_cpu". */
+const char *profile_sample_kind_name(enum profile_sample_kind kind);
 /* The basename of a module's path without brackets or " (deleted)": "libc.so.6", "vdso", "kernel.kallsyms". */
 char *profile_module_short_name(const struct profile_module *m);
 

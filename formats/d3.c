@@ -1,7 +1,9 @@
 /*
  * d3.c — `-f d3`: the hierarchy d3-flame-graph draws, {"name", "value", "children"} nested from the root,
- * with inclusive values: a node's value is the samples of every stack through it (on-CPU sample counts;
- * off-CPU nanoseconds), so the root's value is the profile's total.
+ * with inclusive values: a node's value sums the values of every stack through it, so the root's value is
+ * the profile's total. Values are what --kind asks for, as in folded output (on-CPU sample counts, or
+ * microseconds off-CPU or wall); the root says which in a "unit" member ("samples" or "microseconds"),
+ * which d3-flame-graph ignores and people and scripts can read.
  *
  * Below "root" comes one node per thread name as in folded output ("comm", "comm-PID" with --pid,
  * "comm-PID/TID" with --tid), then the frames root first; every frame of an inline chain is a node.
@@ -88,18 +90,20 @@ static char *thread_node_name(const struct profile_stack *s, const struct output
 	return xasprintf("%.16s", s->comm);
 }
 
-static void write_node(struct json_writer *w, const struct d3_node *node)
+static void write_node(struct json_writer *w, const struct d3_node *node, const char *unit)
 {
 	json_newline(w);
 	json_begin_object(w);
 	json_kv_string(w, "name", node->name);
 	json_kv_uint(w, "value", node->value);
+	if (unit)
+		json_kv_string(w, "unit", unit);
 	if (node->libtype)
 		json_kv_string(w, "libtype", node->libtype);
 	json_key(w, "children");
 	json_begin_array(w);
 	for (size_t i = 0; i < node->child_count; i++)
-		write_node(w, node->children[i]);
+		write_node(w, node->children[i], NULL);
 	json_end_array(w);
 	json_end_object(w);
 }
@@ -116,15 +120,19 @@ static void free_node(struct d3_node *node)
 static int d3_write(const struct profile *profile, const struct output_options *options, FILE *out)
 {
 	struct d3_node *root = xcalloc(1, sizeof(*root));
+	enum output_kind kind = output_kind_of(profile, options);
 	struct json_writer w;
 	int ret;
 
 	root->name = xstrdup("root");
 	for (size_t i = 0; i < profile->stack_count; i++) {
 		const struct profile_stack *s = &profile->stacks[i];
-		uint64_t value = stack_value(profile, s);
-		struct d3_node *node = child(root, thread_node_name(s, options), NULL);
+		uint64_t value = output_stack_value(s, kind);
+		struct d3_node *node;
 
+		if (!value)
+			continue;
+		node = child(root, thread_node_name(s, options), NULL);
 		root->value += value;
 		node->value += value;
 		for (uint32_t d = s->depth; d-- > 0;) {
@@ -137,7 +145,7 @@ static int d3_write(const struct profile *profile, const struct output_options *
 		}
 	}
 	json_writer_init(&w, out);
-	write_node(&w, root);
+	write_node(&w, root, output_kind_unit(kind));
 	json_end_line(&w);
 	ret = json_writer_release(&w);
 	free_node(root);

@@ -2,10 +2,12 @@
  * folded.c — folded stacks, the input of flamegraph.pl and most flame graph tools, as
  * stackcollapse-perf.pl writes them:
  *
- *   comm;outermost;...;leaf COUNT
+ *   comm;outermost;...;leaf VALUE
  *
- * one line per distinct printed stack (stacks that print the same are summed), lines sorted bytewise,
- * COUNT = samples. Inlined functions are frames of their own (outermost first); kernel frames follow the
+ * one line per distinct printed stack (stacks that print the same are summed), lines sorted bytewise.
+ * VALUE is what --kind asks for (output_stack_value): on-CPU samples (a count, the default when the
+ * recording has on-CPU samples), off-CPU time in microseconds (as bcc's offcputime -f), or both times in
+ * microseconds (wall). Stacks worth nothing under the kind (the other kind's) are left out. Inlined functions are frames of their own (outermost first); kernel frames follow the
  * user frames and end in _[k] (stackcollapse-perf.pl --kernel). --pid prints comm-PID, --tid
  * comm-PID/TID; --thread-names starts with the process name (its main thread's) and puts the thread's
  * own name after it as a frame; --annotate adds _[i] to inlined frames (_[j] is kept for JIT frames).
@@ -109,14 +111,18 @@ static int compare_lines(const void *a, const void *b)
 static int folded_write(const struct profile *p, const struct output_options *options, FILE *out)
 {
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
+	enum output_kind kind = output_kind_of(p, options);
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
+		uint64_t value = output_stack_value(s, kind);
 		struct buf b = { 0 };
 		char comm[sizeof(s->comm) + 1] = { 0 };
 		char id[32];
 
+		if (!value)
+			continue;
 		/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
 		memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
 		add_escaped(&b, comm[0] ? comm : "[unknown]", true);
@@ -141,7 +147,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 			}
 		}
 		lines[n].stack = b.s;
-		lines[n++].count = s->count;
+		lines[n++].count = value;
 	}
 	qsort(lines, n, sizeof(*lines), compare_lines);
 	for (size_t i = 0; i < n;) {
@@ -161,7 +167,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 
 const struct output_format output_folded = {
 	.name = "folded",
-	.description = "folded stacks for flamegraph.pl (comm;outer;...;leaf COUNT), the default",
+	.description = "folded stacks for flamegraph.pl (comm;outer;...;leaf VALUE, see --kind), the default",
 	.binary = false,
 	.write = folded_write,
 };

@@ -57,20 +57,6 @@ const char *process_comm(const struct profile *profile, size_t stack_index)
 	return stacks[stack_index].comm;
 }
 
-uint64_t stack_value(const struct profile *profile, const struct profile_stack *stack)
-{
-	return profile->info.sample_kind == PROFILE_SAMPLE_OFF_CPU ? stack->weight : stack->count;
-}
-
-uint64_t profile_value_total(const struct profile *profile)
-{
-	uint64_t total = 0;
-
-	for (size_t i = 0; i < profile->stack_count; i++)
-		total += stack_value(profile, &profile->stacks[i]);
-	return total;
-}
-
 static uint64_t key_hash(const void *key, size_t len)
 {
 	const unsigned char *p = key;

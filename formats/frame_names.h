@@ -1,6 +1,6 @@
 /*
  * frame_names.h — how the speedscope, d3 and trace formats name things that the profile leaves implicit:
- * an unnamed frame, the process a stack belongs to, and the value of a stack. One place, so that the
+ * an unnamed frame and the process a stack belongs to. One place, so that the
  * formats agree with each other and with folded output ([module] for unnamed frames, _[k] on
  * kernel frames, _[j] _[i] with --annotate, "[module <0xOFFSET>]" with --addrs).
  */
@@ -29,10 +29,6 @@ char *frame_display_name(const struct profile *profile, const struct profile_loc
  * covers only that pid's run of stacks.
  */
 const char *process_comm(const struct profile *profile, size_t stack_index);
-
-/* A stack's value in flame graphs: its sample count on-CPU, its weight (ns) off-CPU. */
-uint64_t stack_value(const struct profile *profile, const struct profile_stack *stack);
-uint64_t profile_value_total(const struct profile *profile);
 
 /* A set of byte-string keys numbered 0, 1, 2... in first-insertion order (frame deduplication). */
 struct key_index {

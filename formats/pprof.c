@@ -3,8 +3,13 @@
  * as `pprof`, Go tooling, Pyroscope, Parca and Perfetto read it.
  *
  * The mapping from our profile (convert/profile.h) to profile.proto:
- *   - Sample types: on-CPU [samples/count, cpu/nanoseconds], off-CPU [samples/count, off_cpu/nanoseconds];
- *     the time type is the default and the period type, the period is 1e9 / frequency.
+ *   - Sample types: always the three [samples/count, cpu/nanoseconds, off_cpu/nanoseconds], so that a
+ *     reader finds a value at the same index in every file. The default is cpu when the profile has on-CPU
+ *     samples, else off_cpu (--kind on or off chooses). The period type is cpu/nanoseconds with a period
+ *     of 1e9 / frequency when the recording sampled at a frequency, else the default type without one.
+ *   - Samples: one per distinct stack of one kind and thread: values [count, ns, 0] on-CPU, [count, 0, ns]
+ *     off-CPU, and a label kind ("on_cpu", "off_cpu"), so that the stacks of the two kinds stay two samples
+ *     even in pprof, which merges samples with the same locations and labels (-tagfocus=kind=off_cpu).
  *   - Mappings: one per module and load bias (address - file offset), so that every location's address
  *     lies in its mapping and address - memory_start + file_offset is its true file offset even when a
  *     library is mapped in several segments or by several processes. The main binary comes first (the
@@ -13,7 +18,8 @@
  *     innermost first as both we and pprof order them. An unnamed location has no Line: pprof shows its
  *     address, and can symbolize it later from the mapping's build ID and file offset.
  *   - Functions: deduplicated by (name, system_name, filename, start_line).
- *   - Labels: pid and tid (numbers), comm (the process: its main thread's name) and thread_name (strings).
+ *   - Labels: pid and tid (numbers), comm (the process: its main thread's name), thread_name and kind
+ *     (strings).
  *   - Comments: the record command line, host, kernel, event, and any lost samples.
  *
  * Deterministic: tables are filled in profile order (already deterministic), protobuf-c packs fields in
@@ -29,6 +35,9 @@
 #include "profile.pb-c.h"
 #include "frame_names.h"
 #include "../util.h"
+
+#define VALUES 3 /* samples/count, cpu/nanoseconds, off_cpu/nanoseconds */
+#define LABELS 5 /* pid, tid, comm, thread_name, kind */
 
 /* The string table: index 0 is "", every other string once, in first-use order. */
 struct string_table {
@@ -412,25 +421,30 @@ static int pprof_write(const struct profile *profile, const struct output_option
 	Perftools__Profiles__Label *labels, **label_ptrs;
 	uint64_t *location_ids;
 	int64_t *values;
-	bool off_cpu = profile->info.sample_kind == PROFILE_SAMPLE_OFF_CPU;
-	const char *time_type = off_cpu ? "off_cpu" : "cpu";
-	int64_t key_pid, key_tid, key_comm, key_thread;
+	enum output_kind kind = output_kind_of(profile, options);
+	bool default_off_cpu = kind == OUTPUT_KIND_OFF_CPU || (kind == OUTPUT_KIND_WALL && !profile->on_cpu_samples);
+	const char *default_type = default_off_cpu ? "off_cpu" : "cpu";
+	int64_t key_pid, key_tid, key_comm, key_thread, key_kind;
 	uint8_t *packed;
 	size_t packed_size;
 	int ret;
 
-	(void)options; /* pprof shows kernel and inline frames its own way: no name annotations */
+	/* pprof shows kernel and inline frames its own way: of the options only --kind counts (the default). */
 	string_table_init(&strings);
 
 	/* Sample types, period and times. */
-	p.n_sample_type = 2;
-	p.sample_type = xmalloc(2 * sizeof(*p.sample_type));
+	p.n_sample_type = VALUES;
+	p.sample_type = xmalloc(VALUES * sizeof(*p.sample_type));
 	p.sample_type[0] = value_type(&strings, "samples", "count");
-	p.sample_type[1] = value_type(&strings, time_type, "nanoseconds");
-	p.default_sample_type = intern(&strings, time_type);
-	p.period_type = value_type(&strings, time_type, "nanoseconds");
-	if (!off_cpu && profile->info.frequency_hz)
+	p.sample_type[1] = value_type(&strings, "cpu", "nanoseconds");
+	p.sample_type[2] = value_type(&strings, "off_cpu", "nanoseconds");
+	p.default_sample_type = intern(&strings, default_type);
+	if (profile->info.frequency_hz) {
+		p.period_type = value_type(&strings, "cpu", "nanoseconds");
 		p.period = 1000000000ull / profile->info.frequency_hz;
+	} else {
+		p.period_type = value_type(&strings, default_type, "nanoseconds");
+	}
 	p.time_nanos = profile->info.start_realtime_ns;
 	p.duration_nanos = profile->info.duration_ns;
 
@@ -488,25 +502,26 @@ static int pprof_write(const struct profile *profile, const struct output_option
 	for (size_t i = 0; i < functions.count; i++)
 		p.function[i] = &functions.functions[i];
 
-	/* Samples: one per distinct stack, with its count and weight and its thread as labels. */
+	/* Samples: one per distinct stack, with its count and times and its thread as labels. */
 	key_pid = intern(&strings, "pid");
 	key_tid = intern(&strings, "tid");
 	key_comm = intern(&strings, "comm");
 	key_thread = intern(&strings, "thread_name");
+	key_kind = intern(&strings, "kind");
 	for (size_t i = 0; i < profile->stack_count; i++)
 		id_count += profile->stacks[i].depth;
 	samples = xcalloc(profile->stack_count + 1, sizeof(*samples));
-	labels = xcalloc(4 * profile->stack_count + 1, sizeof(*labels));
-	label_ptrs = xcalloc(4 * profile->stack_count + 1, sizeof(*label_ptrs));
+	labels = xcalloc(LABELS * profile->stack_count + 1, sizeof(*labels));
+	label_ptrs = xcalloc(LABELS * profile->stack_count + 1, sizeof(*label_ptrs));
 	location_ids = xcalloc(id_count + 1, sizeof(*location_ids));
-	values = xcalloc(2 * profile->stack_count + 1, sizeof(*values));
+	values = xcalloc(VALUES * profile->stack_count + 1, sizeof(*values));
 	p.n_sample = profile->stack_count;
 	p.sample = xcalloc(profile->stack_count + 1, sizeof(*p.sample));
 	id_count = 0;
 	for (size_t i = 0, run_start = 0; i < profile->stack_count; i++) {
 		const struct profile_stack *s = &profile->stacks[i];
 		Perftools__Profiles__Sample *sample = &samples[i];
-		Perftools__Profiles__Label *l = &labels[4 * i];
+		Perftools__Profiles__Label *l = &labels[LABELS * i];
 		char thread[17], process[17];
 
 		if (i == 0 || s->pid != profile->stacks[i - 1].pid)
@@ -518,18 +533,20 @@ static int pprof_write(const struct profile *profile, const struct output_option
 		sample->location_id = &location_ids[id_count];
 		for (uint32_t d = 0; d < s->depth; d++)
 			location_ids[id_count++] = (uint64_t)s->locations[d] + 1;
-		sample->n_value = 2;
-		sample->value = &values[2 * i];
-		values[2 * i] = s->count;
-		values[2 * i + 1] = s->weight;
+		sample->n_value = VALUES;
+		sample->value = &values[VALUES * i];
+		values[VALUES * i] = s->count;
+		values[VALUES * i + 1] = s->on_cpu_ns;
+		values[VALUES * i + 2] = s->off_cpu_ns;
 		fill_label(&l[0], key_pid)->num = s->pid;
 		fill_label(&l[1], key_tid)->num = s->tid;
 		fill_label(&l[2], key_comm)->str = intern(&strings, process);
 		fill_label(&l[3], key_thread)->str = intern(&strings, thread);
-		for (int k = 0; k < 4; k++)
-			label_ptrs[4 * i + k] = &l[k];
-		sample->n_label = 4;
-		sample->label = &label_ptrs[4 * i];
+		fill_label(&l[4], key_kind)->str = intern(&strings, profile_sample_kind_name(s->kind));
+		for (int k = 0; k < LABELS; k++)
+			label_ptrs[LABELS * i + k] = &l[k];
+		sample->n_label = LABELS;
+		sample->label = &label_ptrs[LABELS * i];
 		p.sample[i] = sample;
 	}
 

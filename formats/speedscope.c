@@ -2,22 +2,34 @@
  * speedscope.c — `-f speedscope`: speedscope's own file format (https://www.speedscope.app, schema
  * tests/data/speedscope-file-format-schema.json), which it opens with no conversion step.
  *
- * One "sampled" profile per process, or per thread with --tid, named "COMM (pid N)" / "THREAD (pid N,
- * tid M)". Each distinct stack is one sample (speedscope sums weights, so aggregation loses nothing for a
- * flame graph or its tables; only the "time order" view shows stacks in profile order rather than in time).
- * Weights are the stacks' weights in nanoseconds (on-CPU: samples × period); a profile without weights
- * (unknown frequency) uses sample counts with unit "none".
+ * One "evented" profile per thread, named "THREAD (pid N, tid M)": the thread's samples as a timeline in
+ * real time order, each sample an interval in which its stack's frames are open: an on-CPU sample covers
+ * [time, time + period), an off-CPU sample [time, time + time off the CPU). --kind picks the intervals:
+ * on-CPU (on), off-CPU (off) or both (wall); the unit is nanoseconds, counted from the profile's first
+ * sample, so that every thread shares one time axis. speedscope's time order view is then the thread's
+ * real timeline, and its flame graph ("left heavy") and sandwich views sum the intervals: time on-CPU (for
+ * a constant period proportional to folded's sample counts), off-CPU or both.
+ *
+ * Events: one sample's interval opens its frames root first and closes them leaf first. An interval that
+ * starts where the previous one ended closes and opens only the frames in which the two stacks differ, as
+ * speedscope's own importers do, so that a function running through many samples is one box. Samples
+ * overlap only by clock jitter (an on-CPU sample taken before the previous period ran out): an interval
+ * starts no earlier than the previous one ended, and one that ends before is dropped, so that events are in
+ * time order and nest, as speedscope requires.
+ *
+ * The file opens (activeProfileIndex) on the busiest thread of the main process: the process with the most
+ * time of the kind shown (on-CPU time for wall, unless there is none), and in it the thread with the most.
  *
  * A frame is a function, as speedscope's own importers make them (its pprof importer keys frames by name,
  * file and start line): frames are shared by every profile and deduplicated by (name, file, line), where
  * `line` is the line the function starts at, so a function is one box per call path in the flame graph and
  * one row in the tables, however many of its lines were sampled (pprof and trace keep those lines). Every
  * frame of an inline chain is its own frame, so inlined functions show in the flame graph; `file` is the
- * source file, or the module's path when the source is unknown (kernel and unnamed frames). Samples list
- * frame indexes root first, as speedscope wants.
+ * source file, or the module's path when the source is unknown (kernel and unnamed frames).
  *
- * Written in one pass: the frame table is completed while the samples are written, so "shared" comes
- * after "profiles" in the object (JSON member order carries no meaning).
+ * Needs the profile's timeline (output_format.timeline). Written in one pass: the frame table is completed
+ * while the events are written, so "shared" comes after "profiles" in the object (JSON member order carries
+ * no meaning).
  */
 #include "output.h"
 
@@ -68,120 +80,278 @@ static size_t frame_number(struct frame_table *t, const struct profile *profile,
 	return number;
 }
 
-static bool same_group(const struct profile_stack *a, const struct profile_stack *b, bool per_tid)
+/* A thread: its run of stacks (stacks are sorted by pid, tid) and how busy it was. */
+struct thread {
+	size_t first_stack;
+	uint64_t busy, busy_tie; /* compared in this order: see busy_values() */
+	size_t first_sample, sample_count; /* its run in the per-thread sample order */
+};
+
+struct writer {
+	const struct profile *profile;
+	const struct output_options *options;
+	enum output_kind kind;
+	struct frame_table frames;
+	uint32_t **stack_frames; /* per stack: its frame numbers root first, made on first use */
+	uint32_t *stack_depth;
+	uint64_t origin; /* the first sample's time: 0 on every thread's time axis */
+};
+
+static bool shown(enum output_kind kind, enum profile_sample_kind sample_kind)
 {
-	return a->pid == b->pid && (!per_tid || a->tid == b->tid);
+	if (kind == OUTPUT_KIND_WALL)
+		return true;
+	return (kind == OUTPUT_KIND_OFF_CPU) == (sample_kind == PROFILE_SAMPLE_OFF_CPU);
 }
 
-static char *profile_name(const struct profile *profile, size_t first, bool per_tid)
+/* How busy a stack makes its thread, for activeProfileIndex: the time of the kind shown, for wall on-CPU time
+ * first and off-CPU time to break ties (a thread that never ran is not busy however long it waited). */
+static void busy_values(const struct profile_stack *s, enum output_kind kind, uint64_t *busy, uint64_t *tie)
 {
-	const struct profile_stack *s = &profile->stacks[first];
-	char comm[17];
-
-	if (per_tid) {
-		snprintf(comm, sizeof(comm), "%.16s", s->comm);
-		return xasprintf("%s (pid %" PRIu32 ", tid %" PRIu32 ")", comm, s->pid, s->tid);
-	}
-	snprintf(comm, sizeof(comm), "%.16s", process_comm(profile, first));
-	return xasprintf("%s (pid %" PRIu32 ")", comm, s->pid);
+	*busy += kind == OUTPUT_KIND_OFF_CPU ? s->off_cpu_ns : s->on_cpu_ns;
+	*tie += kind == OUTPUT_KIND_WALL ? s->off_cpu_ns : 0;
 }
 
-/* Writes the profile of stacks [first, end) and returns end. */
-static size_t write_profile(struct json_writer *w, struct frame_table *frames, const struct profile *profile,
-			    size_t first, const struct output_options *options, bool use_weight)
+static bool busier(uint64_t busy, uint64_t tie, uint64_t than_busy, uint64_t than_tie)
 {
-	bool per_tid = options && options->per_tid;
-	size_t end = first;
-	uint64_t total = 0;
-	char *name = profile_name(profile, first, per_tid);
+	return busy > than_busy || (busy == than_busy && tie > than_tie);
+}
 
-	while (end < profile->stack_count && same_group(&profile->stacks[first], &profile->stacks[end], per_tid))
-		end++;
+/* The frame numbers of stack i, root first (cached: names are made once per stack, not once per sample). */
+static const uint32_t *stack_frames(struct writer *w, uint32_t i, uint32_t *depth)
+{
+	const struct profile_stack *s = &w->profile->stacks[i];
+	uint32_t n = 0;
 
-	json_newline(w);
-	json_begin_object(w);
-	json_kv_string(w, "type", "sampled");
-	json_kv_string(w, "name", name);
-	json_kv_string(w, "unit", use_weight ? "nanoseconds" : "none");
-	json_kv_uint(w, "startValue", 0);
-	json_key(w, "samples");
-	json_begin_array(w);
-	for (size_t i = first; i < end; i++) {
-		const struct profile_stack *s = &profile->stacks[i];
-
-		json_newline(w);
-		json_begin_array(w);
+	if (!w->stack_frames[i]) {
+		for (uint32_t d = 0; d < s->depth; d++)
+			n += w->profile->locations[s->locations[d]].frame_count;
+		w->stack_frames[i] = xmalloc((n ? n : 1) * sizeof(**w->stack_frames));
+		n = 0;
 		for (uint32_t d = s->depth; d-- > 0;) {
-			const struct profile_location *loc = &profile->locations[s->locations[d]];
+			const struct profile_location *loc = &w->profile->locations[s->locations[d]];
 
 			for (uint32_t f = loc->frame_count; f-- > 0;)
-				json_uint(w, frame_number(frames, profile, loc, f, options));
+				w->stack_frames[i][n++] =
+					(uint32_t)frame_number(&w->frames, w->profile, loc, f, w->options);
 		}
-		json_end_array(w);
-		total += use_weight ? s->weight : s->count;
+		w->stack_depth[i] = n;
 	}
-	json_end_array(w);
-	json_key(w, "weights");
-	json_begin_array(w);
-	for (size_t i = first; i < end; i++)
-		json_uint(w, use_weight ? profile->stacks[i].weight : profile->stacks[i].count);
-	json_end_array(w);
-	json_kv_uint(w, "endValue", total);
-	json_end_object(w);
+	*depth = w->stack_depth[i];
+	return w->stack_frames[i];
+}
+
+static void event(struct json_writer *json, const char *type, uint32_t frame, uint64_t at)
+{
+	json_newline(json);
+	json_begin_object(json);
+	json_kv_string(json, "type", type);
+	json_kv_uint(json, "frame", frame);
+	json_kv_uint(json, "at", at);
+	json_end_object(json);
+}
+
+/* The events of one thread's samples of the kind shown (order[]: their indexes in the timeline, in time order). */
+static void write_events(struct json_writer *json, struct writer *w, const uint32_t *order, size_t count)
+{
+	const struct profile *profile = w->profile;
+	const uint32_t *open = NULL; /* the open stack's frames, root first */
+	uint32_t open_depth = 0;
+	uint64_t open_end = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		const struct profile_sample *sample = &profile->timeline[order[i]];
+		uint64_t start = sample->time_ns - w->origin, end = start + sample->weight_ns;
+		const uint32_t *frames;
+		uint32_t depth, common = 0;
+
+		if (open && start < open_end)
+			start = open_end;
+		if (end <= start)
+			continue;
+		frames = stack_frames(w, sample->stack, &depth);
+		if (open && start == open_end)
+			while (common < open_depth && common < depth && open[common] == frames[common])
+				common++;
+		for (uint32_t d = open_depth; d-- > common;)
+			event(json, "C", open[d], open_end);
+		for (uint32_t d = common; d < depth; d++)
+			event(json, "O", frames[d], start);
+		open = frames;
+		open_depth = depth;
+		open_end = end;
+	}
+	for (uint32_t d = open_depth; d-- > 0;)
+		event(json, "C", open[d], open_end);
+}
+
+/* The evented profile of thread t, which has at least one sample of the kind shown (order[]: as above). */
+static void write_thread(struct json_writer *json, struct writer *w, const struct thread *t, const uint32_t *order)
+{
+	const struct profile *profile = w->profile;
+	const struct profile_stack *s = &profile->stacks[t->first_stack];
+	uint64_t first = profile->timeline[order[0]].time_ns - w->origin, last = first;
+	char comm[17], *name;
+
+	for (size_t i = 0; i < t->sample_count; i++) { /* a long wait may end after later samples */
+		const struct profile_sample *sample = &profile->timeline[order[i]];
+
+		if (sample->time_ns - w->origin + sample->weight_ns > last)
+			last = sample->time_ns - w->origin + sample->weight_ns;
+	}
+	snprintf(comm, sizeof(comm), "%.16s", s->comm);
+	name = xasprintf("%s (pid %" PRIu32 ", tid %" PRIu32 ")", comm, s->pid, s->tid);
+	json_newline(json);
+	json_begin_object(json);
+	json_kv_string(json, "type", "evented");
+	json_kv_string(json, "name", name);
+	json_kv_string(json, "unit", "nanoseconds");
+	json_kv_uint(json, "startValue", first);
+	json_kv_uint(json, "endValue", last);
+	json_key(json, "events");
+	json_begin_array(json);
+	write_events(json, w, order, t->sample_count);
+	json_end_array(json);
+	json_end_object(json);
 	free(name);
-	return end;
+}
+
+/*
+ * The threads of the profile that have samples of the kind shown, and the timeline's indexes grouped by
+ * thread, each group in time order (a counting sort: the timeline is in time order already).
+ */
+static size_t find_threads(const struct profile *profile, enum output_kind kind, struct thread **threads_out,
+			   uint32_t **order_out)
+{
+	struct thread *threads = xcalloc(profile->stack_count + 1, sizeof(*threads));
+	uint32_t *thread_of = xcalloc(profile->stack_count + 1, sizeof(*thread_of));
+	uint32_t *order = xcalloc(profile->timeline_count + 1, sizeof(*order));
+	size_t count = 0, next = 0;
+
+	for (size_t i = 0; i < profile->stack_count; i++) {
+		const struct profile_stack *s = &profile->stacks[i];
+
+		if (!count || s->pid != profile->stacks[threads[count - 1].first_stack].pid ||
+		    s->tid != profile->stacks[threads[count - 1].first_stack].tid)
+			threads[count++].first_stack = i;
+		thread_of[i] = (uint32_t)(count - 1);
+		if (shown(kind, s->kind))
+			busy_values(s, kind, &threads[count - 1].busy, &threads[count - 1].busy_tie);
+	}
+	for (size_t i = 0; i < profile->timeline_count; i++)
+		if (shown(kind, profile->stacks[profile->timeline[i].stack].kind))
+			threads[thread_of[profile->timeline[i].stack]].sample_count++;
+	for (size_t t = 0; t < count; t++) {
+		threads[t].first_sample = next;
+		next += threads[t].sample_count;
+		threads[t].sample_count = 0;
+	}
+	for (size_t i = 0; i < profile->timeline_count; i++) {
+		struct thread *t = &threads[thread_of[profile->timeline[i].stack]];
+
+		if (shown(kind, profile->stacks[profile->timeline[i].stack].kind))
+			order[t->first_sample + t->sample_count++] = (uint32_t)i;
+	}
+	/* Threads without samples of the kind get no profile. */
+	next = 0;
+	for (size_t t = 0; t < count; t++)
+		if (threads[t].sample_count)
+			threads[next++] = threads[t];
+	free(thread_of);
+	*threads_out = threads;
+	*order_out = order;
+	return next;
+}
+
+/* The index of the busiest thread of the busiest process (ties: the lowest pid, then tid). */
+static size_t active_thread(const struct profile *profile, const struct thread *threads, size_t count)
+{
+	uint64_t best_busy = 0, best_tie = 0;
+	size_t best = 0;
+
+	for (size_t t = 0; t < count;) {
+		uint32_t pid = profile->stacks[threads[t].first_stack].pid;
+		uint64_t busy = 0, tie = 0;
+		size_t first = t, busiest = t;
+
+		for (; t < count && profile->stacks[threads[t].first_stack].pid == pid; t++) {
+			busy += threads[t].busy;
+			tie += threads[t].busy_tie;
+			if (busier(threads[t].busy, threads[t].busy_tie, threads[busiest].busy, threads[busiest].busy_tie))
+				busiest = t;
+		}
+		if (first == 0 || busier(busy, tie, best_busy, best_tie)) {
+			best_busy = busy;
+			best_tie = tie;
+			best = busiest;
+		}
+	}
+	return best;
 }
 
 static int speedscope_write(const struct profile *profile, const struct output_options *options, FILE *out)
 {
-	struct json_writer w;
-	struct frame_table frames = { 0 };
-	bool use_weight = profile->total_weight > 0 || !profile->total_samples;
+	struct writer w = { profile, options, output_kind_of(profile, options), { { 0 } }, NULL, NULL, 0 };
+	struct json_writer json;
+	struct thread *threads;
+	uint32_t *order;
+	size_t count;
 	int ret;
 
-	key_index_init(&frames.index);
-	json_writer_init(&w, out);
-	json_begin_object(&w);
-	json_kv_string(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
-	json_kv_string(&w, "name", profile->info.command_line ? profile->info.command_line : "stackrec profile");
-	json_kv_uint(&w, "activeProfileIndex", 0);
-	json_kv_string(&w, "exporter", "stackrec " STACKREC_VERSION);
-	json_key(&w, "profiles");
-	json_begin_array(&w);
-	for (size_t i = 0; i < profile->stack_count;)
-		i = write_profile(&w, &frames, profile, i, options, use_weight);
-	json_end_array(&w);
-	json_newline(&w);
-	json_key(&w, "shared");
-	json_begin_object(&w);
-	json_key(&w, "frames");
-	json_begin_array(&w);
-	for (size_t i = 0; i < frames.index.count; i++) {
-		const struct speedscope_frame *f = &frames.frames[i];
+	key_index_init(&w.frames.index);
+	w.stack_frames = xcalloc(profile->stack_count + 1, sizeof(*w.stack_frames));
+	w.stack_depth = xcalloc(profile->stack_count + 1, sizeof(*w.stack_depth));
+	w.origin = profile->timeline_count ? profile->timeline[0].time_ns : 0;
+	count = find_threads(profile, w.kind, &threads, &order);
+	json_writer_init(&json, out);
+	json_begin_object(&json);
+	json_kv_string(&json, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	json_kv_string(&json, "name", profile->info.command_line ? profile->info.command_line : "stackrec profile");
+	json_kv_uint(&json, "activeProfileIndex", active_thread(profile, threads, count));
+	json_kv_string(&json, "exporter", "stackrec " STACKREC_VERSION);
+	json_key(&json, "profiles");
+	json_begin_array(&json);
+	for (size_t t = 0; t < count; t++)
+		write_thread(&json, &w, &threads[t], &order[threads[t].first_sample]);
+	json_end_array(&json);
+	json_newline(&json);
+	json_key(&json, "shared");
+	json_begin_object(&json);
+	json_key(&json, "frames");
+	json_begin_array(&json);
+	for (size_t i = 0; i < w.frames.index.count; i++) {
+		const struct speedscope_frame *f = &w.frames.frames[i];
 
-		json_newline(&w);
-		json_begin_object(&w);
-		json_kv_string(&w, "name", f->name);
+		json_newline(&json);
+		json_begin_object(&json);
+		json_kv_string(&json, "name", f->name);
 		if (f->file)
-			json_kv_string(&w, "file", f->file);
+			json_kv_string(&json, "file", f->file);
 		if (f->line)
-			json_kv_uint(&w, "line", f->line);
-		json_end_object(&w);
+			json_kv_uint(&json, "line", f->line);
+		json_end_object(&json);
 		free(f->name);
 	}
-	json_end_array(&w);
-	json_end_object(&w);
-	json_end_object(&w);
-	json_end_line(&w);
-	ret = json_writer_release(&w);
-	free(frames.frames);
-	key_index_release(&frames.index);
+	json_end_array(&json);
+	json_end_object(&json);
+	json_end_object(&json);
+	json_end_line(&json);
+	ret = json_writer_release(&json);
+	for (size_t i = 0; i < profile->stack_count; i++)
+		free(w.stack_frames[i]);
+	free(w.stack_frames);
+	free(w.stack_depth);
+	free(threads);
+	free(order);
+	free(w.frames.frames);
+	key_index_release(&w.frames.index);
 	return ret ? error("cannot write the speedscope output") : 0;
 }
 
 const struct output_format output_speedscope = {
 	.name = "speedscope",
-	.description = "speedscope JSON (https://www.speedscope.app), one profile per process (per thread with --tid)",
+	.description = "speedscope JSON (https://www.speedscope.app): each thread's timeline, on-/off-CPU per --kind",
 	.binary = false,
+	.timeline = true,
 	.write = speedscope_write,
 };

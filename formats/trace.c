@@ -4,11 +4,14 @@
  * change a reader could notice other than a new member.
  *
  * JSON Lines: a header record (format, version, recording facts, totals, modules), then one record per
- * distinct stack (the profile aggregates identical samples; "count" says how many there were) with every
- * frame, leaf first and every inline frame on its own, carrying all we know about it: address, module,
- * build ID, file offset, function, mangled name, file, line, column, whether it is inlined, how it was
- * unwound, and why it is unnamed if it is. Every member is always present (null when unknown), so readers
- * need no guessing; addresses are hex strings because JSON numbers are exact only up to 2^53.
+ * distinct stack of one kind (the profile aggregates identical samples; "count" says how many there were,
+ * "on_cpu_ns" and "off_cpu_ns" their time) with every frame, leaf first and every inline frame on its own,
+ * carrying all we know about it: address, module, build ID, file offset, function, mangled name, file,
+ * line, column, whether it is inlined, how it was unwound, and why it is unnamed if it is. Then one small
+ * record per sample in time order (time, thread, kind, weight and the "id" of its stack), so that the time
+ * of every sample is in the file while each stack is written once. Every member is always present (null
+ * when unknown), so readers need no guessing; addresses are hex strings because JSON numbers are exact
+ * only up to 2^53.
  */
 #include "output.h"
 
@@ -49,6 +52,14 @@ static void kv_positive_or_null(struct json_writer *w, const char *key, uint64_t
 		json_null(w);
 }
 
+/* What the samples measure: "on_cpu" (also for no samples at all), "off_cpu", or "mixed" when both. */
+static const char *sample_kind(const struct profile *profile)
+{
+	if (profile->on_cpu_samples && profile->off_cpu_samples)
+		return "mixed";
+	return profile->off_cpu_samples ? "off_cpu" : "on_cpu";
+}
+
 static void write_header(struct json_writer *w, const struct profile *profile)
 {
 	const struct profile_info *info = &profile->info;
@@ -59,7 +70,7 @@ static void write_header(struct json_writer *w, const struct profile *profile)
 	json_kv_uint(w, "version", TRACE_FORMAT_VERSION);
 	json_kv_string(w, "producer", "stackrec " STACKREC_VERSION);
 	json_kv_string(w, "records", "stacks");
-	json_kv_string(w, "sample_kind", info->sample_kind == PROFILE_SAMPLE_OFF_CPU ? "off_cpu" : "on_cpu");
+	json_kv_string(w, "sample_kind", sample_kind(profile));
 	kv_string_or_null(w, "command_line", info->command_line);
 	kv_string_or_null(w, "hostname", info->hostname);
 	kv_string_or_null(w, "kernel_release", info->kernel_release);
@@ -68,10 +79,16 @@ static void write_header(struct json_writer *w, const struct profile *profile)
 	kv_positive_or_null(w, "start_time_ns", info->start_realtime_ns);
 	kv_positive_or_null(w, "duration_ns", info->duration_ns);
 	json_kv_uint(w, "total_samples", profile->total_samples);
-	json_kv_uint(w, "total_weight_ns", profile->total_weight);
+	json_kv_uint(w, "total_weight_ns", profile->total_on_cpu_ns + profile->total_off_cpu_ns);
 	json_kv_uint(w, "lost_samples", profile->lost_samples);
 	json_kv_uint(w, "user_stack_errors", profile->user_stack_errors);
 	json_kv_uint(w, "kernel_stack_errors", profile->kernel_stack_errors);
+	json_kv_uint(w, "on_cpu_samples", profile->on_cpu_samples);
+	json_kv_uint(w, "off_cpu_samples", profile->off_cpu_samples);
+	json_kv_uint(w, "total_on_cpu_ns", profile->total_on_cpu_ns);
+	json_kv_uint(w, "total_off_cpu_ns", profile->total_off_cpu_ns);
+	kv_positive_or_null(w, "start_monotonic_ns", info->start_monotonic_ns);
+	json_kv_uint(w, "sample_records", profile->timeline_count);
 	json_key(w, "modules");
 	json_begin_array(w);
 	for (size_t i = 0; i < profile->module_count; i++) {
@@ -136,18 +153,23 @@ static void write_frame(struct json_writer *w, const struct profile *profile, ui
 	json_end_object(w);
 }
 
-static void write_stack(struct json_writer *w, const struct profile *profile, const struct profile_stack *s)
+static void write_stack(struct json_writer *w, const struct profile *profile, size_t id)
 {
+	const struct profile_stack *s = &profile->stacks[id];
 	char comm[17];
 
 	snprintf(comm, sizeof(comm), "%.16s", s->comm);
 	json_begin_object(w);
 	json_kv_string(w, "type", "stack");
+	json_kv_uint(w, "id", id);
 	json_kv_uint(w, "pid", s->pid);
 	json_kv_uint(w, "tid", s->tid);
 	json_kv_string(w, "comm", comm);
+	json_kv_string(w, "kind", profile_sample_kind_name(s->kind));
 	json_kv_uint(w, "count", s->count);
-	json_kv_uint(w, "weight_ns", s->weight);
+	json_kv_uint(w, "weight_ns", s->on_cpu_ns + s->off_cpu_ns);
+	json_kv_uint(w, "on_cpu_ns", s->on_cpu_ns);
+	json_kv_uint(w, "off_cpu_ns", s->off_cpu_ns);
 	kv_error(w, "user_stack_error", s->user_error);
 	kv_error(w, "kernel_stack_error", s->kernel_error);
 	json_key(w, "frames");
@@ -163,6 +185,23 @@ static void write_stack(struct json_writer *w, const struct profile *profile, co
 	json_end_line(w);
 }
 
+/* A sample: when, which thread, which kind, its weight, and the id of its stack record. */
+static void write_sample(struct json_writer *w, const struct profile *profile, const struct profile_sample *sample)
+{
+	const struct profile_stack *s = &profile->stacks[sample->stack];
+
+	json_begin_object(w);
+	json_kv_string(w, "type", "sample");
+	json_kv_uint(w, "time_ns", sample->time_ns);
+	json_kv_uint(w, "pid", s->pid);
+	json_kv_uint(w, "tid", s->tid);
+	json_kv_string(w, "kind", profile_sample_kind_name(s->kind));
+	json_kv_uint(w, "weight_ns", sample->weight_ns);
+	json_kv_uint(w, "stack", sample->stack);
+	json_end_object(w);
+	json_end_line(w);
+}
+
 static int trace_write(const struct profile *profile, const struct output_options *options, FILE *out)
 {
 	struct json_writer w;
@@ -171,13 +210,16 @@ static int trace_write(const struct profile *profile, const struct output_option
 	json_writer_init(&w, out);
 	write_header(&w, profile);
 	for (size_t i = 0; i < profile->stack_count; i++)
-		write_stack(&w, profile, &profile->stacks[i]);
+		write_stack(&w, profile, i);
+	for (size_t i = 0; i < profile->timeline_count; i++)
+		write_sample(&w, profile, &profile->timeline[i]);
 	return json_writer_release(&w) ? error("cannot write the trace output") : 0;
 }
 
 const struct output_format output_trace = {
 	.name = "trace",
-	.description = "enriched trace, JSON Lines: every frame with module, build ID, offset, source, inline and unwind facts",
+	.description = "enriched trace, JSON Lines: every frame with module, build ID, offset, source, inline and unwind facts; every sample's time",
 	.binary = false,
+	.timeline = true,
 	.write = trace_write,
 };

@@ -363,6 +363,55 @@ test_expect_success 'bad usage exits 2 with a message' '
 	grep -q "folded" help
 '
 
+# On- and off-CPU samples of one thread and one stack (tests/data/on-off-cpu.script): two stacks, never summed
+# but where --kind wall asks for a thread's whole time.
+test_expect_success 'on- and off-CPU samples of the same stack do not merge; --kind picks what folded counts' '
+	cp "$TESTS/data/on-off-cpu.kallsyms" . &&
+	write_rec on-off.rec <"$TESTS/data/on-off-cpu.script" &&
+	cat >expect <<-\EOF &&
+	app;do_syscall_64_[k];read_zero_[k] 3
+	other;read_zero_[k] 6
+	worker;do_syscall_64_[k];read_zero_[k] 2
+	EOF
+	stackrec convert on-off.rec >actual &&
+	test_cmp expect actual &&
+	stackrec convert on-off.rec --kind on >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'folded --kind off: off-CPU time in microseconds, as offcputime -f' '
+	cat >expect <<-\EOF &&
+	app;do_syscall_64_[k];read_zero_[k] 5000
+	app;do_syscall_64_[k];schedule_[k] 2500
+	EOF
+	stackrec convert on-off.rec --kind off >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'folded --kind wall: each thread'"'"'s on-CPU periods plus its off-CPU time, microseconds' '
+	cat >expect <<-\EOF &&
+	app-100/100;do_syscall_64_[k];read_zero_[k] 8000
+	app-100/100;do_syscall_64_[k];schedule_[k] 2500
+	other-200/200;read_zero_[k] 6000
+	worker-100/101;do_syscall_64_[k];read_zero_[k] 2000
+	EOF
+	stackrec convert on-off.rec --kind wall --tid >actual &&
+	test_cmp expect actual &&
+	test "$(awk "/^app-100\/100;/ { t += \$NF } END { print t }" actual)" = 10500
+'
+
+test_expect_success 'a recording without on-CPU samples shows off-CPU time by default; a bad --kind exits 2' '
+	grep -v "^repeat" "$TESTS/data/on-off-cpu.script" >off-only.script &&
+	write_rec off-only.rec <off-only.script &&
+	stackrec convert off-only.rec >actual &&
+	stackrec convert off-only.rec --kind off >expect &&
+	test_cmp expect actual &&
+	test_line_count actual = 2 &&
+	exits_2() { "$@"; test $? -eq 2; } &&
+	exits_2 stackrec convert on-off.rec --kind bogus 2>err &&
+	grep "^stackrec: error: .bogus. is not a kind: on, off or wall" err
+'
+
 # --explain on addresses no mapping covers: "the process started before recording" only where that can be
 # true (a process running at start, or one the recording has no mapping of); a garbage return address above a
 # frame of a known module, in a process recorded from its start (or forked from one), blames that module's

@@ -12,7 +12,8 @@ PPROF=$SRC_DIR/../shared/tools/pprof.sh
 GOLDEN=$TESTS/data/formats
 SCHEMA=$TESTS/data/speedscope-file-format-schema.json
 PYTHON=/usr/bin/python3
-OUTPUTS="pprof.pb.gz speedscope.json speedscope-tid.json d3.json d3-annotated.json trace.jsonl"
+OUTPUTS="pprof.pb.gz speedscope.json speedscope-wall.json speedscope-off.json d3.json d3-annotated.json d3-off.json
+	trace.jsonl"
 
 # The first call of pprof.sh installs Go and builds pprof (apt and go print to stderr): do it here, before
 # any test looks at pprof's stderr. A failed build is a failed test below, not a skip.
@@ -49,16 +50,20 @@ pprof_loads() {
 	"$PPROF" -raw "$1" >/dev/null 2>"$1.symbolize-err"
 }
 
-# pprof_flat FILE: "function count" per function with flat samples, from pprof -top, sorted.
+# pprof_flat FILE [PPROF_OPTIONS...]: "function value" per function with a flat value, from pprof -top
+# (-sample_index=samples unless told), sorted; a unit pprof prints after the number (-unit=us: 7000us) is dropped.
 pprof_flat() {
-	"$PPROF" -symbolize=none -top -sample_index=samples -nodecount=1000000 -nodefraction=0 -edgefraction=0 \
-		"$1" >"$1.top" &&
+	local file=$1
+	shift
+	"$PPROF" -symbolize=none -top -nodecount=1000000 -nodefraction=0 -edgefraction=0 \
+		"${@:--sample_index=samples}" "$file" >"$file.top" &&
 	awk '/^ *flat  *flat%/ { table = 1; next }
-		table && $1 ~ /^[0-9]+$/ && $1 > 0 {
+		table { value = $1; sub(/[a-z]+$/, "", value) }
+		table && value ~ /^[0-9]+$/ && value > 0 {
 			name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name); sub(/ \(inline\)$/, "", name)
-			flat[name] += $1
+			flat[name] += value
 		}
-		END { for (n in flat) print n, flat[n] }' "$1.top" | LC_ALL=C sort
+		END { for (n in flat) print n, flat[n] }' "$file.top" | LC_ALL=C sort
 }
 
 # folded_flat FILE: the same from folded stacks: the leaf's name without _[k]/_[j]/_[i]; an unnamed
@@ -74,16 +79,21 @@ folded_flat() {
 
 folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
 
-# pprof_matches_folded PPROF FOLDED: same flat samples per function, so the same -top percentages.
+# pprof_matches_folded PPROF FOLDED [PPROF_OPTIONS...]: the same flat value per function (samples unless the
+# options choose another sample index and unit), so the same -top percentages and total.
 pprof_matches_folded() {
-	pprof_flat "$1" >"$1.flat" &&
-	folded_flat "$2" >"$1.folded-flat" &&
-	test_cmp "$1.folded-flat" "$1.flat" &&
-	total=$(folded_total "$2") &&
-	grep "^Showing nodes accounting for $total, 100% of $total total" "$1.top"
+	local file=$1 folded=$2
+	shift 2
+	pprof_flat "$file" "$@" >"$file.flat" &&
+	folded_flat "$folded" >"$file.folded-flat" &&
+	test_cmp "$file.folded-flat" "$file.flat" &&
+	total=$(folded_total "$folded") &&
+	grep -E "^Showing nodes accounting for $total[a-z]*, 100% of $total[a-z]* total" "$file.top"
 }
 
-# speedscope_valid FILE: FILE is valid against speedscope's file format schema.
+# speedscope_valid FILE: FILE is valid against speedscope's file format schema, and what speedscope needs
+# beyond it holds: an evented profile's events are in time order within [startValue, endValue] and every C
+# closes the frame the last unclosed O opened (speedscope refuses a file otherwise), none left open.
 speedscope_valid() {
 	"$PYTHON" - "$SCHEMA" "$1" <<-'EOF'
 	import json, sys, jsonschema
@@ -91,10 +101,25 @@ speedscope_valid() {
 	doc = json.load(open(sys.argv[2], encoding="utf-8"))
 	jsonschema.validate(doc, schema)
 	frames = len(doc["shared"]["frames"])
+	assert doc["activeProfileIndex"] < max(1, len(doc["profiles"])), "activeProfileIndex out of range"
 	for p in doc["profiles"]:
-	    assert len(p["samples"]) == len(p["weights"]), "samples and weights differ in length"
-	    assert all(0 <= i < frames for s in p["samples"] for i in s), "frame index out of range"
-	    assert p["endValue"] == sum(p["weights"]), "endValue is not the sum of the weights"
+	    if p["type"] == "sampled":
+	        assert len(p["samples"]) == len(p["weights"]), "samples and weights differ in length"
+	        assert all(0 <= i < frames for s in p["samples"] for i in s), "frame index out of range"
+	        assert p["endValue"] == sum(p["weights"]), "endValue is not the sum of the weights"
+	        continue
+	    assert p["type"] == "evented" and p["unit"] == "nanoseconds", (p["type"], p["unit"])
+	    at, open_frames = p["startValue"], []
+	    for e in p["events"]:
+	        assert 0 <= e["frame"] < frames, "frame index out of range"
+	        assert e["at"] >= at, "events out of time order in " + p["name"]
+	        at = e["at"]
+	        if e["type"] == "O":
+	            open_frames.append(e["frame"])
+	        else:
+	            assert open_frames and open_frames.pop() == e["frame"], "C does not match the last O in " + p["name"]
+	    assert not open_frames, "frames left open in " + p["name"]
+	    assert at <= p["endValue"], "an event after endValue in " + p["name"]
 	EOF
 }
 
@@ -116,7 +141,9 @@ d3_root_is() {
 	EOF
 }
 
-# trace_valid FILE: JSON Lines, a version-1 header first, then stack records whose counts sum to the total.
+# trace_valid FILE: JSON Lines, a version-1 header first, then stack records whose counts and times sum to the
+# totals, then one sample record per sample in time order, each of its stack's thread and kind; the sample
+# records of a stack are as many as its count and their weights sum to its time.
 trace_valid() {
 	"$PYTHON" - "$1" <<-'EOF'
 	import json, sys
@@ -124,15 +151,32 @@ trace_valid() {
 	header = json.loads(lines[0])
 	assert header["type"] == "header" and header["format"] == "stackrec-trace" and header["version"] == 1
 	keys = None
-	total = 0
+	stacks, samples = [], []
 	for line in lines[1:]:
 	    r = json.loads(line)
-	    assert r["type"] == "stack"
-	    total += r["count"]
-	    for f in r["frames"]:
-	        assert keys is None or set(f) == keys, "frames do not all have the same members"
-	        keys = set(f)
-	assert total == header["total_samples"], (total, header["total_samples"])
+	    if r["type"] == "stack":
+	        assert not samples, "a stack record after a sample record"
+	        assert r["id"] == len(stacks) and r["kind"] in ("on_cpu", "off_cpu")
+	        assert r["weight_ns"] == r["on_cpu_ns"] + r["off_cpu_ns"]
+	        assert r["off_cpu_ns" if r["kind"] == "on_cpu" else "on_cpu_ns"] == 0, "a stack of one kind has the other time"
+	        stacks.append(r)
+	        for f in r["frames"]:
+	            assert keys is None or set(f) == keys, "frames do not all have the same members"
+	            keys = set(f)
+	    else:
+	        assert r["type"] == "sample", r["type"]
+	        s = stacks[r["stack"]]
+	        assert (r["pid"], r["tid"], r["kind"]) == (s["pid"], s["tid"], s["kind"]), r
+	        assert not samples or samples[-1]["time_ns"] <= r["time_ns"], "samples out of time order"
+	        samples.append(r)
+	assert sum(s["count"] for s in stacks) == header["total_samples"]
+	assert sum(s["on_cpu_ns"] for s in stacks) == header["total_on_cpu_ns"]
+	assert sum(s["off_cpu_ns"] for s in stacks) == header["total_off_cpu_ns"]
+	assert header["on_cpu_samples"] + header["off_cpu_samples"] == header["total_samples"]
+	assert len(samples) == header["sample_records"] == header["total_samples"], (len(samples), header["sample_records"])
+	for i, s in enumerate(stacks):
+	    mine = [r for r in samples if r["stack"] == i]
+	    assert len(mine) == s["count"] and sum(r["weight_ns"] for r in mine) == s["weight_ns"], s["id"]
 	EOF
 }
 
@@ -152,7 +196,10 @@ test_expect_success PPROF 'pprof reads the pprof output with no error' '
 '
 
 test_expect_success PPROF 'pprof -raw: sample types, mappings, labels, comments' '
-	grep "^samples/count cpu/nanoseconds\[dflt\]" pprof.pb.gz.raw &&
+	grep "^samples/count cpu/nanoseconds\[dflt\] off_cpu/nanoseconds$" pprof.pb.gz.raw &&
+	grep "^ *5 *5000000 *0: 1 2 3 4 $" pprof.pb.gz.raw &&
+	grep "^ *2 *0 *7000000: 1 2 3 4 $" pprof.pb.gz.raw &&
+	grep "comm:\[app\] kind:\[off_cpu\] thread_name:\[app\]" pprof.pb.gz.raw &&
 	grep "^1: 0x401000/0x402000/0x1000 /usr/bin/app 0123456789abcdef0123456789abcdef01234567 \[FN\]\[FL\]\[LN\]\[IN\]$" pprof.pb.gz.raw &&
 	grep " \[kernel.kallsyms\] " pprof.pb.gz.raw &&
 	grep "thread_name:\[wörker \"1\"\]" pprof.pb.gz.raw &&
@@ -161,11 +208,29 @@ test_expect_success PPROF 'pprof -raw: sample types, mappings, labels, comments'
 	grep "^Comment: host: testhost" pprof.pb.gz.raw
 '
 
-test_expect_success PPROF 'pprof -top flat samples per function equal the folded output'"'"'s' '
+# The hand-built profile samples at 1000 Hz: its on-CPU milliseconds are folded's on-CPU sample counts.
+test_expect_success PPROF 'pprof -top -sample_index=cpu flat per function equals folded --kind on' '
 	test -s folded.txt &&
-	pprof_matches_folded pprof.pb.gz folded.txt &&
+	pprof_matches_folded pprof.pb.gz folded.txt -sample_index=cpu -unit=ms &&
 	grep "leaf 5" pprof.pb.gz.flat &&
 	grep "clear_user 3" pprof.pb.gz.flat
+'
+
+test_expect_success PPROF 'pprof -top -sample_index=off_cpu flat per function equals folded --kind off' '
+	pprof_matches_folded pprof.pb.gz folded-off.txt -sample_index=off_cpu -unit=us &&
+	echo "leaf 7000" >expect &&
+	test_cmp expect pprof.pb.gz.flat
+'
+
+test_expect_success PPROF 'pprof -top totals: every sample, on-CPU and off-CPU time' '
+	pprof_flat pprof.pb.gz -sample_index=samples >/dev/null &&
+	grep "^Showing nodes accounting for 19, 100% of 19 total" pprof.pb.gz.top &&
+	grep "^Type: samples$" pprof.pb.gz.top &&
+	"$PPROF" -symbolize=none -top pprof.pb.gz >default.top &&
+	grep "^Type: cpu$" default.top &&
+	grep "^Showing nodes accounting for 17ms, 100% of 17ms total" default.top &&
+	"$PPROF" -symbolize=none -top -sample_index=off_cpu pprof.pb.gz >off.top &&
+	grep "^Showing nodes accounting for 7ms, 100% of 7ms total" off.top
 '
 
 test_expect_success PPROF 'pprof -traces marks inlined frames (inline)' '
@@ -177,7 +242,8 @@ test_expect_success PPROF 'pprof -traces marks inlined frames (inline)' '
 
 test_expect_success JSONSCHEMA 'speedscope outputs pass speedscope'"'"'s file format schema' '
 	speedscope_valid speedscope.json &&
-	speedscope_valid speedscope-tid.json
+	speedscope_valid speedscope-wall.json &&
+	speedscope_valid speedscope-off.json
 '
 
 # speedscope's own importers make one frame per function (its pprof importer keys frames by name, file and
@@ -195,22 +261,25 @@ test_expect_success FIXTURE_OUTPUTS 'speedscope: a function sampled at several l
 	EOF
 '
 
-test_expect_success JSONSCHEMA 'd3 root value equals the total samples' '
+test_expect_success JSONSCHEMA 'd3 root value equals the total of folded with the same --kind' '
 	d3_root_is $(folded_total folded.txt) d3.json &&
-	d3_root_is 11 d3-annotated.json
+	d3_root_is 17 d3-annotated.json &&
+	d3_root_is $(folded_total folded-off.txt) d3-off.json &&
+	d3_root_is 7000 d3-off.json
 '
 
-test_expect_success JSONSCHEMA 'trace is JSON Lines with a version-1 header' '
+test_expect_success JSONSCHEMA 'trace is JSON Lines with a version-1 header, stacks, then samples in time' '
 	trace_valid trace.jsonl
 '
 
 test_expect_success PPROF,JSONSCHEMA 'the golden files themselves pass the same consumers' '
 	cp "$GOLDEN/pprof.pb.gz" golden.pb.gz &&
 	pprof_loads golden.pb.gz &&
-	pprof_matches_folded golden.pb.gz folded.txt &&
+	pprof_matches_folded golden.pb.gz folded.txt -sample_index=cpu -unit=ms &&
 	speedscope_valid "$GOLDEN/speedscope.json" &&
-	speedscope_valid "$GOLDEN/speedscope-tid.json" &&
-	d3_root_is 11 "$GOLDEN/d3.json" &&
+	speedscope_valid "$GOLDEN/speedscope-wall.json" &&
+	speedscope_valid "$GOLDEN/speedscope-off.json" &&
+	d3_root_is 17 "$GOLDEN/d3.json" &&
 	trace_valid "$GOLDEN/trace.jsonl"
 '
 
@@ -219,6 +288,74 @@ test_expect_success PPROF,JSONSCHEMA 'a profile without samples gives output the
 	speedscope_valid empty-speedscope.json &&
 	d3_root_is 0 empty-d3.json &&
 	trace_valid empty-trace.jsonl
+'
+
+# A recording with on- and off-CPU samples of the same stacks (tests/data/on-off-cpu.script, written by
+# test-convert as in t3000), converted by stackrec and read back by the consumers.
+test_expect_success 'write a recording with on- and off-CPU samples' '
+	cp "$TESTS/data/on-off-cpu.kallsyms" . &&
+	"$UNIT_DIR/test-convert" write on-off.rec <"$TESTS/data/on-off-cpu.script" &&
+	stackrec convert on-off.rec -f pprof -o on-off.pb.gz &&
+	stackrec convert on-off.rec -f speedscope -o on-off.speedscope &&
+	stackrec convert on-off.rec -f speedscope --kind wall -o on-off-wall.speedscope &&
+	stackrec convert on-off.rec -f speedscope --kind off -o on-off-off.speedscope &&
+	stackrec convert on-off.rec -f trace -o on-off.trace &&
+	stackrec convert on-off.rec -f d3 --kind wall -o on-off-wall.d3 &&
+	stackrec convert on-off.rec --kind off -o on-off-off.folded &&
+	stackrec convert on-off.rec --kind wall -o on-off-wall.folded
+'
+
+test_expect_success PPROF 'on- and off-CPU: pprof has the three sample types, -top totals for each index' '
+	pprof_loads on-off.pb.gz &&
+	grep "^samples/count cpu/nanoseconds\[dflt\] off_cpu/nanoseconds$" on-off.pb.gz.raw &&
+	grep "^ *3 *3000000 *0: 1 2 $" on-off.pb.gz.raw &&
+	grep "^ *1 *0 *5000000: 1 2 $" on-off.pb.gz.raw &&
+	pprof_flat on-off.pb.gz -sample_index=samples >/dev/null &&
+	grep "^Showing nodes accounting for 13, 100% of 13 total" on-off.pb.gz.top &&
+	pprof_flat on-off.pb.gz -sample_index=cpu >/dev/null &&
+	grep "^Showing nodes accounting for 11ms, 100% of 11ms total" on-off.pb.gz.top &&
+	pprof_matches_folded on-off.pb.gz on-off-off.folded -sample_index=off_cpu -unit=us &&
+	grep "^Showing nodes accounting for 7500us, 100% of 7500us total" on-off.pb.gz.top &&
+	"$PPROF" -symbolize=none -top -sample_index=off_cpu -tagfocus=kind=off_cpu on-off.pb.gz >tagged.top &&
+	grep "^Showing nodes accounting for 7.50ms, 100% of 7.50ms total" tagged.top
+'
+
+test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope timelines pass the schema, in time, O and C paired' '
+	speedscope_valid on-off.speedscope &&
+	speedscope_valid on-off-wall.speedscope &&
+	speedscope_valid on-off-off.speedscope
+'
+
+# Thread 100 ran read_zero 0-3 ms, waited in it 3-8 ms, then in schedule 8-10.5 ms (from its first sample);
+# process 200 ran most, so the file opens on it (profile 2), not on the lowest pid.
+test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope shows each thread'"'"'s intervals of the --kind' '
+	"$PYTHON" - on-off.speedscope on-off-wall.speedscope on-off-off.speedscope <<-\EOF
+	import json, sys
+	on, wall, off = (json.load(open(f)) for f in sys.argv[1:])
+	names = [f["name"] for f in wall["shared"]["frames"]]
+	def events(doc, i):
+	    return [(e["type"], names[e["frame"]], e["at"]) for e in doc["profiles"][i]["events"]]
+	assert [p["name"] for p in wall["profiles"]] == ["app (pid 100, tid 100)", "worker (pid 100, tid 101)",
+	                                                 "other (pid 200, tid 200)"], wall["profiles"]
+	assert on["activeProfileIndex"] == 2 and wall["activeProfileIndex"] == 2, "not on the busiest thread"
+	assert events(wall, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
+	                           ("C", "read_zero_[k]", 8000000), ("O", "schedule_[k]", 8000000),
+	                           ("C", "schedule_[k]", 10500000), ("C", "do_syscall_64_[k]", 10500000)], events(wall, 0)
+	assert events(on, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
+	                         ("C", "read_zero_[k]", 3000000), ("C", "do_syscall_64_[k]", 3000000)], events(on, 0)
+	assert len(off["profiles"]) == 1 and off["activeProfileIndex"] == 0
+	assert off["profiles"][0]["startValue"] == 3000000 and off["profiles"][0]["endValue"] == 10500000
+	EOF
+'
+
+test_expect_success JSONSCHEMA 'on- and off-CPU: the trace has both kinds of stacks and every sample'"'"'s time' '
+	trace_valid on-off.trace &&
+	grep -c "\"type\":\"sample\"" on-off.trace >count &&
+	echo 13 >expect && test_cmp expect count &&
+	grep -q "^{\"type\":\"sample\",\"time_ns\":4000000,\"pid\":100,\"tid\":100,\"kind\":\"off_cpu\",\"weight_ns\":5000000,\"stack\":1}$" on-off.trace &&
+	grep -q "\"sample_kind\":\"mixed\"" on-off.trace &&
+	d3_root_is $(folded_total on-off-wall.folded) on-off-wall.d3 &&
+	d3_root_is 18500 on-off-wall.d3
 '
 
 # The fixtures' expected outputs (fixtures/expected/, compared exactly by t3100) checked by the consumers.

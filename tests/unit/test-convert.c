@@ -10,8 +10,11 @@
  *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
  *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
- *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR [KERNEL_ERROR]]
- *                                           (IPs hex, comma-separated, leaf first; "-" for none)
+ *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
+ *                                           [weight=NS]
+ *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
+ *                                            sample of weight 1 ms unless told; repeat N writes N samples
+ *                                            back to back, each starting when the previous one's weight ends)
  *       repeat-timed N sample ...           (N samples about 1 ms apart from TIME, on CPUs 0 and 1, as
  *                                            a real recording has them: a file that does not compress
  *                                            to nothing, for memory tests)
@@ -52,6 +55,55 @@ static void ok_str(const char *actual, const char *expected, const char *title)
 		printf("#   expected: '%s'\n#   actual:   '%s'\n", expected, actual ? actual : "(null)");
 }
 
+/* One sample of stack (leaf first), as convert hands it over. */
+static void add(struct profile *p, uint32_t pid, uint32_t tid, const char *comm, enum profile_sample_kind kind,
+		uint64_t time_ns, uint64_t weight_ns, const uint32_t *stack, uint32_t depth, int32_t user_error)
+{
+	struct profile_sample_info s = { pid, tid, comm, kind, time_ns, weight_ns, user_error, 0 };
+
+	profile_add_sample(p, &s, stack, depth);
+}
+
+#define ON PROFILE_SAMPLE_ON_CPU
+#define OFF PROFILE_SAMPLE_OFF_CPU
+
+/* On- and off-CPU samples of one stack stay two stacks; the timeline follows the sorted stacks. */
+static void test_profile_kinds(void)
+{
+	struct profile p;
+	uint32_t m, a, b, stack[2];
+	const struct profile_stack *on, *off;
+
+	profile_init(&p);
+	p.keep_timeline = true;
+	m = profile_intern_module(&p, "/bin/x", NULL, 0, 0, 0, false);
+	a = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x10, 0x10, false, PROFILE_UNWIND_PC);
+	b = profile_intern_location(&p, PROFILE_LOCATION_USER, m, 0x20, 0x20, true, PROFILE_UNWIND_FRAME_POINTER);
+	stack[0] = a;
+	stack[1] = b;
+	add(&p, 9, 9, "z", ON, 500, 1000, stack, 1, 0);		/* stack 0: another thread, first seen */
+	add(&p, 5, 5, "t", OFF, 300, 7000, stack, 2, 0);	/* stack 1 */
+	add(&p, 5, 5, "t", ON, 100, 1000, stack, 2, 0);		/* stack 2: the same frames on-CPU */
+	add(&p, 5, 5, "t", OFF, 200, 3000, stack, 2, 0);
+	add(&p, 5, 5, "t", ON, 200, 1000, stack, 2, 0);
+	ok(p.stack_count == 3 && p.on_cpu_samples == 3 && p.off_cpu_samples == 2 && p.total_on_cpu_ns == 3000 &&
+		   p.total_off_cpu_ns == 10000 && p.timeline_count == 5,
+	   "on- and off-CPU samples of one stack do not merge; totals per kind");
+	profile_finish(&p);
+	on = &p.stacks[0];
+	off = &p.stacks[1];
+	ok(on->pid == 5 && on->kind == ON && on->count == 2 && on->on_cpu_ns == 2000 && !on->off_cpu_ns &&
+		   off->pid == 5 && off->kind == OFF && off->count == 2 && off->off_cpu_ns == 10000 && !off->on_cpu_ns &&
+		   p.stacks[2].pid == 9,
+	   "sorted: one thread's on-CPU stack before its off-CPU stack, each with its own values");
+	ok(p.timeline[0].time_ns == 100 && p.timeline[0].stack == 0 && p.timeline[1].time_ns == 200 &&
+		   p.timeline[1].stack == 0 && p.timeline[2].time_ns == 200 && p.timeline[2].stack == 1 &&
+		   p.timeline[2].weight_ns == 3000 && p.timeline[3].stack == 1 && p.timeline[4].time_ns == 500 &&
+		   p.timeline[4].stack == 2,
+	   "the timeline is in time order (then stack) and points at the sorted stacks");
+	profile_release(&p);
+}
+
 static void test_profile(void)
 {
 	struct profile p;
@@ -75,16 +127,18 @@ static void test_profile(void)
 	stack1[1] = b;
 	stack2[0] = b;
 	for (int i = 0; i < 1000; i++)
-		profile_add_sample(&p, 7, 8, "t", stack1, 2, 10, 0, 0);
-	profile_add_sample(&p, 7, 8, "t", stack2, 1, 10, -14, 0);
-	profile_add_sample(&p, 6, 6, "t", stack1, 2, 10, 0, 0);
-	ok(p.stack_count == 3 && p.total_samples == 1002 && p.total_weight == 10020, "stacks aggregate samples");
+		add(&p, 7, 8, "t", ON, i, 10, stack1, 2, 0);
+	add(&p, 7, 8, "t", ON, 0, 10, stack2, 1, -14);
+	add(&p, 6, 6, "t", ON, 0, 10, stack1, 2, 0);
+	ok(p.stack_count == 3 && p.total_samples == 1002 && p.total_on_cpu_ns == 10020 && !p.timeline_count,
+	   "stacks aggregate samples; no timeline unless asked for");
 	profile_finish(&p);
 	ok(p.stacks[0].pid == 6 && p.stacks[1].pid == 7 && p.stacks[1].depth == 1 && p.stacks[2].count == 1000,
 	   "profile_finish sorts by pid, tid, comm, root first");
 	ok(p.stacks[1].user_error == -14 && p.user_stack_errors == 1, "stack errors are kept");
 	ok(p.locations[a].frame_count == 1 && p.locations[a].unnamed_reason, "unsymbolized locations get a frame");
 	profile_release(&p);
+	test_profile_kinds();
 }
 
 static struct srec_mapping mapping(uint32_t pid, uint64_t start, uint64_t end, uint64_t off, uint64_t time)
@@ -262,6 +316,20 @@ static void test_demangle(void)
 	free(s);
 }
 
+/* The folded writer makes exactly `expected` of p. */
+static void check_folded(const struct profile *p, const struct output_options *options, const char *expected,
+			 const char *title)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	output_format_find("folded")->write(p, options, f);
+	fclose(f);
+	ok_str(out, expected, title);
+	free(out);
+}
+
 /* A profile by hand: one stack with odd names, for the folded writer. */
 static void test_folded(void)
 {
@@ -270,9 +338,6 @@ static void test_folded(void)
 	struct profile p;
 	uint32_t m, k, u, n, mk, stack[4];
 	struct profile_location *l;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
 
 	ok(folded != NULL, "folded is in the format table");
 	if (!folded)
@@ -298,29 +363,38 @@ static void test_folded(void)
 	stack[1] = u;
 	stack[2] = n;
 	stack[3] = mk;
-	profile_add_sample(&p, 5, 6, "my thread", stack, 4, 1, -14, 0);
-	profile_add_sample(&p, 5, 7, "my thread", stack, 4, 1, -14, 0);
+	add(&p, 5, 6, "my thread", ON, 10, 1000000, stack, 4, -14);
+	add(&p, 5, 7, "my thread", ON, 10, 1000000, stack, 4, -14);
+	add(&p, 5, 6, "my thread", OFF, 20, 2500, stack, 4, -14); /* 2.5 µs: rounds to 3 */
+	add(&p, 5, 6, "my thread", OFF, 30, 400, stack, 2, 0);	  /* 0.4 µs: rounds to nothing */
 	profile_finish(&p);
 
-	f = open_memstream(&out, &len);
-	folded->write(&p, &options, f);
-	fclose(f);
-	ok_str(out,
-	       "my_thread;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 2\n",
-	       "folded: escaping, inline frames, unnamed frames, kernel suffix, threads summed");
-	free(out);
+	check_folded(&p, &options,
+		     "my_thread;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 2\n",
+		     "folded: escaping, inline frames, unnamed frames, kernel suffix, threads summed");
 
 	options.per_tid = true;
 	options.annotate = true;
 	options.addrs = true;
-	f = open_memstream(&out, &len);
-	folded->write(&p, &options, f);
-	fclose(f);
-	ok_str(out,
-	       "my_thread-5/6;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n"
-	       "my_thread-5/7;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n",
-	       "folded: --tid --annotate --addrs");
-	free(out);
+	check_folded(&p, &options,
+		     "my_thread-5/6;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n"
+		     "my_thread-5/7;[user stack error -EFAULT];[libx.so.1 <0x300>];outer;inner_3.5_[i];do_sys:call?_12_[k] 1\n",
+		     "folded: --tid --annotate --addrs");
+
+	options.annotate = options.addrs = false;
+	options.kind = OUTPUT_KIND_OFF_CPU;
+	check_folded(&p, &options,
+		     "my_thread-5/6;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 3\n",
+		     "folded --kind off: off-CPU microseconds, rounded; a stack worth nothing is left out");
+
+	options.kind = OUTPUT_KIND_WALL;
+	check_folded(&p, &options,
+		     "my_thread-5/6;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 1003\n"
+		     "my_thread-5/7;[user stack error -EFAULT];[libx.so.1];outer;inner_3.5;do_sys:call?_12_[k] 1000\n",
+		     "folded --kind wall: on-CPU periods and off-CPU time of each thread in microseconds");
+	ok(output_kind_of(&p, NULL) == OUTPUT_KIND_ON_CPU, "the default kind is on with on-CPU samples");
+	p.on_cpu_samples = 0;
+	ok(output_kind_of(&p, NULL) == OUTPUT_KIND_OFF_CPU, "the default kind is off without them");
 	profile_release(&p);
 }
 
@@ -379,7 +453,7 @@ static int write_recording(const char *path)
 	if (recording_writer_open(&w, path) < 0)
 		return 1;
 	while (fgets(line, sizeof(line), stdin)) {
-		char a[7][4096];
+		char a[9][4096];
 		long repeat = 1;
 		bool timed = false;
 		char *p = line;
@@ -437,8 +511,8 @@ static int write_recording(const char *path)
 			fclose(f);
 			recording_writer_add(&w, SREC_BLOCK_KALLSYMS, text, len, NULL, 0);
 			free(text);
-		} else if ((n = sscanf(p, "sample %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2],
-				       a[3], a[4], a[5], a[6])) >= 6) {
+		} else if ((n = sscanf(p, "sample %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0],
+				       a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8])) >= 6) {
 			struct srec_sample s = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
 						 .tid = (uint32_t)strtoul(a[1], NULL, 0),
 						 .time_ns = strtoull(a[3], NULL, 0),
@@ -448,8 +522,14 @@ static int write_recording(const char *path)
 			size_t nk = parse_ips(a[5], ips + nu, SREC_MAX_STACK_DEPTH);
 			char errors[2][64] = { "0", "0" };
 
-			if (n == 7)
-				sscanf(a[6], "%63[^/]/%63s", errors[0], errors[1]);
+			for (int i = 6; i < n; i++) { /* kind=on|off, weight=NS, USER_ERROR[/KERNEL_ERROR] */
+				if (!strcmp(a[i], "kind=off"))
+					s.kind = SREC_SAMPLE_OFF_CPU;
+				else if (!strncmp(a[i], "weight=", 7))
+					s.weight = strtoull(a[i] + 7, NULL, 0);
+				else if (strcmp(a[i], "kind=on"))
+					sscanf(a[i], "%63[^/]/%63s", errors[0], errors[1]);
+			}
 			s.user_stack_error = (int32_t)strtol(errors[0], NULL, 0);
 			s.kernel_stack_error = (int32_t)strtol(errors[1], NULL, 0);
 			s.user_depth = (uint16_t)nu;
@@ -461,6 +541,8 @@ static int write_recording(const char *path)
 
 					s.time_ns = strtoull(a[3], NULL, 0) + (uint64_t)i * 1000000 + jitter;
 					s.cpu = (uint32_t)(i & 1);
+				} else if (i) {
+					s.time_ns += s.weight; /* repeat N: back to back, each where the previous ends */
 				}
 				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
 			}

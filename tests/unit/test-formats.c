@@ -1,14 +1,16 @@
 /*
  * test-formats.c — unit tests of the pprof, speedscope, d3 and trace output formats on a profile built by
  * hand, small enough to know every expected number: a user stack with an inline chain, kernel frames, an
- * unnamed frame, a C++ name and a non-ASCII file name, a library mapped at two load biases, and two
- * processes of two threads each (one thread name needing JSON escapes).
+ * unnamed frame, a C++ name and a non-ASCII file name, a library mapped at two load biases, two
+ * processes of two threads each (one thread name needing JSON escapes), a stack seen both on- and off-CPU,
+ * and a timeline of every sample (two of them overlapping by clock jitter).
  *
  * Usage: test-formats [DIR]. Prints TAP. With DIR, also writes every format there (the same bytes the
  * checks saw) for tests/t4000-formats.sh to hand to the real consumers (pprof, the speedscope schema)
  * and to compare with the golden files in tests/data/:
- *   pprof.pb.gz  speedscope.json  speedscope-tid.json  d3.json  d3-annotated.json  trace.jsonl
- *   expected-flat.txt (function and flat sample count of every named leaf)  [folded.txt if registered]
+ *   pprof.pb.gz  speedscope.json  speedscope-wall.json  d3.json  d3-annotated.json  trace.jsonl
+ *   expected-flat.txt (function and flat sample count of every named leaf)
+ *   folded.txt  folded-off.txt  folded-wall.txt (--kind on, off, wall: for pprof's totals to match)
  *   empty.pb.gz  empty-speedscope.json  empty-d3.json  empty-trace.jsonl  (a profile without samples)
  */
 #include <stdio.h>
@@ -80,11 +82,42 @@ static uint32_t stack1[] = { 4, 5, 1, 2, 3 };
 static uint32_t stack2[] = { 6, 7, 3 };
 static uint32_t stack3[] = { 8, 1, 2, 3 };
 
+#define ON PROFILE_SAMPLE_ON_CPU
+#define OFF PROFILE_SAMPLE_OFF_CPU
+#define MS 1000000ull
+
+/* Process 200 is the busiest (9 ms on-CPU against 8), and in it thread 201 (7 ms). */
 static struct profile_stack stacks[] = {
-	{ 100, 100, "app", stack0, 4, 5, 5 * NS_PER_SAMPLE, 0, 0 },
-	{ 100, 101, "w\xc3\xb6rker \"1\"", stack1, 5, 3, 3 * NS_PER_SAMPLE, 0, 0 },
-	{ 200, 200, "other", stack2, 3, 2, 2 * NS_PER_SAMPLE, 0, -14 },
-	{ 200, 201, "other-2", stack3, 4, 1, 1 * NS_PER_SAMPLE, 0, 0 },
+	{ 100, 100, "app", ON, stack0, 4, 5, 5 * NS_PER_SAMPLE, 0, 0, 0 },
+	{ 100, 100, "app", OFF, stack0, 4, 2, 0, 7 * MS, 0, 0 }, /* the same frames, waiting */
+	{ 100, 101, "w\xc3\xb6rker \"1\"", ON, stack1, 5, 3, 3 * NS_PER_SAMPLE, 0, 0, 0 },
+	{ 200, 200, "other", ON, stack2, 3, 2, 2 * NS_PER_SAMPLE, 0, 0, -14 },
+	{ 200, 201, "other-2", ON, stack3, 4, 7, 7 * NS_PER_SAMPLE, 0, 0, 0 },
+};
+
+#define T0 5000000000ull /* the first sample, on the recording's clock */
+
+/* In time order, as profile_finish() leaves it. */
+static struct profile_sample timeline[] = {
+	{ T0, MS, 0 },
+	{ T0 + MS / 2, MS, 2 },
+	{ T0 + 1 * MS, MS, 0 },
+	{ T0 + 14 * MS / 10, MS, 2 }, /* starts before the previous one of its thread ends: clock jitter */
+	{ T0 + 2 * MS, MS, 0 },
+	{ T0 + 2 * MS, MS, 3 },
+	{ T0 + 3 * MS, 4 * MS, 1 },	/* off the CPU from 3 to 7 ms */
+	{ T0 + 3 * MS, MS, 3 },
+	{ T0 + 4 * MS, MS, 4 },
+	{ T0 + 5 * MS, MS, 2 },
+	{ T0 + 5 * MS, MS, 4 },
+	{ T0 + 6 * MS, MS, 4 },
+	{ T0 + 7 * MS, MS, 0 },
+	{ T0 + 7 * MS, MS, 4 },
+	{ T0 + 8 * MS, MS, 0 },
+	{ T0 + 8 * MS, MS, 4 },
+	{ T0 + 9 * MS, 3 * MS, 1 },	/* off the CPU from 9 to 12 ms */
+	{ T0 + 9 * MS, MS, 4 },
+	{ T0 + 10 * MS, MS, 4 },
 };
 
 static const struct profile test_profile = {
@@ -102,9 +135,15 @@ static const struct profile test_profile = {
 	.locations = locations,
 	.location_count = 9,
 	.stacks = stacks,
-	.stack_count = 4,
-	.total_samples = 11,
-	.total_weight = 11 * NS_PER_SAMPLE,
+	.stack_count = 5,
+	.keep_timeline = true,
+	.timeline = timeline,
+	.timeline_count = 19,
+	.total_samples = 19,
+	.on_cpu_samples = 17,
+	.off_cpu_samples = 2,
+	.total_on_cpu_ns = 17 * NS_PER_SAMPLE,
+	.total_off_cpu_ns = 7 * MS,
 	.lost_samples = 0,
 	.user_stack_errors = 0,
 	.kernel_stack_errors = 2,
@@ -234,14 +273,16 @@ static void check_pprof(const char *data, size_t size)
 		return;
 	}
 	ok(p->n_string_table > 0 && !strcmp(p->string_table[0], ""), "pprof: string_table[0] is empty");
-	ok(p->n_sample_type == 2 && !strcmp(str(p, p->sample_type[0]->type), "samples") &&
+	ok(p->n_sample_type == 3 && !strcmp(str(p, p->sample_type[0]->type), "samples") &&
 		   !strcmp(str(p, p->sample_type[0]->unit), "count") &&
 		   !strcmp(str(p, p->sample_type[1]->type), "cpu") &&
 		   !strcmp(str(p, p->sample_type[1]->unit), "nanoseconds") &&
+		   !strcmp(str(p, p->sample_type[2]->type), "off_cpu") &&
+		   !strcmp(str(p, p->sample_type[2]->unit), "nanoseconds") &&
 		   !strcmp(str(p, p->default_sample_type), "cpu") && p->period == 1000000 &&
 		   p->period_type && !strcmp(str(p, p->period_type->type), "cpu") &&
 		   p->time_nanos == 1700000000123456789ll && p->duration_nanos == 2500000000ll,
-	   "pprof: sample types samples/count + cpu/nanoseconds, period, times");
+	   "pprof: sample types samples/count, cpu/nanoseconds, off_cpu/nanoseconds; period, times");
 	ok(p->n_mapping == 5 && !strcmp(str(p, p->mapping[0]->filename), "/usr/bin/app") &&
 		   p->mapping[0]->id == 1 && p->mapping[0]->memory_start == 0x401000 &&
 		   p->mapping[0]->file_offset == 0x1000 &&
@@ -280,16 +321,17 @@ static void check_pprof(const char *data, size_t size)
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 
-		if (s->n_label != 4 || s->n_value != 2 || s->value[0] != (int64_t)stacks[i].count ||
-		    s->value[1] != (int64_t)stacks[i].weight || strcmp(str(p, s->label[0]->key), "pid") ||
+		if (s->n_label != 5 || s->n_value != 3 || s->value[0] != (int64_t)stacks[i].count ||
+		    s->value[1] != (int64_t)stacks[i].on_cpu_ns || s->value[2] != (int64_t)stacks[i].off_cpu_ns || strcmp(str(p, s->label[0]->key), "pid") ||
 		    s->label[0]->num != stacks[i].pid || strcmp(str(p, s->label[1]->key), "tid") ||
 		    s->label[1]->num != stacks[i].tid || strcmp(str(p, s->label[2]->key), "comm") ||
 		    strcmp(str(p, s->label[3]->key), "thread_name") ||
-		    strcmp(str(p, s->label[3]->str), stacks[i].comm))
+		    strcmp(str(p, s->label[3]->str), stacks[i].comm) || strcmp(str(p, s->label[4]->key), "kind") ||
+		    strcmp(str(p, s->label[4]->str), stacks[i].kind == OFF ? "off_cpu" : "on_cpu"))
 			labels_ok = 0;
 	}
-	ok(p->n_sample == 4 && labels_ok && !strcmp(str(p, p->sample[1]->label[2]->str), "app"),
-	   "pprof: one sample per stack with count, weight, pid, tid, comm, thread_name");
+	ok(p->n_sample == 5 && labels_ok && !strcmp(str(p, p->sample[2]->label[2]->str), "app"),
+	   "pprof: one sample per stack and kind: count, on- and off-CPU ns, pid, tid, comm, thread_name, kind");
 	ok(p->n_comment >= 2 && strstr(str(p, p->comment[0]), "stackrec record -F 1000") &&
 		   strstr(str(p, p->comment[1]), "testhost"),
 	   "pprof: comments carry the command line and host");
@@ -352,8 +394,9 @@ static void check_empty(const char *dir)
 
 static void write_expected_flat(const char *dir)
 {
-	/* Named leaf functions and their flat samples: what pprof -top must show (unnamed: 2 at 0x7f1000001234). */
-	static const char flat[] = "leaf 5\nclear_user 3\nmemcpy 1\n";
+	/* Named leaf functions and their flat on-CPU samples: what pprof -top must show (unnamed: 2 at
+	 * 0x7f1000001234). */
+	static const char flat[] = "leaf 5\nclear_user 3\nmemcpy 7\n";
 
 	save(dir, "expected-flat.txt", flat, sizeof(flat) - 1);
 }
@@ -362,7 +405,8 @@ int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : NULL;
 	struct output_options plain = { 0 };
-	struct output_options per_tid = { .per_tid = true };
+	struct output_options wall = { .kind = OUTPUT_KIND_WALL };
+	struct output_options off = { .kind = OUTPUT_KIND_OFF_CPU };
 	struct output_options annotated = { .per_pid = true, .annotate = true, .addrs = true };
 	size_t size;
 	char *data;
@@ -376,21 +420,37 @@ int main(int argc, char **argv)
 	free(data);
 
 	data = check_format(dir, "speedscope", &plain, "speedscope.json", &size);
-	ok(size && strstr(data, "\"name\":\"app (pid 100)\"") && strstr(data, "\"name\":\"other (pid 200)\"") &&
-		   strstr(data, "[0,1,2,3,4,5]") && strstr(data, "[0,1,2,6,7]") && strstr(data, "\"endValue\":8000000"),
-	   "speedscope: one profile per process, stacks root first with inline frames, weights in ns");
+	ok(size && strstr(data, "\"name\":\"app (pid 100, tid 100)\"") &&
+		   strstr(data, "\"name\":\"w\xc3\xb6rker \\\"1\\\" (pid 100, tid 101)\"") &&
+		   strstr(data, "\"type\":\"evented\"") && strstr(data, "\"unit\":\"nanoseconds\"") &&
+		   strstr(data, "\"activeProfileIndex\":3,"),
+	   "speedscope: an evented profile per thread in ns, names escaped, opens on the busiest thread");
+	ok(size && strstr(data, "{\"type\":\"C\",\"frame\":0,\"at\":3000000},\n{\"type\":\"O\",\"frame\":0,\"at\":7000000}") &&
+		   strstr(data, "{\"type\":\"C\",\"frame\":0,\"at\":9000000}]"),
+	   "speedscope --kind on: on-CPU intervals, a gap where the thread was off the CPU");
+	ok(size && strstr(data, "{\"type\":\"C\",\"frame\":6,\"at\":2400000}"),
+	   "speedscope: an interval that overlaps the previous one starts where that one ended");
 	free(data);
-	data = check_format(dir, "speedscope", &per_tid, "speedscope-tid.json", &size);
-	ok(size && strstr(data, "\"name\":\"w\xc3\xb6rker \\\"1\\\" (pid 100, tid 101)\""),
-	   "speedscope --tid: one profile per thread, names escaped");
+	data = check_format(dir, "speedscope", &wall, "speedscope-wall.json", &size);
+	ok(size && strstr(data, "{\"type\":\"O\",\"frame\":5,\"at\":0},\n{\"type\":\"C\",\"frame\":5,\"at\":12000000}"),
+	   "speedscope --kind wall: on- and off-CPU intervals of one stack in one timeline");
+	free(data);
+	data = check_format(dir, "speedscope", &off, "speedscope-off.json", &size);
+	ok(size && strstr(data, "\"activeProfileIndex\":0,") && strstr(data, "\"startValue\":3000000,\"endValue\":12000000"),
+	   "speedscope --kind off: only the threads and intervals off the CPU");
 	free(data);
 
 	data = check_format(dir, "d3", &plain, "d3.json", &size);
-	ok(size && !strncmp(data, "{\"name\":\"root\",\"value\":11,", 26) &&
+	ok(size && !strncmp(data, "{\"name\":\"root\",\"value\":17,\"unit\":\"samples\",", 43) &&
 		   strstr(data, "\"name\":\"clear_user_[k]\",\"value\":3,\"libtype\":\"kernel\"") &&
 		   strstr(data, "\"name\":\"hot_inline\",\"value\":5,\"libtype\":\"inlined\"") &&
 		   strstr(data, "\"name\":\"[libplugin.so]\",\"value\":2,\"children\""),
 	   "d3: root value is the total, libtype kernel and inlined, unnamed frames");
+	free(data);
+	data = check_format(dir, "d3", &off, "d3-off.json", &size);
+	ok(size && !strncmp(data, "{\"name\":\"root\",\"value\":7000,\"unit\":\"microseconds\",", 48) &&
+		   !strstr(data, "other"),
+	   "d3 --kind off: off-CPU microseconds, only the stacks off the CPU");
 	free(data);
 	data = check_format(dir, "d3", &annotated, "d3-annotated.json", &size);
 	ok(size && strstr(data, "\"name\":\"app-100\"") && strstr(data, "\"name\":\"clear_user_[k]\"") &&
@@ -404,12 +464,22 @@ int main(int argc, char **argv)
 		   strstr(data, "\"kernel_stack_error\":{\"errno\":14,\"name\":\"EFAULT\"}") &&
 		   strstr(data, "\"address\":\"0xffffffff81234567\""),
 	   "trace: versioned header, unnamed reasons, stack errors, hex addresses");
+	ok(size && strstr(data, "\"sample_kind\":\"mixed\"") && strstr(data, "\"sample_records\":19,") &&
+		   strstr(data, "\"type\":\"stack\",\"id\":1,\"pid\":100,\"tid\":100,\"comm\":\"app\",\"kind\":\"off_cpu\","
+				"\"count\":2,\"weight_ns\":7000000,\"on_cpu_ns\":0,\"off_cpu_ns\":7000000,") &&
+		   strstr(data, "\n{\"type\":\"sample\",\"time_ns\":5003000000,\"pid\":100,\"tid\":100,\"kind\":\"off_cpu\","
+				"\"weight_ns\":4000000,\"stack\":1}\n"),
+	   "trace: stacks carry their kind and values, samples their time, weight and stack");
 	free(data);
 
-	if (output_format_find("folded")) {
-		data = check_format(dir, "folded", &plain, "folded.txt", &size);
-		free(data);
-	}
+	data = check_format(dir, "folded", &plain, "folded.txt", &size);
+	free(data);
+	data = check_format(dir, "folded", &off, "folded-off.txt", &size);
+	ok(size && !strcmp(data, "app;__libc_start_call_main;main;top;mid;hot_inline;leaf 7000\n"),
+	   "folded --kind off: off-CPU microseconds");
+	free(data);
+	data = check_format(dir, "folded", &wall, "folded-wall.txt", &size);
+	free(data);
 	check_empty(dir);
 	write_expected_flat(dir);
 	check_json_writer();
