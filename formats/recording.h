@@ -110,10 +110,11 @@ enum srec_block_type {
 #define SREC_HOST_STACKREC_VERSION "stackrec_version"
 #define SREC_HOST_CALL_GRAPH "call_graph"	    /* how user stacks were taken: "fp" or "dwarf,SIZE" (perf's spelling) */
 
-/* SAMPLE: what the BPF program saw at one sampling interrupt (or one off-CPU interval, later). */
+/* SAMPLE: what the BPF program saw at one sampling interrupt, or over one interval off the CPU. */
 enum srec_sample_kind {
 	SREC_SAMPLE_ON_CPU = 1, /* timer/cycles sample; weight is the sampling period in ns */
-	SREC_SAMPLE_OFF_CPU = 2 /* reserved: a blocked interval; weight is the blocked time in ns */
+	SREC_SAMPLE_OFF_CPU = 2 /* record --off-cpu: a thread off the CPU from time_ns on, for weight ns; its stacks
+				   as they were when it left the CPU */
 };
 
 #define SREC_MAX_STACK_DEPTH 127 /* bpf_get_stack's default perf_event_max_stack */

@@ -6,6 +6,10 @@ stacks from their start routine down to the kernel'"'"'s schedule; stack errors 
 # Programs from fixtures/, built at test time (fixtures/README.md).
 if command -v gcc >/dev/null; then test_set_prereq GCC; else test_unset_prereq GCC "gcc is not installed (apt-get install gcc)"; fi
 
+# The real pprof, built from Debian's source by the project's script (tests/t4000-formats.sh builds it first).
+PPROF=$SRC_DIR/../shared/tools/pprof.sh
+if [ -x "$PPROF" ]; then test_set_prereq PPROF; else test_unset_prereq PPROF "no $PPROF"; fi
+
 # thread_totals TRACE: "TID COMM MILLISECONDS" per thread: the off-CPU time of its stacks in the trace.
 thread_totals() {
 	python3 - "$1" <<-\PY
@@ -23,6 +27,7 @@ thread_totals() {
 
 test_expect_success GCC 'build the test programs' '
 	gcc -O1 -g -pthread -o offcpu "$FIXTURES/offcpu.c" &&
+	gcc -O1 -g -pthread -o wall "$FIXTURES/wall.c" &&
 	gcc -O1 -o bad_stack "$FIXTURES/bad_stack.c"
 '
 
@@ -59,6 +64,30 @@ test_expect_success GCC,BPF '--off-cpu --on-cpu: both kinds in one recording' '
 	stackrec record --off-cpu --on-cpu -F 999 -o both.rec -- ./offcpu 2>err &&
 	cat err &&
 	grep -E "^stackrec: recorded [0-9]+ samples \([1-9][0-9]* on-CPU, [1-9][0-9]* off-CPU\)" err
+'
+
+test_expect_success GCC,BPF 'convert --kind off: folded microseconds per thread, as offcputime -f' '
+	stackrec convert off.rec --kind off --thread-names -o off-us.folded &&
+	awk "/;sleeper;/ { us += \$NF } END { print us; exit !(us >= 950000 && us <= 1050000) }" off-us.folded
+'
+
+test_expect_success GCC,BPF '--kind wall: a thread computing and sleeping 100 ms each is half on, half off the CPU' '
+	stackrec record --off-cpu --on-cpu -F 999 -o wall.rec -- ./wall 2>err &&
+	cat err &&
+	stackrec convert wall.rec --kind wall --thread-names -o wall.folded &&
+	awk "/;alternate;/ { if (/;compute/) on += \$NF; else if (/;rest;/) off += \$NF }
+		END { share = on / (on + off); print on, off, share; exit !(share >= 0.45 && share <= 0.55) }" wall.folded
+'
+
+test_expect_success GCC,BPF,PPROF 'pprof of both kinds: cpu and off_cpu totals as recorded' '
+	stackrec convert wall.rec -f pprof -o wall.pb.gz &&
+	"$PPROF" -raw wall.pb.gz >wall.raw 2>wall.pprof-err &&
+	grep -E -q "samples/count cpu/nanoseconds(\[dflt\])? off_cpu/nanoseconds" wall.raw &&
+	"$PPROF" -top -sample_index=off_cpu -unit=ms wall.pb.gz >wall.top 2>>wall.pprof-err &&
+	grep "Total samples" wall.top &&
+	# off the CPU: the main thread 2 s in pthread_join, the other 1 s in rest(), and some preemption
+	sed -n "s/.*Total samples = \([0-9.]*\)ms.*/\1/p" wall.top |
+		awk "{ print; exit !(\$1 >= 2900 && \$1 <= 3300) }"
 '
 
 test_expect_success GCC,BPF 'an unreadable user stack is a frame and a count, not a missing sample' '
