@@ -280,6 +280,11 @@ static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, stru
 		if (c->kind == CFI_SAME) {
 			if (known(callee, i))
 				set(caller, i, callee->v[i]);
+		} else if (c->kind == CFI_OFFSET && i != rule->ra_reg && cfa + (uint64_t)c->offset < m->base &&
+			   known(callee, i)) {
+			/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
+			 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
+			set(caller, i, callee->v[i]);
 		} else if (c->kind != CFI_UNDEFINED && caller_value(c, callee, cfa, m, &value)) {
 			set(caller, i, value);
 		}
