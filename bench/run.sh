@@ -403,6 +403,7 @@ c_workload python3 python3 __libc_start_call_main -- "$python" "$here/workloads/
 c_workload xz xz __libc_start_call_main -- xz -9 -T1 -k -f "$work/c/text"
 c_workload sqlite3 sqlite3 __libc_start_call_main -- sqlite3 :memory: ".read $here/workloads/join.sql"
 c_workload cpu cpu main -- "$work/cpu" 1000000000000
+out '\n'
 
 # --- D. off-CPU cost ------------------------------------------------------------------------------------
 
