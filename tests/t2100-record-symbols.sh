@@ -68,7 +68,7 @@ test_expect_success 'build a binary with a build ID of its own' '
 '
 
 test_expect_success BPF 'a binary deleted while running is cached from map_files' '
-	./doomed 2000 & pid=$! &&
+	./doomed 5000 & pid=$! &&
 	sleep 0.3 &&
 	rm doomed &&
 	grep -q "doomed (deleted)" /proc/$pid/maps &&
