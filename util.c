@@ -1,11 +1,14 @@
 /* util.c — messages, allocation and the small helpers shared by every part of stackrec; see util.h. */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool verbose;
 
@@ -119,9 +122,70 @@ void hex_encode(char *out, const unsigned char *bytes, size_t n)
 	out[2 * n] = '\0';
 }
 
-bool output_replaceable(const char *path)
+/* Under sudo, a file root creates goes to the user who ran sudo; otherwise it stays ours. */
+static void give_to_sudo_user(int fd, const char *path)
 {
-	struct stat st;
+	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
+	char *end_uid, *end_gid;
+	unsigned long uid, gid;
 
-	return lstat(path, &st) < 0 || S_ISREG(st.st_mode);
+	if (geteuid() != 0 || !uid_s || !gid_s || !*uid_s || !*gid_s)
+		return;
+	errno = 0;
+	uid = strtoul(uid_s, &end_uid, 10);
+	gid = strtoul(gid_s, &end_gid, 10);
+	if (errno || *end_uid || *end_gid || uid >= (uid_t)-1 || gid >= (gid_t)-1) {
+		warning("ignoring SUDO_UID '%s' and SUDO_GID '%s': not user and group ids", uid_s, gid_s);
+		return;
+	}
+	if (fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
+		warning("cannot give '%s' to uid %lu: %s", path, uid, strerror(errno));
+}
+
+int output_create(const char *path, char **tmp)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct stat st, opened;
+	int fd;
+
+	*tmp = NULL;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* Another user could point it anywhere (/etc/shadow): root writes only through links it trusts. */
+		if (st.st_uid != 0 && st.st_uid != geteuid())
+			return error("refusing to write through '%s': a symbolic link owned by uid %u "
+				     "(give its target instead)", path, (unsigned)st.st_uid);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return error("cannot create '%s': %s", path, strerror(errno));
+		return fd;
+	}
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* No O_CREAT and no following: if it was swapped since lstat, this fails or the check below does. */
+		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return error("cannot create '%s': %s", path, strerror(errno));
+		if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
+			close(fd);
+			return error("cannot create '%s': it changed while being opened", path);
+		}
+		return fd;
+	}
+	/* The name is cut so that the template fits in NAME_MAX whatever OUT's length. */
+	*tmp = xasprintf("%.*s.%.200s.XXXXXX", (int)(base - path), path, base);
+	fd = mkostemp(*tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+	if (fd < 0) {
+		error("cannot create '%s': %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	give_to_sudo_user(fd, path);
+	return fd;
+}
+
+int output_replace(const char *tmp, const char *path)
+{
+	if (rename(tmp, path) < 0)
+		return error("cannot replace '%s': %s", path, strerror(errno));
+	return 0;
 }

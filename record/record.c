@@ -46,7 +46,7 @@ static void usage(FILE *out)
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
 		"\n"
 		"  -F, --frequency HZ     samples per second per CPU (default %d)\n"
-		"  -o, --output FILE      the recording (default %s)\n"
+		"  -o, --output FILE      the recording (default %s), 0600 and under sudo the invoking user's\n"
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -a, --all-cpus         record every process\n"
 		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
