@@ -183,8 +183,21 @@ int output_create(const char *path, char **tmp)
 	return fd;
 }
 
-int output_replace(const char *tmp, const char *path)
+int output_replace(const char *tmp, const char *path, bool keep_old)
 {
+	struct stat st;
+
+	if (keep_old && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *old = xasprintf("%s.old", path);
+		int ret = 0;
+
+		/* rename, not copy: a symbolic link planted at PATH.old is replaced, never followed. */
+		if (rename(path, old) < 0)
+			ret = error("cannot keep '%s' as '%s': %s", path, old, strerror(errno));
+		free(old);
+		if (ret < 0)
+			return ret;
+	}
 	if (rename(tmp, path) < 0)
 		return error("cannot replace '%s': %s", path, strerror(errno));
 	return 0;

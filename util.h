@@ -48,8 +48,11 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int output_create(const char *path, char **tmp);
 
-/* Renames tmp over path. Returns 0, or -1 with an error naming path (tmp is then still there, to remove). */
-int output_replace(const char *tmp, const char *path);
+/*
+ * Renames tmp over path; with keep_old, a regular file at path is first kept as PATH.old. Returns 0, or -1
+ * with an error naming path (tmp is then still there, for the caller to remove).
+ */
+int output_replace(const char *tmp, const char *path, bool keep_old);
 
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);

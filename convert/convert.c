@@ -379,7 +379,7 @@ static int write_output(const struct output_format *format, const struct profile
 	if (fclose(out) != 0 && ret == 0)
 		ret = error("cannot write '%s': %s", out_path, strerror(errno));
 	if (tmp && ret == 0)
-		ret = output_replace(tmp, out_path);
+		ret = output_replace(tmp, out_path, false);
 done:
 	if (tmp && ret != 0)
 		unlink(tmp);

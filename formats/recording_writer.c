@@ -89,7 +89,7 @@ int recording_writer_commit(struct recording_writer *w)
 {
 	if (!w->tmp)
 		return 0;
-	if (output_replace(w->tmp, w->path) < 0)
+	if (output_replace(w->tmp, w->path, w->keep_old) < 0)
 		return -1; /* the temporary file goes when w is freed */
 	free(w->tmp);
 	w->tmp = NULL;

@@ -24,6 +24,7 @@ struct recording_writer {
 	uint64_t block_count;
 	int failed; /* a write failed; the error was reported once and everything after is dropped */
 	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
+	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 };
 
 /* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='outputs written as root: no symbolic link followed, 0600, owned by the sudo user, a full disk'
+test_description='outputs written as root: no symbolic link followed, 0600, owned by the sudo user, FILE.old, a full disk'
 . "$(dirname "$0")/test-lib.sh"
 
 # Every output a root stackrec writes: record's recording, convert -o, archive -o. A directory that another user
@@ -90,6 +90,32 @@ test_expect_success ROOT 'under sudo, outputs belong to the invoking user' '
 test_expect_success BPF 'under sudo, a recording belongs to the invoking user' '
 	SUDO_UID=65534 SUDO_GID=65534 stackrec record -o sudo.rec -- true 2>err &&
 	stat -c %u:%g sudo.rec >actual && echo 65534:65534 >expect && test_cmp expect actual
+'
+
+test_expect_success BPF 'recording over a recording keeps the old one as FILE.old' '
+	stackrec record -o again.rec -- true 2>err &&
+	cp again.rec first.rec &&
+	stackrec record -o again.rec -- true 2>err &&
+	cmp first.rec again.rec.old &&
+	! cmp -s first.rec again.rec &&
+	stackrec info again.rec >/dev/null &&
+	cp again.rec second.rec &&
+	stackrec record -o again.rec -- true 2>err &&
+	cmp second.rec again.rec.old
+'
+
+test_expect_success BPF 'a run that fails to start keeps FILE as it was and makes no FILE.old' '
+	stackrec record -o once.rec -- true 2>err &&
+	cp once.rec before.rec &&
+	test_must_fail stackrec record -o once.rec -- ./no-such-program 2>err &&
+	cmp before.rec once.rec &&
+	test ! -e once.rec.old
+'
+
+test_expect_success 'convert -o over a file keeps no FILE.old' '
+	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
+	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
+	test ! -e twice.folded.old
 '
 
 # A full file system: a small tmpfs filled to the last byte. Unmounted by the test itself, and again at the end.
