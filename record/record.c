@@ -47,7 +47,7 @@ static void usage(FILE *out)
 		"\n"
 		"  -F, --frequency HZ     samples per second per CPU (default %d)\n"
 		"  -o, --output FILE      the recording (default %s), 0600 and under sudo the invoking user's;\n"
-		"                         an existing one is kept as FILE.old\n"
+		"                         an existing one is kept as FILE.old; -o - (stdout) is refused\n"
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -a, --all-cpus         record every process\n"
 		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
@@ -170,6 +170,10 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			break;
 		}
 		case 'o':
+			/* Not a file named "-" by mistake; and stdout is refused rather than streamed, since --archive
+			 * and FILE.old need a file (a FIFO or /dev/stdout still works, written in place). */
+			if (!strcmp(optarg, "-"))
+				return error("record cannot write to standard output (-o -): give a file name");
 			rec->output = optarg;
 			break;
 		case 'p':

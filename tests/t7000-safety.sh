@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='outputs written as root: no symbolic link followed, 0600, owned by the sudo user, FILE.old, a full disk'
+test_description='outputs written as root: no symbolic link followed, 0600, owned by the sudo user, FILE.old, -o -, a full disk'
 . "$(dirname "$0")/test-lib.sh"
 
 # Every output a root stackrec writes: record's recording, convert -o, archive -o. A directory that another user
@@ -116,6 +116,15 @@ test_expect_success 'convert -o over a file keeps no FILE.old' '
 	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
 	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
 	test ! -e twice.folded.old
+'
+
+test_expect_success 'record -o - is refused, says so in --help, and creates no file' '
+	test_expect_code() { "$@"; test $? -eq 2; } &&
+	test_expect_code stackrec record -o - -- true 2>err &&
+	grep "^stackrec: error: record cannot write to standard output (-o -): give a file name" err &&
+	test ! -e ./- &&
+	stackrec record --help >help &&
+	grep -- "-o -.*refused" help
 '
 
 # A full file system: a small tmpfs filled to the last byte. Unmounted by the test itself, and again at the end.
