@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,26 +143,66 @@ static void give_to_sudo_user(int fd, const char *path)
 		warning("cannot give '%s' to uid %lu: %s", path, uid, strerror(errno));
 }
 
+/*
+ * Opens what the symbolic link at path (named base in its directory) points to, if the link belongs to root
+ * or to us: another user could point it anywhere (/etc/shadow). The directory and the link are held open
+ * while they are checked and read, so that the link cannot be swapped for another in between.
+ */
+static int open_through_link(const char *path, const char *base)
+{
+	char *dir = base > path ? xstrndup(path, (size_t)(base - path)) : xstrdup(".");
+	char target[PATH_MAX];
+	int dir_fd, link_fd = -1, fd = -1;
+	struct stat st;
+	ssize_t n;
+
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dir_fd < 0)
+		goto fail;
+	link_fd = openat(dir_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (link_fd < 0 || fstatat(link_fd, "", &st, AT_EMPTY_PATH) < 0)
+		goto fail;
+	if (!S_ISLNK(st.st_mode)) {
+		errno = EAGAIN; /* replaced since lstat: let the user run it again */
+		goto fail;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		error("refusing to write through '%s': a symbolic link owned by uid %u (give its target instead)",
+		      path, (unsigned)st.st_uid);
+		goto cleanup;
+	}
+	n = readlinkat(link_fd, "", target, sizeof(target) - 1);
+	if (n < 0)
+		goto fail;
+	target[n] = '\0';
+	fd = openat(dir_fd, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		goto cleanup;
+fail:
+	error("cannot create '%s': %s", path, strerror(errno));
+cleanup:
+	if (link_fd >= 0)
+		close(link_fd);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	return fd;
+}
+
 int output_create(const char *path, char **tmp)
 {
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	struct stat st, opened;
+	bool exists = lstat(path, &st) == 0;
 	int fd;
 
 	*tmp = NULL;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		/* Another user could point it anywhere (/etc/shadow): root writes only through links it trusts. */
-		if (st.st_uid != 0 && st.st_uid != geteuid())
-			return error("refusing to write through '%s': a symbolic link owned by uid %u "
-				     "(give its target instead)", path, (unsigned)st.st_uid);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return error("cannot create '%s': %s", path, strerror(errno));
-		return fd;
-	}
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* No O_CREAT and no following: if it was swapped since lstat, this fails or the check below does. */
-		fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (exists && S_ISLNK(st.st_mode))
+		return open_through_link(path, base);
+	if (exists && !S_ISREG(st.st_mode)) {
+		/* No O_CREAT, O_TRUNC or following: a file swapped in since lstat is refused below, untouched.
+		 * A device or FIFO has nothing to truncate. */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return error("cannot create '%s': %s", path, strerror(errno));
 		if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {

@@ -8,8 +8,8 @@
  * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
- * one-line error and exits 1. Output to -o goes through OUT.tmp and a rename, so a failed convert never
- * leaves half a file behind.
+ * one-line error and exits 1. Output to -o goes through a temporary file and a rename (output_create), so
+ * a failed convert never leaves half a file behind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +59,8 @@ static void usage(FILE *out)
 		fprintf(out, "                          %-11s %s\n", output_formats[i]->name,
 			output_formats[i]->description);
 	fprintf(out,
-		"  -o, --output OUT      write to OUT (through OUT.tmp, renamed when complete); - is stdout\n"
+		"  -o, --output OUT      write to OUT (0600, through a temporary file renamed when complete; never\n"
+		"                        through another user's symbolic link); - is stdout\n"
 		"      --kind KIND       what folded, d3 and speedscope show (pprof and trace carry all of it):\n"
 		"                          on    on-CPU samples: folded and d3 count samples\n"
 		"                          off   off-CPU time: folded and d3 in microseconds (bcc offcputime -f)\n"

@@ -54,6 +54,9 @@ test_expect_success '-o through a symbolic link of our own, and to /dev/null and
 	ln -s own-target own-link &&
 	stackrec convert "$FIXTURES/short.rec" -o own-link &&
 	test -L own-link && test -s own-target &&
+	mkdir sub && ln -s relative sub/link &&
+	stackrec convert "$FIXTURES/short.rec" -o sub/link &&
+	test -L sub/link && test_cmp own-target sub/relative &&
 	stackrec convert "$FIXTURES/short.rec" -o /dev/null &&
 	test -c /dev/null &&
 	stackrec convert "$FIXTURES/short.rec" -o /dev/stdout >via-stdout &&
