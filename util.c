@@ -1,11 +1,15 @@
 /* util.c — messages, allocation and the small helpers shared by every part of stackrec; see util.h. */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool verbose;
 
@@ -119,9 +123,123 @@ void hex_encode(char *out, const unsigned char *bytes, size_t n)
 	out[2 * n] = '\0';
 }
 
-bool output_replaceable(const char *path)
+/* Under sudo, a file root creates goes to the user who ran sudo; otherwise it stays ours. */
+static void give_to_sudo_user(int fd, const char *path)
+{
+	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
+	char *end_uid, *end_gid;
+	unsigned long uid, gid;
+
+	if (geteuid() != 0 || !uid_s || !gid_s || !*uid_s || !*gid_s)
+		return;
+	errno = 0;
+	uid = strtoul(uid_s, &end_uid, 10);
+	gid = strtoul(gid_s, &end_gid, 10);
+	if (errno || *end_uid || *end_gid || uid >= (uid_t)-1 || gid >= (gid_t)-1) {
+		warning("ignoring SUDO_UID '%s' and SUDO_GID '%s': not user and group ids", uid_s, gid_s);
+		return;
+	}
+	if (fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
+		warning("cannot give '%s' to uid %lu: %s", path, uid, strerror(errno));
+}
+
+/*
+ * Opens what the symbolic link at path (named base in its directory) points to, if the link belongs to root
+ * or to us: another user could point it anywhere (/etc/shadow). The directory and the link are held open
+ * while they are checked and read, so that the link cannot be swapped for another in between.
+ */
+static int open_through_link(const char *path, const char *base)
+{
+	char *dir = base > path ? xstrndup(path, (size_t)(base - path)) : xstrdup(".");
+	char target[PATH_MAX];
+	int dir_fd, link_fd = -1, fd = -1;
+	struct stat st;
+	ssize_t n;
+
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dir_fd < 0)
+		goto fail;
+	link_fd = openat(dir_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (link_fd < 0 || fstatat(link_fd, "", &st, AT_EMPTY_PATH) < 0)
+		goto fail;
+	if (!S_ISLNK(st.st_mode)) {
+		errno = EAGAIN; /* replaced since lstat: let the user run it again */
+		goto fail;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		error("refusing to write through '%s': a symbolic link owned by uid %u (give its target instead)",
+		      path, (unsigned)st.st_uid);
+		goto cleanup;
+	}
+	n = readlinkat(link_fd, "", target, sizeof(target) - 1);
+	if (n < 0)
+		goto fail;
+	target[n] = '\0';
+	fd = openat(dir_fd, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		goto cleanup;
+fail:
+	error("cannot create '%s': %s", path, strerror(errno));
+cleanup:
+	if (link_fd >= 0)
+		close(link_fd);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	return fd;
+}
+
+int output_create(const char *path, char **tmp)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct stat st, opened;
+	bool exists = lstat(path, &st) == 0;
+	int fd;
+
+	*tmp = NULL;
+	if (exists && S_ISLNK(st.st_mode))
+		return open_through_link(path, base);
+	if (exists && !S_ISREG(st.st_mode)) {
+		/* No O_CREAT, O_TRUNC or following: a file swapped in since lstat is refused below, untouched.
+		 * A device or FIFO has nothing to truncate. */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return error("cannot create '%s': %s", path, strerror(errno));
+		if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
+			close(fd);
+			return error("cannot create '%s': it changed while being opened", path);
+		}
+		return fd;
+	}
+	/* The name is cut so that the template fits in NAME_MAX whatever OUT's length. */
+	*tmp = xasprintf("%.*s.%.200s.XXXXXX", (int)(base - path), path, base);
+	fd = mkostemp(*tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+	if (fd < 0) {
+		error("cannot create '%s': %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	give_to_sudo_user(fd, path);
+	return fd;
+}
+
+int output_replace(const char *tmp, const char *path, bool keep_old)
 {
 	struct stat st;
 
-	return lstat(path, &st) < 0 || S_ISREG(st.st_mode);
+	if (keep_old && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *old = xasprintf("%s.old", path);
+		int ret = 0;
+
+		/* rename, not copy: a symbolic link planted at PATH.old is replaced, never followed. */
+		if (rename(path, old) < 0)
+			ret = error("cannot keep '%s' as '%s': %s", path, old, strerror(errno));
+		free(old);
+		if (ret < 0)
+			return ret;
+	}
+	if (rename(tmp, path) < 0)
+		return error("cannot replace '%s': %s", path, strerror(errno));
+	return 0;
 }

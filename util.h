@@ -29,11 +29,30 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Whether an output at path may be written as PATH.tmp and renamed over it: when it does not exist yet or is
- * a regular file. A device, FIFO or symbolic link (/dev/null, /dev/stdout) must be written in place: a rename
- * would replace it with a regular file.
+ * Output files (record's recording, convert -o, archive -o), written safely by root in directories that other
+ * users may write to:
+ *
+ * - A new or regular file is written as a temporary file in its directory, created under an unpredictable
+ *   name (.OUT.XXXXXX) with O_EXCL, so never through a symbolic link someone planted, and renamed over OUT
+ *   by output_replace: a failed run never leaves half a file.
+ * - A symbolic link at OUT is followed only when it belongs to root or to us (as fs.protected_symlinks does in
+ *   sticky directories): /dev/stdout and links of our own are written through in place; one another user
+ *   planted is refused. A device or FIFO (/dev/null) is written in place: a rename would replace it.
+ * - What is created is 0600, and under sudo (root, SUDO_UID and SUDO_GID set) it belongs to the invoking
+ *   user, as perf does with perf.data, so that they can read their own recording.
  */
-bool output_replaceable(const char *path);
+
+/*
+ * Opens path for writing as above. Returns the descriptor and sets *tmp to the temporary name to pass to
+ * output_replace (NULL when written in place), or returns -1 with an error naming path.
+ */
+int output_create(const char *path, char **tmp);
+
+/*
+ * Renames tmp over path; with keep_old, a regular file at path is first kept as PATH.old. Returns 0, or -1
+ * with an error naming path (tmp is then still there, for the caller to remove).
+ */
+int output_replace(const char *tmp, const char *path, bool keep_old);
 
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);

@@ -8,8 +8,8 @@
  * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
- * one-line error and exits 1. Output to -o goes through OUT.tmp and a rename, so a failed convert never
- * leaves half a file behind.
+ * one-line error and exits 1. Output to -o goes through a temporary file and a rename (output_create), so
+ * a failed convert never leaves half a file behind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +59,8 @@ static void usage(FILE *out)
 		fprintf(out, "                          %-11s %s\n", output_formats[i]->name,
 			output_formats[i]->description);
 	fprintf(out,
-		"  -o, --output OUT      write to OUT (through OUT.tmp, renamed when complete); - is stdout\n"
+		"  -o, --output OUT      write to OUT (0600, through a temporary file renamed when complete; never\n"
+		"                        through another user's symbolic link); - is stdout\n"
 		"      --kind KIND       what folded, d3 and speedscope show (pprof and trace carry all of it):\n"
 		"                          on    on-CPU samples: folded and d3 count samples\n"
 		"                          off   off-CPU time: folded and d3 in microseconds (bcc offcputime -f)\n"
@@ -352,10 +353,9 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 static int write_output(const struct output_format *format, const struct profile *p,
 			const struct output_options *options, const char *out_path)
 {
-	const char *target;
 	char *tmp;
 	FILE *out;
-	int ret;
+	int fd, ret;
 
 	if (!out_path) {
 		ret = format->write(p, options, stdout);
@@ -363,23 +363,25 @@ static int write_output(const struct output_format *format, const struct profile
 			return error("cannot write to standard output: %s", strerror(errno));
 		return ret;
 	}
-	/* A regular or new file is written as OUT.tmp and renamed, so a failed convert never leaves half a file;
-	 * /dev/null and the like are written in place (tmp stays NULL). */
-	tmp = output_replaceable(out_path) ? xasprintf("%s.tmp", out_path) : NULL;
-	target = tmp ? tmp : out_path;
-	out = fopen(target, "w");
-	if (!out) {
-		error("cannot create '%s': %s", out_path, strerror(errno)); /* the name the user gave, not OUT.tmp */
-		free(tmp);
+	/* A regular or new file is written as a temporary file and renamed, so a failed convert never leaves half
+	 * a file; /dev/null and the like are written in place (tmp stays NULL). See output_create. */
+	fd = output_create(out_path, &tmp);
+	if (fd < 0)
 		return -1;
+	out = fdopen(fd, "w");
+	if (!out) {
+		ret = error("cannot create '%s': %s", out_path, strerror(errno));
+		close(fd);
+		goto done;
 	}
 	ret = format->write(p, options, out);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out) || (tmp && fsync(fileno(out)) < 0)))
-		ret = error("cannot write '%s': %s", target, strerror(errno));
+		ret = error("cannot write '%s': %s", out_path, strerror(errno)); /* the name given, never tmp's */
 	if (fclose(out) != 0 && ret == 0)
-		ret = error("cannot write '%s': %s", target, strerror(errno));
-	if (tmp && ret == 0 && rename(tmp, out_path) < 0)
-		ret = error("cannot rename '%s' to '%s': %s", tmp, out_path, strerror(errno));
+		ret = error("cannot write '%s': %s", out_path, strerror(errno));
+	if (tmp && ret == 0)
+		ret = output_replace(tmp, out_path, false);
+done:
 	if (tmp && ret != 0)
 		unlink(tmp);
 	free(tmp);

@@ -40,8 +40,8 @@ static int write_all(struct recording_writer *w, const void *data, size_t size)
 	return 0;
 }
 
-/* Opens file (shown in messages as shown) for writing and writes the file header. */
-static int open_file(struct recording_writer *w, const char *file, const char *shown)
+/* Sets w up on w->fd (open, w->path set) and writes the file header. */
+static int start(struct recording_writer *w)
 {
 	struct srec_file_header header = {
 		.version_major = SREC_VERSION_MAJOR,
@@ -50,10 +50,6 @@ static int open_file(struct recording_writer *w, const char *file, const char *s
 		.header_size = sizeof(struct srec_file_header),
 	};
 
-	w->fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0)
-		return error("cannot create '%s': %s", shown, strerror(errno));
-	w->path = xstrdup(file);
 	w->cctx = ZSTD_createCCtx();
 	if (!w->cctx) {
 		recording_writer_abandon(w);
@@ -72,34 +68,31 @@ static int open_file(struct recording_writer *w, const char *file, const char *s
 int recording_writer_open(struct recording_writer *w, const char *path)
 {
 	memset(w, 0, sizeof(*w));
-	return open_file(w, path, path);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (w->fd < 0)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	w->path = xstrdup(path);
+	return start(w);
 }
 
 int recording_writer_open_replacing(struct recording_writer *w, const char *path)
 {
-	char *tmp;
-	int ret;
-
 	memset(w, 0, sizeof(*w));
-	if (!output_replaceable(path))
-		return open_file(w, path, path);
-	tmp = xasprintf("%s.tmp", path);
-	ret = open_file(w, tmp, path);
-	free(tmp);
-	if (ret == 0)
-		w->final_path = xstrdup(path);
-	return ret;
+	w->fd = output_create(path, &w->tmp);
+	if (w->fd < 0)
+		return -1;
+	w->path = xstrdup(path);
+	return start(w);
 }
 
 int recording_writer_commit(struct recording_writer *w)
 {
-	if (!w->final_path)
+	if (!w->tmp)
 		return 0;
-	if (rename(w->path, w->final_path) < 0)
-		return error("cannot rename '%s' to '%s': %s", w->path, w->final_path, strerror(errno));
-	free(w->path);
-	w->path = w->final_path;
-	w->final_path = NULL;
+	if (output_replace(w->tmp, w->path, w->keep_old) < 0)
+		return -1; /* the temporary file goes when w is freed */
+	free(w->tmp);
+	w->tmp = NULL;
 	return 0;
 }
 
@@ -156,15 +149,18 @@ int recording_writer_flush(struct recording_writer *w)
 	return 0;
 }
 
+/* Frees w; a temporary file never committed is removed, so that no failure leaves one behind. */
 static void writer_free(struct recording_writer *w)
 {
 	if (w->fd >= 0)
 		close(w->fd);
+	if (w->tmp)
+		unlink(w->tmp);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->blocks);
 	free(w->compressed);
 	free(w->path);
-	free(w->final_path);
+	free(w->tmp);
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 }
@@ -188,17 +184,13 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 	}
 	if (ret == 0)
 		ret = recording_writer_commit(w);
-	else if (w->final_path)
-		unlink(w->path);
 	writer_free(w);
 	return ret;
 }
 
 void recording_writer_abandon(struct recording_writer *w)
 {
-	if (w->final_path)
-		unlink(w->path); /* never committed: the file it replaces stays as it was */
-	else
+	if (!w->tmp) /* never committed: writer_free removes it and the file it replaces stays as it was */
 		recording_writer_flush(w);
 	writer_free(w);
 }

@@ -3,9 +3,9 @@
  *
  * Blocks are collected in memory and written as one zstd frame when SREC_FRAME_TARGET bytes are reached
  * or recording_writer_flush() is called. The file is written in place, not through a temporary file to the
- * end: a recorder that is killed must still leave every frame it completed readable. Only its start can go
- * through OUT.tmp (recording_writer_open_replacing), so that a run that fails before it is under way leaves
- * an existing file as it was.
+ * end: a recorder that is killed must still leave every frame it completed readable. Only its start goes
+ * through a temporary file (recording_writer_open_replacing, see output_create in util.h), so that a run that
+ * fails before it is under way leaves an existing file as it was.
  */
 #ifndef STACKREC_FORMATS_RECORDING_WRITER_H
 #define STACKREC_FORMATS_RECORDING_WRITER_H
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 struct recording_writer {
-	char *path;
+	char *path; /* the name the user gave: every message says it, never the temporary name */
 	int fd;
 	void *cctx; /* ZSTD_CCtx */
 	unsigned char *blocks;
@@ -23,10 +23,11 @@ struct recording_writer {
 	size_t compressed_cap;
 	uint64_t block_count;
 	int failed; /* a write failed; the error was reported once and everything after is dropped */
-	char *final_path; /* open_replacing: the name path (PATH.tmp) gets at commit; NULL once committed */
+	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
+	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 };
 
-/* Creates (or truncates) path and writes the file header. Returns 0 or -1 with an error printed. */
+/* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */
 int recording_writer_open(struct recording_writer *w, const char *path);
 
 /* Appends one block whose body is head followed by tail (either may be empty). Returns 0 or -1. */
@@ -40,13 +41,14 @@ int recording_writer_flush(struct recording_writer *w);
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns);
 
 /*
- * Like recording_writer_open, but writes PATH.tmp until recording_writer_commit (or close) renames it to
- * PATH, and abandoning it before then removes it, so an existing PATH is replaced only by a file that got
- * under way. A PATH that is a device, FIFO or symbolic link is written in place. Errors name PATH.
+ * Like recording_writer_open, but through output_create (util.h): writes a temporary file in PATH's directory
+ * until recording_writer_commit (or close) renames it to PATH, and abandoning it or failing before then
+ * removes it, so an existing PATH is replaced only by a file that got under way. A device, FIFO or trusted
+ * symbolic link is written in place; another user's symbolic link is refused. Errors name PATH.
  */
 int recording_writer_open_replacing(struct recording_writer *w, const char *path);
 
-/* Renames PATH.tmp to PATH (nothing for a writer opened otherwise). Returns 0 or -1 with an error printed. */
+/* Renames the temporary file to PATH (nothing for a writer opened otherwise). Returns 0 or -1. */
 int recording_writer_commit(struct recording_writer *w);
 
 /* Frees w without writing END: the file stays as a cut-short recording (or, never committed, is removed). */

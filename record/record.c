@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
 		"\n"
 		"  -F, --frequency HZ     samples per second per CPU (default %d)\n"
-		"  -o, --output FILE      the recording (default %s)\n"
+		"  -o, --output FILE      the recording (default %s), 0600 and under sudo the invoking user's;\n"
+		"                         an existing one is kept as FILE.old; -o - (stdout) is refused\n"
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -a, --all-cpus         record every process\n"
 		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
@@ -169,6 +170,10 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			break;
 		}
 		case 'o':
+			/* Not a file named "-" by mistake; and stdout is refused rather than streamed, since --archive
+			 * and FILE.old need a file (a FIFO or /dev/stdout still works, written in place). */
+			if (!strcmp(optarg, "-"))
+				return error("record cannot write to standard output (-o -): give a file name");
 			rec->output = optarg;
 			break;
 		case 'p':
@@ -340,6 +345,7 @@ static int run(struct recorder *rec)
 	 * exec its command leaves it as it was. */
 	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
+	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
 	if (sampler_load(rec) < 0)
 		return -1;
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */

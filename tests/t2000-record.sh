@@ -31,7 +31,7 @@ test_expect_success BPF 'a command that cannot be run is a clear error' '
 test_expect_success BPF '-- CMD: samples, the process with its name, mappings with build IDs, summary' '
 	stackrec record -F 499 -o cmd.rec -- ./busy 500 2>err &&
 	grep -E "^stackrec: recorded [1-9][0-9]* samples from 1 processes in [0-9.]+ s to .cmd\.rec. \(0 lost" err &&
-	test ! -e cmd.rec.tmp &&
+	! ls -A | grep "^\.cmd\.rec\." &&
 	complete_recording cmd.rec &&
 	grep -E "^  [0-9]+ +busy +[1-9]" cmd.rec.info &&
 	stackrec info --mappings cmd.rec >maps &&
@@ -42,7 +42,7 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 	cp cmd.rec before.rec &&
 	test_must_fail stackrec record -o cmd.rec -- ./no-such-program 2>err &&
 	cmp before.rec cmd.rec &&
-	test ! -e cmd.rec.tmp &&
+	! ls -A | grep "^\.cmd\.rec\." &&
 	chmod 777 . && chmod 666 cmd.rec &&
 	test_must_fail setpriv --reuid=65534 --regid=65534 --clear-groups "$STACKREC" record -o cmd.rec -- true 2>err &&
 	cmp before.rec cmd.rec &&

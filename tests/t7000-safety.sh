@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+test_description='outputs written as root: no symbolic link followed, 0600, owned by the sudo user, FILE.old, -o -, a full disk'
+. "$(dirname "$0")/test-lib.sh"
+
+# Every output a root stackrec writes: record's recording, convert -o, archive -o. A directory that another user
+# (nobody, 65534) owns is where that user can plant symbolic links; it is not sticky, so the kernel's
+# fs.protected_symlinks does not stop root from following them: only stackrec can.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+test_expect_success ROOT 'a directory that nobody owns, with symbolic links planted by nobody' '
+	mkdir shared && chown 65534:65534 shared &&
+	echo precious >victim && chmod 644 victim &&
+	cp victim victim.orig &&
+	for name in rec.rec rec.rec.tmp out.folded out.folded.tmp out.archive out.archive.tmp; do
+		as_nobody ln -s "$TEST_DIR/victim" shared/$name || return 1
+	done &&
+	test "$(stat -c %u shared/rec.rec.tmp)" = 65534
+'
+
+test_expect_success ROOT 'convert -o: a planted OUT.tmp is not followed, a planted OUT is refused' '
+	stackrec convert "$FIXTURES/short.rec" -o shared/new.folded 2>err &&
+	as_nobody ln -s "$TEST_DIR/victim" shared/new.folded.tmp &&
+	stackrec convert "$FIXTURES/short.rec" -o shared/new.folded 2>err &&
+	cmp victim.orig victim &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o shared/out.folded 2>err &&
+	cmp victim.orig victim &&
+	test -L shared/out.folded &&
+	grep "^stackrec: error: refusing to write through .shared/out.folded.: a symbolic link owned by uid 65534" err
+'
+
+test_expect_success ROOT 'archive -o: a planted OUT.tmp is not followed, a planted OUT is refused' '
+	as_nobody ln -s "$TEST_DIR/victim" shared/new.archive.tmp &&
+	stackrec archive "$FIXTURES/short.rec" --no-cache -o shared/new.archive 2>err &&
+	cmp victim.orig victim &&
+	stackrec info shared/new.archive >/dev/null &&
+	test_must_fail stackrec archive "$FIXTURES/short.rec" --no-cache -o shared/out.archive 2>err &&
+	cmp victim.orig victim &&
+	grep "refusing to write through .shared/out.archive." err
+'
+
+test_expect_success BPF 'record: a planted OUT.tmp is not followed, a planted OUT is refused' '
+	as_nobody ln -s "$TEST_DIR/victim" shared/new.rec.tmp &&
+	stackrec record -o shared/new.rec -- true 2>err &&
+	cmp victim.orig victim &&
+	stackrec info shared/new.rec >/dev/null &&
+	test_must_fail stackrec record -o shared/rec.rec -- true 2>err &&
+	cmp victim.orig victim &&
+	grep "refusing to write through .shared/rec.rec." err &&
+	ls -A shared >names &&
+	! grep -v -e "^rec\.rec" -e "^new\." -e "^out\." names
+'
+
+test_expect_success '-o through a symbolic link of our own, and to /dev/null and /dev/stdout, writes in place' '
+	ln -s own-target own-link &&
+	stackrec convert "$FIXTURES/short.rec" -o own-link &&
+	test -L own-link && test -s own-target &&
+	mkdir sub && ln -s relative sub/link &&
+	stackrec convert "$FIXTURES/short.rec" -o sub/link &&
+	test -L sub/link && test_cmp own-target sub/relative &&
+	stackrec convert "$FIXTURES/short.rec" -o /dev/null &&
+	test -c /dev/null &&
+	stackrec convert "$FIXTURES/short.rec" -o /dev/stdout >via-stdout &&
+	test_cmp own-target via-stdout
+'
+
+test_expect_success 'outputs are 0600 whatever the umask, and nothing temporary stays' '
+	mkdir modes && umask 022 &&
+	stackrec convert "$FIXTURES/short.rec" -o modes/out.folded &&
+	stackrec archive "$FIXTURES/short.rec" --no-cache -o modes/out.archive 2>err &&
+	echo 600 >expect &&
+	stat -c %a modes/out.folded >actual && test_cmp expect actual &&
+	stat -c %a modes/out.archive >actual && test_cmp expect actual &&
+	ls -A modes >names && printf "out.archive\nout.folded\n" >expect && test_cmp expect names
+'
+
+test_expect_success BPF 'a recording is 0600' '
+	umask 022 &&
+	stackrec record -o mode.rec -- true 2>err &&
+	stat -c %a mode.rec >actual && echo 600 >expect && test_cmp expect actual
+'
+
+test_expect_success ROOT 'under sudo, outputs belong to the invoking user' '
+	mkdir sudo &&
+	SUDO_UID=65534 SUDO_GID=65534 stackrec convert "$FIXTURES/short.rec" -o sudo/out.folded &&
+	SUDO_UID=65534 SUDO_GID=65534 stackrec archive "$FIXTURES/short.rec" --no-cache -o sudo/out.archive 2>err &&
+	echo 65534:65534 >expect &&
+	stat -c %u:%g sudo/out.folded >actual && test_cmp expect actual &&
+	stat -c %u:%g sudo/out.archive >actual && test_cmp expect actual &&
+	stackrec convert "$FIXTURES/short.rec" -o sudo/mine.folded &&
+	echo 0:0 >expect && stat -c %u:%g sudo/mine.folded >actual && test_cmp expect actual
+'
+
+test_expect_success BPF 'under sudo, a recording belongs to the invoking user' '
+	SUDO_UID=65534 SUDO_GID=65534 stackrec record -o sudo.rec -- true 2>err &&
+	stat -c %u:%g sudo.rec >actual && echo 65534:65534 >expect && test_cmp expect actual
+'
+
+test_expect_success BPF 'recording over a recording keeps the old one as FILE.old' '
+	stackrec record -o again.rec -- true 2>err &&
+	cp again.rec first.rec &&
+	stackrec record -o again.rec -- true 2>err &&
+	cmp first.rec again.rec.old &&
+	! cmp -s first.rec again.rec &&
+	stackrec info again.rec >/dev/null &&
+	cp again.rec second.rec &&
+	stackrec record -o again.rec -- true 2>err &&
+	cmp second.rec again.rec.old
+'
+
+test_expect_success BPF 'a run that fails to start keeps FILE as it was and makes no FILE.old' '
+	stackrec record -o once.rec -- true 2>err &&
+	cp once.rec before.rec &&
+	test_must_fail stackrec record -o once.rec -- ./no-such-program 2>err &&
+	cmp before.rec once.rec &&
+	test ! -e once.rec.old
+'
+
+test_expect_success 'convert -o over a file keeps no FILE.old' '
+	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
+	stackrec convert "$FIXTURES/short.rec" -o twice.folded &&
+	test ! -e twice.folded.old
+'
+
+test_expect_success 'record -o - is refused, says so in --help, and creates no file' '
+	test_expect_code() { "$@"; test $? -eq 2; } &&
+	test_expect_code stackrec record -o - -- true 2>err &&
+	grep "^stackrec: error: record cannot write to standard output (-o -): give a file name" err &&
+	test ! -e ./- &&
+	stackrec record --help >help &&
+	grep -- "-o -.*refused" help
+'
+
+# A full file system: a small tmpfs filled to the last byte. Unmounted by the test itself, and again at the end.
+test_expect_success ROOT 'on a full disk, errors name OUT and nothing temporary stays' '
+	mkdir full && mount -t tmpfs -o size=64k tmpfs full &&
+	{
+		dd if=/dev/zero of=full/filler bs=4k 2>/dev/null
+		test_must_fail stackrec convert "$FIXTURES/short.rec" -o full/out.folded 2>err &&
+		grep "^stackrec: error: cannot write .full/out.folded.: No space left on device" err &&
+		test_must_fail stackrec archive "$FIXTURES/short.rec" --no-cache -o full/out.archive 2>err &&
+		grep "^stackrec: error: cannot write .full/out.archive.: No space left on device" err &&
+		ls -A full >names && echo filler >expect && test_cmp expect names
+	}
+	rc=$?
+	umount full
+	exit $rc
+'
+
+test_expect_success BPF 'record on a full disk: the error names OUT and nothing temporary stays' '
+	mkdir full2 && mount -t tmpfs -o size=64k tmpfs full2 &&
+	{
+		dd if=/dev/zero of=full2/filler bs=4k 2>/dev/null
+		test_must_fail stackrec record -o full2/x.rec -- true 2>err &&
+		grep "^stackrec: error: cannot write .full2/x.rec.: No space left on device" err &&
+		! grep "tmp" err &&
+		ls -A full2 >names && echo filler >expect && test_cmp expect names
+	}
+	rc=$?
+	umount full2
+	exit $rc
+'
+
+umount full full2 2>/dev/null
+test_done
