@@ -69,7 +69,7 @@ static uint64_t parse(struct jit_process *proc)
 {
 	uint32_t line_no = 0;
 	uint64_t bad = 0;
-	char *text_end = proc->text + proc->text_len;
+	char *text_end = proc->text ? proc->text + proc->text_len : NULL; /* no offset on NULL: UBSan */
 
 	for (char *line = proc->text, *next; line && line < text_end; line = next) {
 		char *eol = memchr(line, '\n', (size_t)(text_end - line));
