@@ -76,20 +76,25 @@ static void invoking_user(uid_t *uid, gid_t *gid)
 		*gid = (gid_t)v;
 }
 
-/* Makes a directory that did not exist its owner's: opened without following a symlink, so that a user
- * racing us cannot have root chown something else. */
+/* Gives a directory we just made to uid, if its parent is theirs: their home, their ~/.cache, their cache.
+ * Opened without following a symlink, and its parent found through "..", where it really is: a symlink
+ * earlier in the path (~/.cache -> /etc) must not get root to make a directory of theirs elsewhere. */
 static void own_new_dir(int dirfd, const char *name, uid_t uid, gid_t gid)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int parent = fd >= 0 ? openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	struct stat st;
 
-	if (fd >= 0) {
-		if (fchown(fd, uid, gid) < 0)
-			debug("cannot give '%s' to uid %u: %s", name, (unsigned int)uid, strerror(errno));
+	if (parent >= 0 && fstat(parent, &st) == 0 && st.st_uid == uid && fchown(fd, uid, gid) < 0)
+		debug("cannot give '%s' to uid %u: %s", name, (unsigned int)uid, strerror(errno));
+	if (parent >= 0)
+		close(parent);
+	if (fd >= 0)
 		close(fd);
-	}
 }
 
-/* Creates the missing directories of path, 0700 and, when we are root for another user, theirs. */
+/* Creates the missing directories of path, 0700 and, when we are root for another user, theirs where their
+ * parent is. */
 static int mkdir_p(const char *path, uid_t uid, gid_t gid)
 {
 	char *copy = xstrdup(path);

@@ -134,6 +134,19 @@ test_expect_success BPF 'under sudo the cache is made for the invoking user, non
 	test_line_count root-owned = 0
 '
 
+test_expect_success BPF 'under sudo a cache made in a directory of root stays root'"'"'s' '
+	mkdir rootdir &&
+	SUDO_UID=65534 SUDO_GID=65534 stackrec record --build-id-cache rootdir/stackrec -o sudo-root.rec -- ./busy 200 &&
+	cached=$(cache_path rootdir/stackrec "$(build_id busy)") &&
+	cmp busy "$cached" &&
+	test "$(stat -c %u:%a "$cached")" = 0:600 &&
+	test "$(stat -c %u:%a rootdir/stackrec)" = 0:700 &&
+	# The same through a symlink of the user: ~/.cache pointing to a directory of root.
+	mkdir home2 rootdir2 && ln -s "$TEST_DIR/rootdir2" home2/.cache && chown -h 65534:65534 home2 home2/.cache &&
+	SUDO_UID=65534 SUDO_GID=65534 stackrec record --build-id-cache home2/.cache/stackrec -o sudo-link.rec -- ./busy 200 &&
+	test "$(stat -c %u:%a rootdir2/stackrec)" = 0:700
+'
+
 test_expect_success 'build an unstripped binary and a stripped copy with the same build ID' '
 	# A build ID of its own: earlier tests must not have cached it.
 	rich_id=$(echo "rich $$ $RANDOM" | sha1sum | cut -c1-40) &&
