@@ -63,25 +63,41 @@ static int compare_symbols(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static void parse(struct jit_process *proc)
+/* Parses the map's lines; returns how many made no sense. The text is the file's bytes: a NUL inside it ends
+ * only its line, which is skipped, never the rest of the map. */
+static uint64_t parse(struct jit_process *proc)
 {
 	uint32_t line_no = 0;
+	uint64_t bad = 0;
+	char *text_end = proc->text ? proc->text + proc->text_len : NULL; /* no offset on NULL: UBSan */
 
-	for (char *line = proc->text, *next; line && *line; line = next) {
+	for (char *line = proc->text, *next; line && line < text_end; line = next) {
+		char *eol = memchr(line, '\n', (size_t)(text_end - line));
 		uint64_t start, size;
 		char *end;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
+		if (!eol)
+			eol = text_end;
+		*eol = '\0';
+		next = eol < text_end ? eol + 1 : NULL;
 		line_no++;
-		start = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
+		if (line == eol)
 			continue;
+		if (memchr(line, '\0', (size_t)(eol - line))) {
+			bad++;
+			continue;
+		}
+		start = strtoull(line, &end, 16);
+		if (end == line || *end != ' ') {
+			bad++;
+			continue;
+		}
 		line = end + 1;
 		size = strtoull(line, &end, 16);
-		if (end == line || *end != ' ' || size == 0 || start + size < start)
+		if (end == line || *end != ' ' || size == 0 || start + size < start) {
+			bad++;
 			continue;
+		}
 		GROW(proc->symbols, proc->symbol_cap, proc->symbol_count + 1);
 		proc->symbols[proc->symbol_count++] =
 			(struct jit_symbol){ .start = start, .end = start + size, .line = line_no, .name = xstrdup(end + 1) };
@@ -90,6 +106,7 @@ static void parse(struct jit_process *proc)
 	free(proc->text);
 	proc->text = NULL;
 	proc->text_len = proc->text_cap = 0;
+	return bad;
 }
 
 static int compare_processes(const void *a, const void *b)
@@ -101,8 +118,14 @@ static int compare_processes(const void *a, const void *b)
 
 void jit_maps_finish(struct jit_maps *maps)
 {
-	for (size_t i = 0; i < maps->count; i++)
-		parse(&maps->processes[i]);
+	for (size_t i = 0; i < maps->count; i++) {
+		uint64_t bad = parse(&maps->processes[i]);
+
+		if (bad)
+			warning("the perf map of pid %" PRIu32 " has %" PRIu64 " malformed lines: skipped them",
+				maps->processes[i].pid, bad);
+		maps->bad_lines += bad;
+	}
 	if (maps->count)
 		qsort(maps->processes, maps->count, sizeof(*maps->processes), compare_processes);
 }

@@ -13,12 +13,14 @@
 struct jit_maps {
 	struct jit_process *processes; /* sorted by pid after jit_maps_finish() */
 	size_t count, cap;
+	uint64_t bad_lines; /* lines of the maps that were not "START SIZE name" (one warning per map) */
 };
 
 void jit_maps_init(struct jit_maps *maps);
 /* Adds a piece (at data_offset) of process pid's perf map text. */
 void jit_maps_add_text(struct jit_maps *maps, uint32_t pid, uint64_t data_offset, const char *text, size_t size);
-/* Parses and sorts what was added. */
+/* Parses and sorts what was added; a malformed line (a NUL byte in it, no START or SIZE) is skipped and
+ * counted in bad_lines. */
 void jit_maps_finish(struct jit_maps *maps);
 /* True when process pid had a perf map at all. */
 int jit_maps_has(const struct jit_maps *maps, uint32_t pid);

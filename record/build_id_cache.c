@@ -10,11 +10,20 @@
  * one, and it is a copy (a reflink where the filesystem can), never a hard link, which would change with its
  * original. Each build ID is handled once per run (its note read again when it is already cached). After
  * recording the cache is trimmed to --cache-size, least recently used first (the newer of atime and mtime; a
- * hit refreshes atime).
+ * hit refreshes atime). An entry is replaced by a richer file of the same build ID (a stripped copy by the
+ * unstripped binary: more symbols, or DWARF), never by a poorer one.
+ *
+ * The recorder runs as root, and the cache may be a user's (sudo -E keeps $HOME): whoever owns a directory
+ * can put symlinks in it, so below the cache directory nothing is followed. Every file and directory is
+ * reached relative to its parent's descriptor with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW, and a cache directory
+ * owned by anyone but us or the user it is for (SUDO_UID under sudo) is not used at all. Entries are 0600 in
+ * 0700 directories (a copy of a 0700 binary must not become readable by all), owned by the owner of the cache
+ * directory; one that does not exist yet is made for the invoking user, not left to root in their home.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +39,13 @@
 #include "recorder.h"
 
 static struct u64_set seen_ids; /* a hash of each build ID handled in this run */
-static bool cache_broken;	 /* the directory could not be written: warned once, nothing more is tried */
+static bool cache_broken;	 /* the directory could not be used: warned once, nothing more is tried */
 static unsigned int cached_files;
+static int cache_fd = -1; /* the cache directory, opened and checked once */
+static int ids_fd = -1;	  /* its .build-id directory */
+static bool chown_entries; /* we are root in a cache of another user: new entries are theirs */
+static uid_t entry_uid;
+static gid_t entry_gid;
 
 static uint64_t hash_id(const uint8_t *id, size_t n)
 {
@@ -42,23 +56,138 @@ static uint64_t hash_id(const uint8_t *id, size_t n)
 	return h;
 }
 
-static int mkdir_p(const char *path)
+/* Who the cache is for: the invoking user under sudo (SUDO_UID, SUDO_GID; -1: no such group), else us. */
+static void invoking_user(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long v;
+	char *end;
+
+	*uid = geteuid();
+	*gid = getegid();
+	if (*uid != 0 || !u || !*u)
+		return;
+	v = strtoul(u, &end, 10);
+	if (*end || v >= (uid_t)-1)
+		return;
+	*uid = (uid_t)v;
+	*gid = (gid_t)-1;
+	if (g && *g && (v = strtoul(g, &end, 10), !*end) && v < (gid_t)-1)
+		*gid = (gid_t)v;
+}
+
+/* Gives a directory we just made to uid, if its parent is theirs: their home, their ~/.cache, their cache.
+ * Opened without following a symlink, and its parent found through "..", where it really is: a symlink
+ * earlier in the path (~/.cache -> /etc) must not get root to make a directory of theirs elsewhere. */
+static void own_new_dir(int dirfd, const char *name, uid_t uid, gid_t gid)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int parent = fd >= 0 ? openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	struct stat st;
+
+	if (parent >= 0 && fstat(parent, &st) == 0 && st.st_uid == uid && fchown(fd, uid, gid) < 0)
+		debug("cannot give '%s' to uid %u: %s", name, (unsigned int)uid, strerror(errno));
+	if (parent >= 0)
+		close(parent);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Creates the missing directories of path, 0700 and, when we are root for another user, theirs where their
+ * parent is. */
+static int mkdir_p(const char *path, uid_t uid, gid_t gid)
 {
 	char *copy = xstrdup(path);
+	bool give = geteuid() == 0 && uid != 0;
 	int ret = 0;
 
-	for (char *p = copy + 1; *p; p++) {
-		if (*p != '/')
+	if (!*copy) {
+		free(copy);
+		errno = ENOENT;
+		return -1;
+	}
+	for (char *p = copy + 1;; p++) {
+		bool last = !*p;
+
+		if (!last && *p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+		if (mkdir(copy, 0700) == 0) {
+			if (give)
+				own_new_dir(AT_FDCWD, copy, uid, gid);
+		} else if (errno != EEXIST) {
 			ret = -1;
+		}
+		if (last)
+			break;
 		*p = '/';
 	}
-	if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-		ret = -1;
 	free(copy);
 	return ret;
+}
+
+static void cache_unusable(struct recorder *rec, const char *why)
+{
+	warning("not using the build-ID cache '%s': %s", rec->cache_dir, why);
+	cache_broken = true;
+}
+
+/* Opens and checks the cache directory and its .build-id once; create: make them when missing. */
+static int cache_open(struct recorder *rec, bool create)
+{
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int fd;
+
+	if (ids_fd >= 0)
+		return 0;
+	if (cache_broken)
+		return -1;
+	invoking_user(&uid, &gid);
+	if (create && mkdir_p(rec->cache_dir, uid, gid) < 0) {
+		cache_unusable(rec, strerror(errno));
+		return -1;
+	}
+	/* The cache directory itself may be a symlink (~/.cache elsewhere): its owner is what counts. */
+	if (cache_fd < 0) {
+		cache_fd = open(rec->cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cache_fd < 0) {
+			if (create)
+				cache_unusable(rec, strerror(errno));
+			return -1;
+		}
+		if (fstat(cache_fd, &st) < 0 || (st.st_uid != uid && st.st_uid != geteuid())) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "owned by uid %u, not by uid %u it is for", (unsigned int)st.st_uid,
+				 (unsigned int)uid);
+			cache_unusable(rec, why);
+			return -1;
+		}
+		entry_uid = st.st_uid;
+		entry_gid = st.st_gid;
+		chown_entries = geteuid() == 0 && st.st_uid != 0;
+	}
+	if (create && mkdirat(cache_fd, ".build-id", 0700) == 0 && chown_entries)
+		own_new_dir(cache_fd, ".build-id", entry_uid, entry_gid);
+	fd = openat(cache_fd, ".build-id", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT || create)
+			cache_unusable(rec, errno == ELOOP || errno == ENOTDIR ? ".build-id is not a directory (a symlink?)"
+									: strerror(errno));
+		return -1;
+	}
+	ids_fd = fd;
+	return 0;
+}
+
+/* Opens .build-id/NAME, never through a symlink; create: make it (0700, the entries' owner's) when missing. */
+static int open_subdir(const char *name, bool create)
+{
+	if (create && mkdirat(ids_fd, name, 0700) == 0 && chown_entries)
+		own_new_dir(ids_fd, name, entry_uid, entry_gid);
+	return openat(ids_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 static bool id_matches(const char *path, const uint8_t *id, uint8_t n)
@@ -69,31 +198,77 @@ static bool id_matches(const char *path, const uint8_t *id, uint8_t n)
 	return build_id_read(path, got, &got_size) == 0 && got_size == n && memcmp(got, id, n) == 0;
 }
 
+/* The same for a file open as fd: through /proc/self/fd, which names that very file. */
+static bool fd_id_matches(int fd, const uint8_t *id, uint8_t n)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return id_matches(path, id, n);
+}
+
+/* How much a file of a build ID has to name frames with: DWARF counts above any number of symbols, then
+ * the entries of .symtab (a stripped file has none; .dynsym is the same in every copy). */
+static uint64_t richness_fd(int fd)
+{
+	uint64_t score = 0;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr shdr;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+				continue;
+			if (shdr.sh_type == SHT_SYMTAB && shdr.sh_entsize)
+				score += shdr.sh_size / shdr.sh_entsize;
+			else if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+				score += 1ull << 40;
+		}
+	}
+	elf_end(elf);
+	return score;
+}
+
+static uint64_t richness(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t score;
+
+	if (fd < 0)
+		return 0;
+	score = richness_fd(fd);
+	close(fd);
+	return score;
+}
+
 /* Refreshes atime for the LRU trim; mtime stays the time the entry was made. */
-static void mark_used(const char *path)
+static void mark_used(int fd)
 {
 	struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
 
-	utimensat(AT_FDCWD, path, times, 0);
+	futimens(fd, times);
 }
 
-/* Copies FROM to a new file TO: a reflink where the filesystem shares blocks (btrfs, XFS), else bytes. Never
- * a hard link: a binary overwritten in place (`cp new old` keeps the inode) would change its cache entry too,
- * and the bytes of the recorded build would be lost. */
-static int copy_file(const char *from, const char *to)
+/* Copies FROM into the new file open as out: a reflink where the filesystem shares blocks (btrfs, XFS), else
+ * bytes. Never a hard link: a binary overwritten in place (`cp new old` keeps the inode) would change its
+ * cache entry too, and the bytes of the recorded build would be lost. */
+static int copy_file(const char *from, int out)
 {
 	char buf[65536];
-	int in, out, ret = 0;
+	int in, ret = 0;
 	ssize_t n;
 
 	in = open(from, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -1;
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
 	if (ioctl(out, FICLONE, in) == 0)
 		goto out;
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
@@ -110,88 +285,115 @@ static int copy_file(const char *from, const char *to)
 	if (n < 0)
 		ret = -1;
 out:
-	if (close(out) < 0)
-		ret = -1;
 	close(in);
 	return ret;
+}
+
+/* The bytes that were mapped: through map_files while the process lives (deleted files, other mount
+ * namespaces), else through its root, else the path; whichever still has the recorded build ID. */
+static const char *find_source(const char *map_files, const char *root_path, const char *path, const uint8_t *id,
+			       uint8_t n)
+{
+	if (id_matches(map_files, id, n))
+		return map_files;
+	if (id_matches(root_path, id, n))
+		return root_path;
+	if (id_matches(path, id, n))
+		return path;
+	return NULL;
+}
+
+static bool write_error(int error)
+{
+	return error == ENOSPC || error == EACCES || error == EROFS || error == EDQUOT;
 }
 
 void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
 			const uint8_t *id, uint8_t n)
 {
-	char map_files[128], *root_path = NULL, *rel = NULL, *dest = NULL, *tmp = NULL, *dir = NULL;
-	const char *source = NULL;
+	char map_files[128], hex[2 * SREC_BUILD_ID_MAX + 1], sub[3], *root_path = NULL, *tmp = NULL;
+	const char *source, *rest = hex + 2;
 	struct stat st;
+	int sub_fd = -1, out = -1;
 
-	if (!rec->cache_dir || cache_broken || !n || path[0] != '/')
+	if (!rec->cache_dir || cache_broken || n < 2 || n > SREC_BUILD_ID_MAX || path[0] != '/')
 		return;
 	if (!u64_set_add(&seen_ids, hash_id(id, n)))
 		return;
-	rel = build_id_rel_path(id, n, "");
-	if (!rel)
-		goto out;
-	dest = xasprintf("%s/%s", rec->cache_dir, rel);
-	if (stat(dest, &st) == 0) {
-		/* An entry that lost its build ID (a hard link of an older stackrec whose original was overwritten in
-		 * place, a damaged copy) would hide the recorded build: replace it. */
-		if (id_matches(dest, id, n)) {
-			mark_used(dest);
-			goto out;
-		}
-		debug("cache entry %s no longer has its build ID (overwritten in place?): replacing it", rel);
-		unlink(dest);
-	}
-
-	/* The bytes that were mapped: through map_files while the process lives (deleted files, other mount
-	 * namespaces), else through its root, else the path; whichever still has the recorded build ID. */
+	if (cache_open(rec, true) < 0)
+		return;
+	hex_encode(hex, id, n);
+	memcpy(sub, hex, 2);
+	sub[2] = '\0';
 	snprintf(map_files, sizeof(map_files), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
 	root_path = xasprintf("/proc/%d/root%s", pid, path);
-	if (id_matches(map_files, id, n))
-		source = map_files;
-	else if (id_matches(root_path, id, n))
-		source = root_path;
-	else if (id_matches(path, id, n))
-		source = path;
+	source = find_source(map_files, root_path, path, id, n);
+
+	sub_fd = open_subdir(sub, true);
+	if (sub_fd < 0) {
+		if (write_error(errno))
+			cache_unusable(rec, strerror(errno));
+		else
+			debug("cache directory .build-id/%s: %s", sub, strerror(errno));
+		goto out;
+	}
+	if (fstatat(sub_fd, rest, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		int fd = S_ISREG(st.st_mode) ? openat(sub_fd, rest, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+		bool keep = false;
+
+		if (S_ISDIR(st.st_mode)) {
+			debug("cache entry .build-id/%s/%s is a directory: left alone", sub, rest);
+			goto out;
+		}
+		/* An entry that lost its build ID (a hard link of an older stackrec whose original was overwritten in
+		 * place, a damaged copy, a symlink) would hide the recorded build: replace it. A stripped copy is
+		 * replaced by the unstripped file, which names more frames. */
+		if (fd < 0 || !fd_id_matches(fd, id, n))
+			debug("cache entry .build-id/%s/%s no longer has its build ID: replacing it", sub, rest);
+		else if (!source || richness(source) <= richness_fd(fd))
+			keep = true;
+		else
+			debug("cache entry .build-id/%s/%s: '%s' has more symbols, replacing it", sub, rest, path);
+		if (keep)
+			mark_used(fd);
+		if (fd >= 0)
+			close(fd);
+		if (keep)
+			goto out;
+	}
 	if (!source) {
 		debug("no file with build ID of '%s' (pid %d) to cache", path, pid);
 		goto out;
 	}
 
-	dir = xstrdup(dest);
-	*strrchr(dir, '/') = '\0';
-	if (mkdir_p(dir) < 0) {
-		warning("cannot write the build-ID cache '%s': %s", rec->cache_dir, strerror(errno));
-		cache_broken = true;
-		goto out;
-	}
-	tmp = xasprintf("%s.tmp-%d", dest, (int)getpid());
-	unlink(tmp);
-	if (copy_file(source, tmp) < 0) {
-		if (errno == ENOSPC || errno == EACCES || errno == EROFS || errno == EDQUOT) {
-			warning("cannot write the build-ID cache '%s': %s", rec->cache_dir, strerror(errno));
-			cache_broken = true;
-		}
-		unlink(tmp);
+	tmp = xasprintf("%s.tmp-%d", rest, (int)getpid());
+	unlinkat(sub_fd, tmp, 0);
+	out = openat(sub_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0 || (chown_entries && fchown(out, entry_uid, entry_gid) < 0) || copy_file(source, out) < 0) {
+		if (write_error(errno))
+			cache_unusable(rec, strerror(errno));
+		unlinkat(sub_fd, tmp, 0);
 		goto out;
 	}
 	/* Never keep a copy whose build ID is not the recorded one (the file changed under us). */
-	if (!id_matches(tmp, id, n) || rename(tmp, dest) < 0) {
-		unlink(tmp);
+	if (!fd_id_matches(out, id, n) || renameat(sub_fd, tmp, sub_fd, rest) < 0) {
+		unlinkat(sub_fd, tmp, 0);
 		goto out;
 	}
-	mark_used(dest);
+	mark_used(out);
 	cached_files++;
-	debug("cached '%s' as %s", path, rel);
+	debug("cached '%s' as .build-id/%s/%s", path, sub, rest);
 out:
+	if (out >= 0)
+		close(out);
+	if (sub_fd >= 0)
+		close(sub_fd);
 	free(root_path);
-	free(rel);
-	free(dest);
 	free(tmp);
-	free(dir);
 }
 
 struct cache_entry {
-	char *path;
+	char *sub, *name; /* .build-id/SUB/NAME */
 	off_t size;
 	time_t used;
 };
@@ -203,75 +405,97 @@ static int by_use(const void *a, const void *b)
 	return (x->used > y->used) - (x->used < y->used);
 }
 
+/* Adds the regular files of .build-id/SUB to entries; a symlink, to a directory or a file, is not followed. */
+static uint64_t scan_subdir(const char *sub, struct cache_entry **entries, size_t *count, size_t *cap)
+{
+	uint64_t total = 0;
+	int fd = open_subdir(sub, false);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	for (struct dirent *f; (f = readdir(d));) {
+		struct stat st;
+
+		if (f->d_name[0] == '.' || fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		grow_array((void **)entries, cap, *count + 1, sizeof(**entries));
+		(*entries)[*count] = (struct cache_entry){
+			.sub = xstrdup(sub),
+			.name = xstrdup(f->d_name),
+			.size = st.st_size,
+			.used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime,
+		};
+		(*count)++;
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+/* Removes .build-id/SUB/NAME, and SUB once empty: only within the cache, whatever was swapped in since. */
+static bool evict(const struct cache_entry *e)
+{
+	int fd = open_subdir(e->sub, false);
+	bool done;
+
+	if (fd < 0)
+		return false;
+	done = unlinkat(fd, e->name, 0) == 0;
+	close(fd);
+	if (done) {
+		debug("evicted .build-id/%s/%s from the build-ID cache", e->sub, e->name);
+		unlinkat(ids_fd, e->sub, AT_REMOVEDIR); /* fails while other entries share the directory */
+	}
+	return done;
+}
+
 void build_id_cache_trim(struct recorder *rec)
 {
 	struct cache_entry *entries = NULL;
 	size_t count = 0, cap = 0;
 	uint64_t total = 0, limit = rec->cache_size_mb << 20;
-	char *top;
+	int fd;
 	DIR *d;
 
-	if (!rec->cache_dir || cache_broken)
+	if (!rec->cache_dir || cache_open(rec, false) < 0)
 		return;
-	top = xasprintf("%s/.build-id", rec->cache_dir);
-	d = opendir(top);
+	fd = dup(ids_fd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		free(top);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	for (struct dirent *e; (e = readdir(d));) {
-		char *sub;
-		DIR *s;
-
-		if (e->d_name[0] == '.')
-			continue;
-		sub = xasprintf("%s/%s", top, e->d_name);
-		s = opendir(sub);
-		for (struct dirent *f; s && (f = readdir(s));) {
-			char *file;
-			struct stat st;
-
-			if (f->d_name[0] == '.')
-				continue;
-			file = xasprintf("%s/%s", sub, f->d_name);
-			if (lstat(file, &st) < 0 || !S_ISREG(st.st_mode)) {
-				free(file);
-				continue;
-			}
-			grow_array((void **)&entries, &cap, count + 1, sizeof(*entries));
-			entries[count].path = file;
-			entries[count].size = st.st_size;
-			entries[count].used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
-			total += (uint64_t)st.st_size;
-			count++;
-		}
-		if (s)
-			closedir(s);
-		free(sub);
-	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			total += scan_subdir(e->d_name, &entries, &count, &cap);
 	closedir(d);
 
 	if (total > limit) {
 		qsort(entries, count, sizeof(*entries), by_use);
-		for (size_t i = 0; i < count && total > limit; i++) {
-			if (unlink(entries[i].path) == 0) {
-				char *slash = strrchr(entries[i].path, '/');
-
+		for (size_t i = 0; i < count && total > limit; i++)
+			if (evict(&entries[i]))
 				total -= (uint64_t)entries[i].size;
-				debug("evicted '%s' from the build-ID cache", entries[i].path);
-				*slash = '\0';
-				rmdir(entries[i].path); /* fails while other entries share the directory */
-			}
-		}
 	}
-	for (size_t i = 0; i < count; i++)
-		free(entries[i].path);
+	for (size_t i = 0; i < count; i++) {
+		free(entries[i].sub);
+		free(entries[i].name);
+	}
 	free(entries);
-	free(top);
 }
 
 void build_id_cache_report(void)
 {
 	debug("%u files added to the build-ID cache", cached_files);
 	u64_set_release(&seen_ids);
+	if (ids_fd >= 0)
+		close(ids_fd);
+	if (cache_fd >= 0)
+		close(cache_fd);
+	ids_fd = cache_fd = -1;
 }

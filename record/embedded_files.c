@@ -28,8 +28,13 @@
 #include "recorder.h"
 
 #define FILE_CHUNK (32u << 20)
+/* A perf map stops being read here: a runaway JIT, or a huge file made to look like one, must not fill the disk. */
+#define PERF_MAP_MAX (1024u << 20)
 
 static struct u64_set perf_map_read; /* pids whose perf map was looked for */
+static struct u64_set process_users; /* pid << 32 | uid: the real and effective uids each process had */
+
+#define UID_KNOWN 0xffffffffu /* pid << 32 | UID_KNOWN: the process's uids were read (-1 is no uid) */
 
 static int write_file_block(struct recorder *rec, uint32_t kind, pid_t pid, const char *path, uint64_t data_offset,
 			    const void *data, size_t size, const uint8_t *build_id, uint8_t build_id_size)
@@ -104,21 +109,74 @@ int embedded_write_vdso(struct recorder *rec)
 	return write_file_block(rec, SREC_FILE_VDSO, 0, "[vdso]", 0, (const void *)base, size, id, id_size);
 }
 
+void embedded_note_process(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	unsigned int real, effective;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "Uid: %u %u", &real, &effective) == 2) {
+			u64_set_add(&process_users, (uint64_t)pid << 32 | real);
+			u64_set_add(&process_users, (uint64_t)pid << 32 | effective);
+			u64_set_add(&process_users, (uint64_t)pid << 32 | UID_KNOWN);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * Whether the file open as fd may go into the recording. The recorder is root and the recording is read by
+ * whoever ran it, so a file the target's user could not read must never be embedded: in a mount namespace of
+ * its own a user can bind-mount /etc/shadow onto /tmp/perf-PID.map, and /proc/PID/root shows it to us. Like
+ * perf, trust a map only when it is a regular file owned by the process's (real or effective) uid and
+ * readable by that owner. The uids are those the process had when it was first seen or now: a map is read
+ * at the process's exit, mostly when /proc/PID is gone. Returns NULL, or why not.
+ */
+static const char *perf_map_refused(pid_t pid, const struct stat *st)
+{
+	embedded_note_process(pid);
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (!u64_set_has(&process_users, (uint64_t)pid << 32 | UID_KNOWN))
+		return "the process's user is unknown (it was gone when first seen)";
+	if (!u64_set_has(&process_users, (uint64_t)pid << 32 | st->st_uid))
+		return "owned by another user than the process";
+	if (!(st->st_mode & S_IRUSR))
+		return "not readable by its owner";
+	return NULL;
+}
+
 static int open_perf_map(pid_t pid, char *path, size_t path_size)
 {
 	char via_root[128];
+	const char *why;
 	struct stat st;
 	int fd;
 
 	snprintf(path, path_size, "/tmp/perf-%d.map", pid);
 	snprintf(via_root, sizeof(via_root), "/proc/%d/root/tmp/perf-%d.map", pid, pid);
+	/* O_NOFOLLOW: anyone can create /tmp/perf-PID.map, as a symlink too; O_NONBLOCK: or as a FIFO. */
 	fd = open(via_root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd < 0 && errno == ELOOP)
+		why = "a symbolic link";
+	else if (fd < 0 && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		why = errno == ELOOP ? "a symbolic link" : NULL;
+	else if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else
+		why = perf_map_refused(pid, &st);
+	if (why) {
+		warning("not embedding the perf map '%s' of pid %d: %s", path, pid, why);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	return fd;
@@ -152,6 +210,11 @@ int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
 		offset += have;
 		if (have < FILE_CHUNK)
 			break;
+		if (offset >= PERF_MAP_MAX) {
+			warning("perf map '%s' of pid %d is larger than %u MB: embedded only its start", path, pid,
+				PERF_MAP_MAX >> 20);
+			break;
+		}
 	}
 	if (offset)
 		debug("embedded '%s' (%" PRIu64 " bytes)", path, offset);
@@ -175,4 +238,5 @@ int embedded_capture_remaining_perf_maps(struct recorder *rec)
 void embedded_release(void)
 {
 	u64_set_release(&perf_map_read);
+	u64_set_release(&process_users);
 }

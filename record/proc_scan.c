@@ -94,7 +94,8 @@ int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t st
 	}
 	if (!inode)
 		fill_file_identity(pid, start, end, path, &m);
-	u64_set_add(&rec->mapped_pids, (uint64_t)pid);
+	if (u64_set_add(&rec->mapped_pids, (uint64_t)pid))
+		embedded_note_process(pid);
 	if (m.build_id_size && strncmp(path, "/memfd:", 7) != 0)
 		build_id_cache_add(rec, pid, start, end, path, m.build_id, m.build_id_size);
 	m.path_size = (uint32_t)strlen(path) + 1;

@@ -143,6 +143,9 @@ void build_id_cache_report(void);		 /* debug count; frees the run's state */
 
 /* record/embedded_files.c */
 int embedded_write_vdso(struct recorder *rec);
+/* Remembers the uids of a process while it lives: its perf map is trusted only when one of them owns it. Call
+ * it when a process is first seen. */
+void embedded_note_process(pid_t pid);
 int embedded_capture_perf_map(struct recorder *rec, pid_t pid); /* once per pid; 0 when there is none */
 int embedded_capture_remaining_perf_maps(struct recorder *rec); /* at stop: every pid not yet captured */
 void embedded_release(void);

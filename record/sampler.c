@@ -221,7 +221,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	rec->sample_count++;
 	if (e->kind == SAMPLE_KIND_OFF_CPU)
 		rec->off_cpu_count++;
-	u64_set_add(&rec->sampled_pids, e->pid);
+	if (u64_set_add(&rec->sampled_pids, e->pid))
+		embedded_note_process((pid_t)e->pid);
 	for (unsigned int i = 0; i < kernel; i++)
 		u64_set_add(&rec->kernel_ips, e->kernel_ips[i]);
 	if (e->user_stack_error) {

@@ -22,6 +22,18 @@ static void insert(uint64_t *slots, size_t cap, uint64_t v)
 	slots[i] = v;
 }
 
+bool u64_set_has(const struct u64_set *set, uint64_t v)
+{
+	if (v == 0)
+		return set->has_zero;
+	if (!set->cap)
+		return false;
+	for (size_t i = slot_of(v, set->cap); set->slots[i]; i = (i + 1) & (set->cap - 1))
+		if (set->slots[i] == v)
+			return true;
+	return false;
+}
+
 bool u64_set_add(struct u64_set *set, uint64_t v)
 {
 	size_t i;

@@ -18,6 +18,8 @@ struct u64_set {
 
 /* Adds v; returns true when it was not there yet. */
 bool u64_set_add(struct u64_set *set, uint64_t v);
+/* Whether v is in the set. */
+bool u64_set_has(const struct u64_set *set, uint64_t v);
 /* Calls fn for every value, in no particular order. */
 void u64_set_for_each(const struct u64_set *set, void (*fn)(void *ctx, uint64_t v), void *ctx);
 void u64_set_release(struct u64_set *set);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../convert/demangle.h"
+#include "../../convert/jit_maps.h"
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
@@ -398,6 +399,27 @@ static void test_folded(void)
 	profile_release(&p);
 }
 
+/* A perf map is a file anyone's process writes: a NUL byte ends its line, not the whole map. */
+static void test_jit_maps(void)
+{
+	static const char text[] = "1000 10 first\n"
+				   "2000 10 bro\0ken\n"
+				   "garbage\n"
+				   "\n"
+				   "3000 10 after_nul";
+	struct jit_maps maps;
+
+	jit_maps_init(&maps);
+	jit_maps_add_text(&maps, 42, 0, text, 14);
+	jit_maps_add_text(&maps, 42, 14, text + 14, sizeof(text) - 1 - 14);
+	jit_maps_finish(&maps);
+	ok_str(jit_maps_lookup(&maps, 42, 0x1008), "first", "jit map: a line before a NUL byte");
+	ok(!jit_maps_lookup(&maps, 42, 0x2008), "jit map: the line with a NUL byte is skipped");
+	ok_str(jit_maps_lookup(&maps, 42, 0x3004), "after_nul", "jit map: the lines after a NUL byte are read");
+	ok(maps.bad_lines == 2, "jit map: the NUL line and the garbage line are counted");
+	jit_maps_release(&maps);
+}
+
 static int run_tests(void)
 {
 	test_profile();
@@ -406,6 +428,7 @@ static int run_tests(void)
 	test_kernel_symbols();
 	test_demangle();
 	test_folded();
+	test_jit_maps();
 	printf("1..%d\n", test_number);
 	return failures ? 1 : 0;
 }
