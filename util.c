@@ -123,24 +123,35 @@ void hex_encode(char *out, const unsigned char *bytes, size_t n)
 	out[2 * n] = '\0';
 }
 
+bool sudo_invoker(uid_t *uid, gid_t *gid)
+{
+	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
+	char *end;
+	unsigned long v;
+
+	if (geteuid() != 0 || !uid_s || !*uid_s)
+		return false;
+	errno = 0;
+	v = strtoul(uid_s, &end, 10);
+	if (errno || *end || v >= (uid_t)-1) {
+		warning("ignoring SUDO_UID '%s': not a user id", uid_s);
+		return false;
+	}
+	*uid = (uid_t)v;
+	*gid = (gid_t)-1;
+	if (gid_s && *gid_s && (errno = 0, v = strtoul(gid_s, &end, 10), !errno && !*end) && v < (gid_t)-1)
+		*gid = (gid_t)v;
+	return true;
+}
+
 /* Under sudo, a file root creates goes to the user who ran sudo; otherwise it stays ours. */
 static void give_to_sudo_user(int fd, const char *path)
 {
-	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");
-	char *end_uid, *end_gid;
-	unsigned long uid, gid;
+	uid_t uid;
+	gid_t gid;
 
-	if (geteuid() != 0 || !uid_s || !gid_s || !*uid_s || !*gid_s)
-		return;
-	errno = 0;
-	uid = strtoul(uid_s, &end_uid, 10);
-	gid = strtoul(gid_s, &end_gid, 10);
-	if (errno || *end_uid || *end_gid || uid >= (uid_t)-1 || gid >= (gid_t)-1) {
-		warning("ignoring SUDO_UID '%s' and SUDO_GID '%s': not user and group ids", uid_s, gid_s);
-		return;
-	}
-	if (fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
-		warning("cannot give '%s' to uid %lu: %s", path, uid, strerror(errno));
+	if (sudo_invoker(&uid, &gid) && fchown(fd, uid, gid) < 0)
+		warning("cannot give '%s' to uid %lu: %s", path, (unsigned long)uid, strerror(errno));
 }
 
 /*

@@ -54,6 +54,14 @@ int output_create(const char *path, char **tmp);
  */
 int output_replace(const char *tmp, const char *path, bool keep_old);
 
+/*
+ * Under sudo (we are root and SUDO_UID is set): the invoking user's uid and gid (SUDO_GID, else (gid_t)-1),
+ * to whom root gives the files it makes for them (recordings, outputs, the build-ID cache), as perf does.
+ * false otherwise, or when SUDO_UID is no user id (with a warning).
+ */
+#include <sys/types.h>
+bool sudo_invoker(uid_t *uid, gid_t *gid);
+
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
 

@@ -56,24 +56,13 @@ static uint64_t hash_id(const uint8_t *id, size_t n)
 	return h;
 }
 
-/* Who the cache is for: the invoking user under sudo (SUDO_UID, SUDO_GID; -1: no such group), else us. */
+/* Who the cache is for: the invoking user under sudo (-1: no such group), else us. */
 static void invoking_user(uid_t *uid, gid_t *gid)
 {
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	unsigned long v;
-	char *end;
-
+	if (sudo_invoker(uid, gid))
+		return;
 	*uid = geteuid();
 	*gid = getegid();
-	if (*uid != 0 || !u || !*u)
-		return;
-	v = strtoul(u, &end, 10);
-	if (*end || v >= (uid_t)-1)
-		return;
-	*uid = (uid_t)v;
-	*gid = (gid_t)-1;
-	if (g && *g && (v = strtoul(g, &end, 10), !*end) && v < (gid_t)-1)
-		*gid = (gid_t)v;
 }
 
 /* Gives a directory we just made to uid, if its parent is theirs: their home, their ~/.cache, their cache.
