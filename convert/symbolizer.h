@@ -16,14 +16,45 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "cu_index.h"
 #include "debug_file.h"
 #include "kernel_symbols.h"
+#include "module_file.h"
 #include "profile.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
 };
+
+/* One module's open file and debug information, for naming its addresses. */
+struct symbolizer_module {
+	struct module_file file;
+	struct cu_index cu;
+	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
+	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
+};
+
+/* Opens module m's file the way convert does (by build ID, debug_file.h). On failure st->file.reason says
+ * why; st is then still safe to close. */
+void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
+			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
+void symbolizer_module_close(struct symbolizer_module *st);
+
+/*
+ * Names Dwfl address addr of an open module (convert's locations and `stackrec symbolize` both come here):
+ * the chain of functions at addr, innermost first, each with its file:line (the innermost at addr, the
+ * others where the inner one was inlined), every frame but the last marked inlined; names demangled when
+ * options->demangle. Where DWARF names no function, the ELF symbol covering addr does (with the line of
+ * addr when DWARF has one), and *symbol receives it (else its st_info and st_value are 0). Returns the frame
+ * count with *frames allocated (free with profile_frames_free), or 0 when nothing names addr.
+ */
+uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
+				 const struct symbolizer_options *options, struct profile_frame **frames,
+				 GElf_Sym *symbol);
 
 /* Symbolizes every location that has no frames yet, and sets the modules' has_* flags. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
