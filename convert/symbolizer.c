@@ -13,6 +13,7 @@
 #include "symbolizer.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -22,6 +23,26 @@
 
 #include "../util.h"
 #include "demangle.h"
+
+int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const char *dir)
+{
+	char *real = realpath(dir, NULL);
+
+	if (!real)
+		return error("cannot use --debug-dir '%s': %s", dir, strerror(errno));
+	options->search.dirs = xrealloc(options->search.dirs, (options->search.dir_count + 1) * sizeof(char *));
+	options->search.dirs[options->search.dir_count++] = real;
+	return 0;
+}
+
+void symbolizer_options_release(struct symbolizer_options *options)
+{
+	for (size_t i = 0; i < options->search.dir_count; i++)
+		free((char *)options->search.dirs[i]);
+	free((void *)options->search.dirs);
+	options->search.dirs = NULL;
+	options->search.dir_count = 0;
+}
 
 void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)

@@ -30,6 +30,11 @@ struct symbolizer_options {
 	struct debug_file_search search; /* where module files are looked for */
 };
 
+/* Adds a --debug-dir (made absolute). -1 with a message when it cannot be used: a usage error. */
+int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const char *dir);
+/* Frees the --debug-dir list. */
+void symbolizer_options_release(struct symbolizer_options *options);
+
 /* One module's open file and debug information, for naming its addresses. */
 struct symbolizer_module {
 	struct module_file file;
