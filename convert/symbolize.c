@@ -1,22 +1,22 @@
 /*
  * symbolize.c — `stackrec symbolize`: a drop-in for GNU addr2line that names addresses of one binary with
  * convert's symbolizer, so it finds debug information the way convert does (build ID, debug directories,
- * .gnu_debuglink, debuginfod) and reads what binutils cannot (DWARF 5 from clang without aranges, dwz).
+ * .gnu_debuglink, debuginfod).
  *
  * The output layout is addr2line's (binutils 2.40 addr2line.c, translate_addresses), line for line, so that
  * scripts written for it (stackcollapse-perf.pl --inline, ...) read ours: "??:0" for an address that nothing
  * covers, "FILE:?" for a named address without a line, the discriminator after the line, " at " and
- * " (inlined by) " with -p. Its rules for what counts as found are kept too (see covered()): the address must
- * lie in an allocated section, and data symbols do not name code.
+ * " (inlined by) " with -p. Its rules for what counts as found are kept too (covered(), symtab_function()): the
+ * address must lie in an allocated section, and data symbols do not name code.
  *
  * Addresses are read from the command line, else one per line from stdin; each answer is flushed before the
  * next line is read, so that another program can drive it through a pipe, one address at a time.
  */
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <elfutils/libdwelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,9 +13,9 @@
 #include "symbolizer.h"
 
 #include <dwarf.h>
-#include <errno.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>

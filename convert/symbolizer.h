@@ -9,6 +9,9 @@
  *
  * Names, best first: DWARF function + file:line, ELF symbol (+ line when DWARF has lines), unnamed.
  * Every unnamed location gets a reason (profile_location.unnamed_reason).
+ *
+ * symbolizer_name_address() names one address of one open module; convert calls it for each location and
+ * `stackrec symbolize` (symbolize.c) for each address it is asked, so both name code the same way.
  */
 #ifndef STACKREC_CONVERT_SYMBOLIZER_H
 #define STACKREC_CONVERT_SYMBOLIZER_H
