@@ -32,13 +32,15 @@ struct symbolize {
 	struct symbolizer_module module;
 	struct symbolizer_options options;
 	bool addresses, functions, inlines, pretty, basenames, json;
+	const char *section_name;	 /* -j: addresses are offsets into this section */
+	GElf_Addr section_low, section_high; /* its address range */
 	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: stackrec symbolize [-e BINARY] [-a] [-f] [-i] [-C] [-p] [-s] [--json] [ADDR...]\n"
+		"usage: stackrec symbolize [-e BINARY] [-a] [-f] [-i] [-C] [-p] [-s] [-j SECTION] [--json] [ADDR...]\n"
 		"\n"
 		"Names addresses of BINARY (default a.out) as GNU addr2line does, with convert's debug-file lookup.\n"
 		"ADDRs are hexadecimal ELF virtual addresses, with or without 0x; without any, one per line is read\n"
@@ -51,6 +53,8 @@ static void usage(FILE *out)
 		"  -C, --demangle        demangle C++ and Rust names\n"
 		"  -p, --pretty-print    one line per address: FUNC at FILE:LINE, then \" (inlined by) ...\"\n"
 		"  -s, --basenames       strip directories from file names\n"
+		"  -j, --section NAME    ADDRs are offsets into section NAME\n"
+		"  -b, -r, -R            accepted for addr2line's sake, and ignored\n"
 		"      --json            one JSON object per line and address (see docs/symbolize.md)\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
@@ -98,6 +102,28 @@ static bool allocated_section(Elf *elf, GElf_Addr addr, GElf_Addr *low, GElf_Add
 		if (sh && (sh->sh_flags & SHF_ALLOC) && addr >= sh->sh_addr && addr - sh->sh_addr < sh->sh_size) {
 			*low = sh->sh_addr;
 			*high = sh->sh_addr + sh->sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* -j SECTION: its address range; false when the binary has no such section. */
+static bool named_section(struct symbolize *s)
+{
+	Elf *elf = s->module.file.elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && !strcmp(name, s->section_name)) {
+			s->section_low = sh->sh_addr;
+			s->section_high = sh->sh_addr + sh->sh_size;
 			return true;
 		}
 	}
@@ -184,8 +210,14 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	uint32_t count;
 
 	*frames = NULL;
-	if (!s->module.file.elf || !allocated_section(s->module.file.elf, addr, &low, &high))
+	if (s->section_name) {
+		low = s->section_low;
+		high = s->section_high;
+		if (addr < low || addr >= high)
+			return 0;
+	} else if (!s->module.file.elf || !allocated_section(s->module.file.elf, addr, &low, &high)) {
 		return 0;
+	}
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
 	if (count && !sym.st_value && !sym.st_info)
 		return count; /* DWARF named the function */
@@ -300,7 +332,8 @@ static void answer(struct symbolize *s, const char *text)
 
 	if (s->address_digits == 8)
 		addr &= 0xffffffffu;
-	count = covered(s, addr, &frames);
+	/* With -j the address is an offset into the section, and printed as given. */
+	count = covered(s, s->section_name ? addr + s->section_low : addr, &frames);
 	if (s->json)
 		print_json(s, addr, frames, count);
 	else
@@ -319,6 +352,10 @@ int cmd_symbolize(int argc, char **argv)
 		{ "demangle", no_argument, NULL, 'C' },
 		{ "pretty-print", no_argument, NULL, 'p' },
 		{ "basenames", no_argument, NULL, 's' },
+		{ "section", required_argument, NULL, 'j' },
+		{ "target", required_argument, NULL, 'b' },
+		{ "recurse-limit", no_argument, NULL, 'r' },
+		{ "no-recurse-limit", no_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "debuginfod", required_argument, NULL, 'U' },
@@ -336,7 +373,7 @@ int cmd_symbolize(int argc, char **argv)
 	int opt, status = 0;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "e:afiCpsvh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "e:afiCpsj:b:rRvh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'e': binary = optarg; break;
 		case 'a': s.addresses = true; break;
@@ -345,6 +382,10 @@ int cmd_symbolize(int argc, char **argv)
 		case 'C': s.options.demangle = true; break;
 		case 'p': s.pretty = true; break;
 		case 's': s.basenames = true; break;
+		case 'j': s.section_name = optarg; break;
+		case 'b': /* addr2line's BFD target: libelf reads every ELF target itself */
+		case 'r': /* addr2line's demangler recursion limit: libiberty's default applies */
+		case 'R': break;
 		case 'J': s.json = true; break;
 		case 'd':
 			if (symbolizer_options_add_debug_dir(&s.options, optarg) < 0) {
@@ -379,7 +420,10 @@ int cmd_symbolize(int argc, char **argv)
 	} else {
 		if (gelf_getclass(s.module.file.elf) == ELFCLASS32)
 			s.address_digits = 8;
-		if (optind < argc) {
+		if (s.section_name && !named_section(&s)) {
+			error("'%s' has no section '%s'", binary, s.section_name);
+			status = 1;
+		} else if (optind < argc) {
 			for (int i = optind; i < argc; i++)
 				answer(&s, argv[i]);
 		} else {

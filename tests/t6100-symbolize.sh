@@ -115,6 +115,19 @@ test_expect_success ADDR2LINE 'C program: the same bytes as addr2line for every 
 	compare inline addrs
 '
 
+test_expect_success ADDR2LINE '-j .text: addresses are section offsets, as addr2line takes them' '
+	text=$(objdump -h inline | awk "\$2 == \".text\" { print \$4 }") &&
+	while read -r a; do
+		o=$((0x${a#0x} - 0x$text)) && if [ $o -ge 0 ]; then printf "%x\n" $o; fi
+	done <addrs >offsets &&
+	test_line_count offsets -gt 30 &&
+	addr2line -e inline -j .text -a -f -i <offsets >expect &&
+	stackrec symbolize -e inline -j .text -a -f -i <offsets >actual &&
+	test_cmp expect actual &&
+	test_must_fail stackrec symbolize -e inline -j .no-such 0 2>err &&
+	grep -F "no section" err
+'
+
 test_expect_success ADDR2LINE 'the leading 0x is optional and upper case is read' '
 	a=$(nm inline | awk "\$3 == \"outer\" { print \$1 }") &&
 	stackrec symbolize -e inline -f 0x$a >expect &&
