@@ -287,7 +287,7 @@ static void json_frame(struct json_writer *w, const struct symbolize *s, const s
 	json_key(w, "function");
 	json_string(w, f && f->function && *f->function ? f->function : NULL);
 	json_key(w, "file");
-	json_string(w, f && f->file ? file_name(s, f->file) : NULL);
+	json_string(w, f && f->file && *f->file ? file_name(s, f->file) : NULL); /* "" is an unnamed file symbol */
 	json_key(w, "line");
 	if (f && f->line)
 		json_uint(w, f->line);
