@@ -8,5 +8,6 @@ int cmd_record(int argc, char **argv);	/* record/record.c */
 int cmd_convert(int argc, char **argv); /* convert/convert.c */
 int cmd_info(int argc, char **argv);	/* convert/info.c */
 int cmd_archive(int argc, char **argv); /* convert/archive.c */
+int cmd_symbolize(int argc, char **argv); /* convert/symbolize.c */
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * stackrec.c — the command: dispatches `stackrec record|convert|info` to their implementations.
+ * stackrec.c — the command: dispatches `stackrec record|convert|info|archive|symbolize` to their implementations.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,13 +16,14 @@ static const struct command {
 	{ "convert", cmd_convert, "symbolize a recording offline into folded, pprof or JSON output" },
 	{ "info", cmd_info, "show what a recording contains" },
 	{ "archive", cmd_archive, "bundle the binaries and debug files a recording needs into one file" },
+	{ "symbolize", cmd_symbolize, "name addresses of a binary, as GNU addr2line does" },
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: stackrec <command> [<args>]\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(out, "   %-8s  %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "   %-9s  %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nstackrec <command> --help shows a command's options.\n");
 }
 

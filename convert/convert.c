@@ -475,18 +475,12 @@ int cmd_convert(int argc, char **argv)
 		case 'a': options.addrs = true; break;
 		case 'N': options.thread_names = true; break;
 		case 'D': sym.demangle = false; break;
-		case 'd': {
-			char *dir = realpath(optarg, NULL);
-
-			if (!dir) {
-				error("cannot use --debug-dir '%s': %s", optarg, strerror(errno));
+		case 'd':
+			if (symbolizer_options_add_debug_dir(&sym, optarg) < 0) {
 				status = 2;
 				goto release_options;
 			}
-			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
-			sym.search.dirs[sym.search.dir_count++] = dir;
 			break;
-		}
 		case 'S':
 			free(symfs);
 			symfs = realpath(optarg, NULL);
@@ -600,9 +594,7 @@ int cmd_convert(int argc, char **argv)
 	archive_remove_dir(archive_dir);
 	free(c);
 release_options:
-	for (size_t i = 0; i < sym.search.dir_count; i++)
-		free((char *)sym.search.dirs[i]);
-	free((void *)sym.search.dirs);
+	symbolizer_options_release(&sym);
 	free(symfs);
 	return status;
 }

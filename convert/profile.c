@@ -468,22 +468,24 @@ const char *profile_process_name(const struct profile *p, uint32_t pid)
 	return NULL;
 }
 
+void profile_frames_free(struct profile_frame *frames, uint32_t count)
+{
+	for (uint32_t j = 0; j < count; j++) {
+		free(frames[j].function);
+		free(frames[j].system_name);
+		free(frames[j].file);
+	}
+	free(frames);
+}
+
 void profile_release(struct profile *p)
 {
 	for (size_t i = 0; i < p->module_count; i++) {
 		free(p->modules[i].path);
 		free(p->modules[i].build_id);
 	}
-	for (size_t i = 0; i < p->location_count; i++) {
-		struct profile_location *l = &p->locations[i];
-
-		for (uint32_t j = 0; j < l->frame_count; j++) {
-			free(l->frames[j].function);
-			free(l->frames[j].system_name);
-			free(l->frames[j].file);
-		}
-		free(l->frames);
-	}
+	for (size_t i = 0; i < p->location_count; i++)
+		profile_frames_free(p->locations[i].frames, p->locations[i].frame_count);
 	for (size_t i = 0; i < p->stack_count; i++)
 		free(p->stacks[i].locations);
 	free(p->modules);

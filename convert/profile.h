@@ -41,6 +41,7 @@ struct profile_frame {
 	uint32_t column;   /* 0 when unknown */
 	uint32_t start_line; /* line of the function's declaration, 0 when unknown */
 	bool inlined;	   /* this frame was inlined into the next one (toward the root) */
+	uint32_t discriminator; /* the line table's discriminator at the address (innermost frame), 0 if none */
 };
 
 enum profile_location_kind {
@@ -211,6 +212,8 @@ void profile_set_process_name(struct profile *p, uint32_t pid, const char *name,
 /* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
 const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
+/* Frees count frames and the array holding them (a location's, or symbolizer_name_address's). */
+void profile_frames_free(struct profile_frame *frames, uint32_t count);
 
 /*
  * The display name of an unnamed location, for outputs: "[libc.so.6]" (the module's basename, as perf and

@@ -15,26 +15,37 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../util.h"
-#include "cu_index.h"
 #include "demangle.h"
-#include "module_file.h"
 
-/* One module's open file and debug information. */
-struct module_state {
-	struct module_file file;
-	struct cu_index cu;
-	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
-	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
-};
+int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const char *dir)
+{
+	char *real = realpath(dir, NULL);
 
-static void module_open(struct module_state *st, const struct profile_module *m,
-			const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
+	if (!real)
+		return error("cannot use --debug-dir '%s': %s", dir, strerror(errno));
+	options->search.dirs = xrealloc(options->search.dirs, (options->search.dir_count + 1) * sizeof(char *));
+	options->search.dirs[options->search.dir_count++] = real;
+	return 0;
+}
+
+void symbolizer_options_release(struct symbolizer_options *options)
+{
+	for (size_t i = 0; i < options->search.dir_count; i++)
+		free((char *)options->search.dirs[i]);
+	free((void *)options->search.dirs);
+	options->search.dirs = NULL;
+	options->search.dir_count = 0;
+}
+
+void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
+			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
 	Dwarf_Addr dbias;
 
@@ -50,7 +61,7 @@ static void module_open(struct module_state *st, const struct profile_module *m,
 	debug("'%s': symbolizing from %s", m->path, st->file.path);
 }
 
-static void module_close(struct module_state *st)
+void symbolizer_module_close(struct symbolizer_module *st)
 {
 	cu_index_release(&st->cu);
 	module_file_close(&st->file);
@@ -115,23 +126,26 @@ static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_fram
 	Dwarf_Line *line = dwarf_getsrc_die(cudie, dwarf_addr);
 	const char *file;
 	int lineno = 0, col = 0;
+	unsigned int discriminator = 0;
 
 	if (!line)
 		return;
 	file = dwarf_linesrc(line, NULL, NULL);
 	dwarf_lineno(line, &lineno);
 	dwarf_linecol(line, &col);
+	dwarf_linediscriminator(line, &discriminator);
 	if (file)
 		f->file = xstrdup(file);
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
+	f->discriminator = discriminator;
 }
 
 /*
  * The inline chain at Dwfl address addr, innermost first, into *frames. Returns the frame count, 0 when
  * DWARF does not cover addr. *cu_out receives the CU (for line lookups by the caller) when found.
  */
-static uint32_t dwarf_frames(struct module_state *st, Dwarf_Addr addr, const struct symbolizer_options *options,
+static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, const struct symbolizer_options *options,
 			     struct profile_frame **frames, Dwarf_Die *cu_out, Dwarf_Addr *cu_bias, bool *have_cu)
 {
 	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL;
@@ -213,18 +227,51 @@ static void set_unnamed(struct profile *p, struct profile_location *loc, const c
 	p->unnamed_locations++;
 }
 
-static void symbolize_user(struct profile *p, struct profile_location *loc, struct module_state *st,
+uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
+				 const struct symbolizer_options *options, struct profile_frame **frames_out,
+				 GElf_Sym *symbol)
+{
+	struct profile_frame *frames = NULL;
+	const char *name;
+	Dwarf_Die cudie;
+	Dwarf_Addr cu_bias = 0;
+	GElf_Off offset;
+	uint32_t count;
+	bool have_cu;
+
+	memset(symbol, 0, sizeof(*symbol));
+	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
+	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
+	name = !count || !strcmp(frames[count - 1].function, "??")
+		       ? dwfl_module_addrinfo(st->file.mod, addr, &offset, symbol, NULL, NULL, NULL)
+		       : NULL;
+	if (!count && name) {
+		frames = xcalloc(1, sizeof(*frames));
+		frames[0].system_name = xstrdup(name);
+		frames[0].function = demangle_name(name, options->demangle);
+		if (have_cu)
+			line_of(&cudie, addr - cu_bias, &frames[0]);
+		count = 1;
+	} else if (count && !strcmp(frames[count - 1].function, "??") && name) {
+		free(frames[count - 1].function);
+		free(frames[count - 1].system_name);
+		frames[count - 1].system_name = xstrdup(name);
+		frames[count - 1].function = demangle_name(name, options->demangle);
+	} else if (!name) {
+		memset(symbol, 0, sizeof(*symbol));
+	}
+	*frames_out = frames;
+	return count;
+}
+
+static void symbolize_user(struct profile *p, struct profile_location *loc, struct symbolizer_module *st,
 			   const struct symbolizer_options *options)
 {
 	struct profile_module *m = &p->modules[loc->module];
 	struct profile_frame *frames = NULL;
-	const char *symbol;
-	Dwarf_Die cudie;
-	Dwarf_Addr cu_bias = 0;
-	GElf_Addr addr, offset;
+	GElf_Addr addr;
 	GElf_Sym sym;
 	uint32_t count;
-	bool have_cu;
 
 	if (st->file.reason)
 		return set_unnamed(p, loc, st->file.reason);
@@ -233,24 +280,7 @@ static void symbolize_user(struct profile *p, struct profile_location *loc, stru
 	if (loc->is_return_address && addr)
 		addr--; /* the call instruction, not the one after it */
 
-	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
-	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
-	symbol = !count || !strcmp(frames[count - 1].function, "??")
-			 ? dwfl_module_addrinfo(st->file.mod, addr, &offset, &sym, NULL, NULL, NULL)
-			 : NULL;
-	if (!count && symbol) {
-		frames = xcalloc(1, sizeof(*frames));
-		frames[0].system_name = xstrdup(symbol);
-		frames[0].function = demangle_name(symbol, options->demangle);
-		if (have_cu)
-			line_of(&cudie, addr - cu_bias, &frames[0]);
-		count = 1;
-	} else if (count && !strcmp(frames[count - 1].function, "??") && symbol) {
-		free(frames[count - 1].function);
-		free(frames[count - 1].system_name);
-		frames[count - 1].system_name = xstrdup(symbol);
-		frames[count - 1].function = demangle_name(symbol, options->demangle);
-	}
+	count = symbolizer_name_address(st, addr, options, &frames, &sym);
 	if (!count)
 		return set_unnamed(p, loc, st->debug_reason		? st->debug_reason
 					   : st->has_symtab ? "no symbol covers the address"
@@ -329,12 +359,12 @@ void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, c
 	qsort_r(order, n, sizeof(*order), compare_by_module, p);
 	for (size_t i = 0; i < n;) {
 		uint32_t module = p->locations[order[i]].module;
-		struct module_state st;
+		struct symbolizer_module st;
 
-		module_open(&st, &p->modules[module], options, &callbacks);
+		symbolizer_module_open(&st, &p->modules[module], options, &callbacks);
 		for (; i < n && p->locations[order[i]].module == module; i++)
 			symbolize_user(p, &p->locations[order[i]], &st, options);
-		module_close(&st);
+		symbolizer_module_close(&st);
 	}
 	free(order);
 	module_file_callbacks_release(&callbacks);

@@ -9,6 +9,9 @@
  *
  * Names, best first: DWARF function + file:line, ELF symbol (+ line when DWARF has lines), unnamed.
  * Every unnamed location gets a reason (profile_location.unnamed_reason).
+ *
+ * symbolizer_name_address() names one address of one open module; convert calls it for each location and
+ * `stackrec symbolize` (symbolize.c) for each address it is asked, so both name code the same way.
  */
 #ifndef STACKREC_CONVERT_SYMBOLIZER_H
 #define STACKREC_CONVERT_SYMBOLIZER_H
@@ -16,14 +19,50 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "cu_index.h"
 #include "debug_file.h"
 #include "kernel_symbols.h"
+#include "module_file.h"
 #include "profile.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
 };
+
+/* Adds a --debug-dir (made absolute). -1 with a message when it cannot be used: a usage error. */
+int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const char *dir);
+/* Frees the --debug-dir list. */
+void symbolizer_options_release(struct symbolizer_options *options);
+
+/* One module's open file and debug information, for naming its addresses. */
+struct symbolizer_module {
+	struct module_file file;
+	struct cu_index cu;
+	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
+	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
+};
+
+/* Opens module m's file the way convert does (by build ID, debug_file.h). On failure st->file.reason says
+ * why; st is then still safe to close. */
+void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
+			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
+void symbolizer_module_close(struct symbolizer_module *st);
+
+/*
+ * Names Dwfl address addr of an open module (convert's locations and `stackrec symbolize` both come here):
+ * the chain of functions at addr, innermost first, each with its file:line (the innermost at addr, the
+ * others where the inner one was inlined), every frame but the last marked inlined; names demangled when
+ * options->demangle. Where DWARF names no function, the ELF symbol covering addr does (with the line of
+ * addr when DWARF has one), and *symbol receives it (else its st_info and st_value are 0). Returns the frame
+ * count with *frames allocated (free with profile_frames_free), or 0 when nothing names addr.
+ */
+uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
+				 const struct symbolizer_options *options, struct profile_frame **frames,
+				 GElf_Sym *symbol);
 
 /* Symbolizes every location that has no frames yet, and sets the modules' has_* flags. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,

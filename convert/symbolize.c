@@ -1,0 +1,445 @@
+/*
+ * symbolize.c — `stackrec symbolize`: a drop-in for GNU addr2line that names addresses of one binary with
+ * convert's symbolizer, so it finds debug information the way convert does (build ID, debug directories,
+ * .gnu_debuglink, debuginfod).
+ *
+ * The output layout is addr2line's (binutils 2.40 addr2line.c, translate_addresses), line for line, so that
+ * scripts written for it (stackcollapse-perf.pl --inline, ...) read ours: "??:0" for an address that nothing
+ * covers, "FILE:?" for a named address without a line, the discriminator after the line, " at " and
+ * " (inlined by) " with -p. Its rules for what counts as found are kept too (covered(), symtab_function()): the
+ * address must lie in an allocated section, and data symbols do not name code.
+ *
+ * Addresses are read from the command line, else one per line from stdin; each answer is flushed before the
+ * next line is read, so that another program can drive it through a pipe, one address at a time.
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../commands.h"
+#include "../formats/json_writer.h"
+#include "../util.h"
+#include "demangle.h"
+#include "symbolizer.h"
+
+struct symbolize {
+	struct symbolizer_module module;
+	struct symbolizer_options options;
+	bool addresses, functions, inlines, pretty, basenames, json;
+	const char *section_name;	 /* -j: addresses are offsets into this section */
+	GElf_Addr section_low, section_high; /* its address range */
+	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: stackrec symbolize [-e BINARY] [-a] [-f] [-i] [-C] [-p] [-s] [-j SECTION] [--json] [ADDR...]\n"
+		"\n"
+		"Names addresses of BINARY (default a.out) as GNU addr2line does, with convert's debug-file lookup.\n"
+		"ADDRs are hexadecimal ELF virtual addresses, with or without 0x; without any, one per line is read\n"
+		"from stdin and each answer is written and flushed before the next line is read.\n"
+		"\n"
+		"  -e, --exe BINARY      the binary whose addresses these are\n"
+		"  -a, --addresses       print each address first\n"
+		"  -f, --functions       print the function name before FILE:LINE\n"
+		"  -i, --inlines         also print the functions the one at the address was inlined into\n"
+		"  -C, --demangle        demangle C++ and Rust names\n"
+		"  -p, --pretty-print    one line per address: FUNC at FILE:LINE, then \" (inlined by) ...\"\n"
+		"  -s, --basenames       strip directories from file names\n"
+		"  -j, --section NAME    ADDRs are offsets into section NAME\n"
+		"  -b, -r, -R            accepted for addr2line's sake, and ignored\n"
+		"      --json            one JSON object per line and address (see docs/symbolize.md)\n"
+		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
+		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
+		"  -v, --verbose         say on stderr where the binary's file and debug information came from\n"
+		"  -h, --help            show this help\n"
+		"\n"
+		"See docs/symbolize.md.\n");
+}
+
+/* BINARY's build ID in lowercase hex into hex (empty when it has none). -1 with a message when BINARY is no
+ * readable ELF file. */
+static int read_build_id(const char *path, char *hex, size_t hex_size)
+{
+	const void *id = NULL;
+	ssize_t n;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return error("'%s' is not an ELF file", path);
+	}
+	hex[0] = '\0';
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 0 && (size_t)n * 2 < hex_size)
+		hex_encode(hex, id, (size_t)n);
+	elf_end(elf);
+	close(fd);
+	return 0;
+}
+
+/* The allocated section holding addr, as [*low, *high); false when none does: addr2line looks nowhere else. */
+static bool allocated_section(Elf *elf, GElf_Addr addr, GElf_Addr *low, GElf_Addr *high)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_ALLOC) && addr >= sh->sh_addr && addr - sh->sh_addr < sh->sh_size) {
+			*low = sh->sh_addr;
+			*high = sh->sh_addr + sh->sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* -j SECTION: its address range; false when the binary has no such section. */
+static bool named_section(struct symbolize *s)
+{
+	Elf *elf = s->module.file.elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && !strcmp(name, s->section_name)) {
+			s->section_low = sh->sh_addr;
+			s->section_high = sh->sh_addr + sh->sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The symbol binutils names code at addr with when DWARF does not (bfd's _bfd_elf_find_function): the
+ * nearest at or before addr in the same section that is no data, section or file symbol (sizes do not
+ * bound it; of several at one address the first), and for a local symbol the file symbol before it as its
+ * file. libdwfl's dwfl_module_addrinfo differs on each point, so the command follows binutils here.
+ */
+static const char *symtab_function(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr low, GElf_Addr high,
+				   const char **file)
+{
+	const char *best = NULL, *last_file = NULL;
+	GElf_Addr best_value = 0;
+	bool symbol_seen = false, file_after_symbol = false;
+	int n = dwfl_module_getsymtab(mod);
+
+	*file = NULL;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name)
+			continue;
+		if (type == STT_FILE) {
+			last_file = name;
+			file_after_symbol = symbol_seen;
+			continue;
+		}
+		symbol_seen = true;
+		if (type == STT_OBJECT || type == STT_TLS || type == STT_SECTION || type == STT_COMMON ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || value < low || value >= high)
+			continue;
+		if (!sym.st_size && GELF_ST_BIND(sym.st_info) == STB_LOCAL && type == STT_NOTYPE &&
+		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
+			continue; /* annobin's markers, which bfd passes over too */
+		if (value > addr || (best && value <= best_value))
+			continue;
+		best = name;
+		best_value = value;
+		*file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file : NULL;
+	}
+	return best;
+}
+
+/* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
+static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profile_frame *f)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	Dwarf_Addr bias;
+	Dwarf_Line *dline;
+	const char *file;
+	unsigned int discriminator = 0;
+	int lineno = 0, col = 0;
+
+	if (!line || !(file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL)))
+		return;
+	f->file = xstrdup(file);
+	f->line = lineno > 0 ? (uint32_t)lineno : 0;
+	f->column = col > 0 ? (uint32_t)col : 0;
+	dline = dwfl_dwarf_line(line, &bias);
+	if (dline && dwarf_linediscriminator(dline, &discriminator) == 0)
+		f->discriminator = discriminator;
+}
+
+/*
+ * The frames at ELF address addr, as addr2line finds them: DWARF's through the shared symbolizer; where
+ * DWARF names no function, binutils' symbol (symtab_function) and the line table's line. 0 when nothing
+ * names addr or it lies outside every allocated section.
+ */
+static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_frame **frames)
+{
+	Dwfl_Module *mod = s->module.file.mod;
+	Dwarf_Addr dwfl_addr = addr + s->module.file.bias;
+	GElf_Addr low, high;
+	GElf_Sym sym;
+	const char *name, *file;
+	struct profile_frame *f;
+	uint32_t count;
+
+	*frames = NULL;
+	if (s->section_name) {
+		low = s->section_low;
+		high = s->section_high;
+		if (addr < low || addr >= high)
+			return 0;
+	} else if (!s->module.file.elf || !allocated_section(s->module.file.elf, addr, &low, &high)) {
+		return 0;
+	}
+	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
+	if (count && !sym.st_value && !sym.st_info)
+		return count; /* DWARF named the function */
+	name = symtab_function(mod, dwfl_addr, low + s->module.file.bias, high + s->module.file.bias, &file);
+	if (!count)
+		*frames = xcalloc(1, sizeof(**frames));
+	f = &(*frames)[count ? count - 1 : 0];
+	free(f->function);
+	free(f->system_name);
+	f->function = name ? demangle_name(name, s->options.demangle) : NULL;
+	f->system_name = name ? xstrdup(name) : NULL;
+	if (!f->file && !f->line && count <= 1)
+		line_table_position(mod, dwfl_addr, f);
+	if (!f->file && file)
+		f->file = xstrdup(file);
+	if (!name && !f->file && !f->line) {
+		profile_frames_free(*frames, 1);
+		*frames = NULL;
+		return 0;
+	}
+	return count ? count : 1;
+}
+
+static const char *file_name(const struct symbolize *s, const char *file)
+{
+	const char *slash;
+
+	if (!file)
+		return "??";
+	if (s->basenames && (slash = strrchr(file, '/')))
+		return slash + 1;
+	return file;
+}
+
+static void print_text(struct symbolize *s, uint64_t addr, const struct profile_frame *frames, uint32_t count)
+{
+	if (s->addresses)
+		printf("0x%0*" PRIx64 "%s", s->address_digits, addr, s->pretty ? ": " : "\n");
+	if (!count) {
+		if (s->functions)
+			fputs(s->pretty ? "?? " : "??\n", stdout);
+		fputs("??:0\n", stdout);
+		return;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		const struct profile_frame *f = &frames[i];
+
+		if (s->functions)
+			printf("%s%s", f->function && *f->function ? f->function : "??", s->pretty ? " at " : "\n");
+		printf("%s:", file_name(s, f->file));
+		/* addr2line keeps the address's discriminator for the callers' lines too (it is one variable). */
+		if (f->line && frames[0].discriminator)
+			printf("%u (discriminator %u)\n", f->line, frames[0].discriminator);
+		else if (f->line)
+			printf("%u\n", f->line);
+		else
+			fputs("?\n", stdout);
+		if (!s->inlines || i + 1 == count)
+			break;
+		if (s->pretty)
+			fputs(" (inlined by) ", stdout);
+	}
+}
+
+static void json_frame(struct json_writer *w, const struct symbolize *s, const struct profile_frame *f)
+{
+	json_key(w, "function");
+	json_string(w, f && f->function && *f->function ? f->function : NULL);
+	json_key(w, "file");
+	json_string(w, f && f->file && *f->file ? file_name(s, f->file) : NULL); /* "" is an unnamed file symbol */
+	json_key(w, "line");
+	if (f && f->line)
+		json_uint(w, f->line);
+	else
+		json_null(w);
+	json_key(w, "column");
+	if (f && f->column)
+		json_uint(w, f->column);
+	else
+		json_null(w);
+}
+
+static void print_json(struct symbolize *s, uint64_t addr, const struct profile_frame *frames, uint32_t count)
+{
+	struct json_writer w;
+
+	json_writer_init(&w, stdout);
+	json_begin_object(&w);
+	json_key(&w, "address");
+	json_hex(&w, addr);
+	json_frame(&w, s, count ? &frames[0] : NULL);
+	json_key(&w, "discriminator");
+	json_uint(&w, count ? frames[0].discriminator : 0);
+	json_key(&w, "inlined_by");
+	json_begin_array(&w);
+	for (uint32_t i = 1; i < count; i++) {
+		json_begin_object(&w);
+		json_frame(&w, s, &frames[i]);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	json_end_line(&w);
+	json_writer_release(&w);
+}
+
+static void answer(struct symbolize *s, const char *text)
+{
+	uint64_t addr = strtoull(text, NULL, 16); /* as bfd_scan_vma: an optional 0x, digits up to the first other */
+	struct profile_frame *frames;
+	uint32_t count;
+
+	if (s->address_digits == 8)
+		addr &= 0xffffffffu;
+	/* With -j the address is an offset into the section, and printed as given. */
+	count = covered(s, s->section_name ? addr + s->section_low : addr, &frames);
+	if (s->json)
+		print_json(s, addr, frames, count);
+	else
+		print_text(s, addr, frames, count);
+	profile_frames_free(frames, count);
+	fflush(stdout); /* a program on the other end of a pipe waits for this answer before sending the next */
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{ "exe", required_argument, NULL, 'e' },
+		{ "addresses", no_argument, NULL, 'a' },
+		{ "functions", no_argument, NULL, 'f' },
+		{ "inlines", no_argument, NULL, 'i' },
+		{ "demangle", no_argument, NULL, 'C' },
+		{ "pretty-print", no_argument, NULL, 'p' },
+		{ "basenames", no_argument, NULL, 's' },
+		{ "section", required_argument, NULL, 'j' },
+		{ "target", required_argument, NULL, 'b' },
+		{ "recurse-limit", no_argument, NULL, 'r' },
+		{ "no-recurse-limit", no_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct symbolize s = { .address_digits = 16 };
+	struct module_file_callbacks callbacks;
+	struct profile_module m = { 0 };
+	char build_id[2 * 64 + 1];
+	const char *binary = "a.out"; /* addr2line's default */
+	char *line = NULL;
+	size_t line_size = 0;
+	int opt, status = 0;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "e:afiCpsj:b:rRvh", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'e': binary = optarg; break;
+		case 'a': s.addresses = true; break;
+		case 'f': s.functions = true; break;
+		case 'i': s.inlines = true; break;
+		case 'C': s.options.demangle = true; break;
+		case 'p': s.pretty = true; break;
+		case 's': s.basenames = true; break;
+		case 'j': s.section_name = optarg; break;
+		case 'b': /* addr2line's BFD target: libelf reads every ELF target itself */
+		case 'r': /* addr2line's demangler recursion limit: libiberty's default applies */
+		case 'R': break;
+		case 'J': s.json = true; break;
+		case 'd':
+			if (symbolizer_options_add_debug_dir(&s.options, optarg) < 0) {
+				status = 2;
+				goto release_options;
+			}
+			break;
+		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); goto release_options;
+		default: usage(stderr); status = 2; goto release_options;
+		}
+	}
+
+	/* Opened as convert opens a recorded module: its path and the build ID read from the file now. */
+	if (read_build_id(binary, build_id, sizeof(build_id)) < 0) {
+		status = 1;
+		goto release_options;
+	}
+	m.path = realpath(binary, NULL);
+	if (!m.path) {
+		error("cannot open '%s': %s", binary, strerror(errno));
+		status = 1;
+		goto release_options;
+	}
+	m.build_id = build_id[0] ? build_id : NULL;
+	module_file_callbacks_init(&callbacks, &s.options.search);
+	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
+	if (s.module.file.reason) {
+		error("cannot use '%s': %s", binary, s.module.file.reason);
+		status = 1;
+	} else {
+		if (gelf_getclass(s.module.file.elf) == ELFCLASS32)
+			s.address_digits = 8;
+		if (s.section_name && !named_section(&s)) {
+			error("'%s' has no section '%s'", binary, s.section_name);
+			status = 1;
+		} else if (optind < argc) {
+			for (int i = optind; i < argc; i++)
+				answer(&s, argv[i]);
+		} else {
+			while (getline(&line, &line_size, stdin) > 0)
+				answer(&s, line);
+		}
+		if (ferror(stdout) || fflush(stdout) == EOF) {
+			error("cannot write the answers: %s", strerror(errno));
+			status = 1;
+		}
+	}
+	free(line);
+	symbolizer_module_close(&s.module);
+	module_file_callbacks_release(&callbacks);
+	free(m.path);
+release_options:
+	symbolizer_options_release(&s.options);
+	return status;
+}

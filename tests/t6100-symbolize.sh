@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+test_description='stackrec symbolize: the same bytes as GNU addr2line with the same flags, --json, answers streamed through a pipe'
+. "$(dirname "$0")/test-lib.sh"
+
+unset DEBUGINFOD_URLS
+if command -v addr2line >/dev/null && command -v objdump >/dev/null; then
+	test_set_prereq ADDR2LINE
+else
+	test_unset_prereq ADDR2LINE "no addr2line/objdump (apt-get install binutils)"
+fi
+if command -v g++ >/dev/null; then test_set_prereq CXX; else test_unset_prereq CXX "no g++"; fi
+
+# leaf and middle are inlined into outer twice; leaf calls atoi, itself inlined from <stdlib.h>.
+cat >inline.c <<'SRC'
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline __attribute__((always_inline)) int leaf(int x)
+{
+	int r = x * 3;
+	if (r > 100)
+		r -= atoi("7");
+	return r;
+}
+
+static inline __attribute__((always_inline)) int middle(int x)
+{
+	int s = 0;
+	for (int i = 0; i < x; i++)
+		s += leaf(i);
+	return s;
+}
+
+__attribute__((noinline)) int outer(int n)
+{
+	return middle(n) + middle(n / 2);
+}
+
+__attribute__((noinline)) void spin(volatile int *p)
+{
+	for (int i = 0; i < 1000; i++)
+		*p += outer(i);
+}
+
+int main(int argc, char **argv)
+{
+	volatile int v = 0;
+	(void)argv;
+	spin(&v);
+	printf("%d\n", v + argc);
+	return 0;
+}
+SRC
+
+cat >cxx.cc <<'SRC'
+#include <cstdio>
+#include <vector>
+namespace ns {
+template <typename T> struct Box {
+	std::vector<T> v;
+	__attribute__((noinline)) void add(T x) { v.push_back(x); }
+	T sum() const { T s{}; for (auto &e : v) s += e; return s; }
+};
+__attribute__((noinline)) int work(int n, char c)
+{
+	Box<int> b;
+	for (int i = 0; i < n; i++)
+		b.add(i * c);
+	return b.sum();
+}
+}
+int main(int argc, char **) { std::printf("%d\n", ns::work(argc * 100, 'x')); }
+SRC
+
+# addresses BINARY: every function symbol's start, 5 and 37 bytes in, each call instruction (inlined call
+# sites among them), every instruction of outer (lines with discriminators), and addresses in no function:
+# .rodata, past the end, 0.
+addresses() {
+	nm --defined-only "$1" | awk '$2 ~ /^[tTwW]$/ { print $1 }' >starts &&
+	while read -r a; do
+		printf '%x\n%x\n%x\n' $((0x$a)) $((0x$a + 5)) $((0x$a + 37))
+	done <starts &&
+	objdump -d --no-show-raw-insn "$1" | awk '/\tcall / { sub(":", "", $1); print $1 }' &&
+	objdump -d --no-show-raw-insn --disassemble=outer "$1" | awk -F: '/^ +[0-9a-f]+:/ { print $1 }' &&
+	objdump -h "$1" | awk '$2 == ".rodata" { print $4 }' &&
+	echo 0x10000000 && echo 0
+}
+
+FLAGS_LIST="- -f -i -a -p -C -s -fi -fa -fp -ip -ap -fia -fiap -fipC -fiC -aipsf"
+
+# compare BINARY ADDRESS_FILE: for each flag set, addresses on the command line and on stdin.
+compare() {
+	for flags in $FLAGS_LIST; do
+		[ "$flags" = - ] && flags=
+		addr2line -e "$1" $flags <"$2" >expect &&
+		stackrec symbolize -e "$1" $flags <"$2" >actual &&
+		test_cmp expect actual &&
+		addr2line -e "$1" $flags $(cat "$2") >expect &&
+		stackrec symbolize -e "$1" $flags $(cat "$2") >actual &&
+		test_cmp expect actual || { echo "flags: $flags"; return 1; }
+	done
+}
+
+test_expect_success ADDR2LINE 'build a C program with inlined functions at -O2 -g and list its addresses' '
+	gcc -O2 -g -o inline inline.c &&
+	addresses inline >addrs &&
+	test_line_count addrs -gt 30 &&
+	addr2line -e inline -i $(objdump -d inline | awk "/call.*<strtol@plt>/ { sub(\":\", \"\", \$1); print \$1 }") >chain &&
+	test_line_count chain -ge 3 &&
+	addr2line -e inline -i <addrs >lines &&
+	grep " (discriminator [0-9]*)$" lines
+'
+
+test_expect_success ADDR2LINE 'C program: the same bytes as addr2line for every flag set' '
+	compare inline addrs
+'
+
+test_expect_success ADDR2LINE '-j .text: addresses are section offsets, as addr2line takes them' '
+	text=$(objdump -h inline | awk "\$2 == \".text\" { print \$4 }") &&
+	while read -r a; do
+		o=$((0x${a#0x} - 0x$text)) && if [ $o -ge 0 ]; then printf "%x\n" $o; fi
+	done <addrs >offsets &&
+	test_line_count offsets -gt 30 &&
+	addr2line -e inline -j .text -a -f -i <offsets >expect &&
+	stackrec symbolize -e inline -j .text -a -f -i <offsets >actual &&
+	test_cmp expect actual &&
+	test_must_fail stackrec symbolize -e inline -j .no-such 0 2>err &&
+	grep -F "no section" err
+'
+
+test_expect_success ADDR2LINE 'the leading 0x is optional and upper case is read' '
+	a=$(nm inline | awk "\$3 == \"outer\" { print \$1 }") &&
+	stackrec symbolize -e inline -f 0x$a >expect &&
+	stackrec symbolize -e inline -f $a >actual && test_cmp expect actual &&
+	stackrec symbolize -e inline -f 0X${a^^} >actual && test_cmp expect actual &&
+	printf "outer\n%s/inline.c:21\n" "$PWD" >expect && test_cmp expect actual
+'
+
+# binutils 2.40 reads the file of some line-table rows of gcc 12's DWARF 5 one entry off (cxx.cc:439 in a
+# 17-line cxx.cc, where libdw says vector.tcc:439): byte for byte with DWARF 4, and for DWARF 5 every line we
+# print exists in its file (docs/symbolize.md, Differences).
+test_expect_success ADDR2LINE,CXX 'C++ program: the same bytes as addr2line, names mangled without -C and demangled with it' '
+	g++ -O2 -g -gdwarf-4 -o cxx cxx.cc &&
+	addresses cxx >caddrs &&
+	compare cxx caddrs &&
+	a=$(nm cxx | awk "/ T _ZN2ns4workEic\$/ { print \$1 }") &&
+	stackrec symbolize -e cxx -f $a >names && grep -x _ZN2ns4workEic names &&
+	stackrec symbolize -e cxx -f -C $a >names && grep -Fx "ns::work(int, char)" names
+'
+
+test_expect_success ADDR2LINE,CXX 'C++ program with DWARF 5: every FILE:LINE printed is a line of that file' '
+	g++ -O2 -g -gdwarf-5 -o cxx5 cxx.cc &&
+	addresses cxx5 >caddrs5 &&
+	stackrec symbolize -e cxx5 -i <caddrs5 >actual &&
+	sed -n "s/^\(\/[^:]*\):\([0-9][0-9]*\).*/\1 \2/p" actual | sort -u >positions &&
+	test_line_count positions -gt 5 &&
+	while read -r file line; do
+		test "$line" -le "$(wc -l <"$file")" || { echo "$file has no line $line"; exit 1; }
+	done <positions
+'
+
+test_expect_success ADDR2LINE 'a stripped binary is named from its debug file in a --debug-dir .build-id tree, as convert finds it' '
+	cp inline stripped && objcopy --only-keep-debug stripped stripped.dbg && strip stripped &&
+	id=$(readelf -n stripped | awk "/Build ID/ { print \$3 }") && test -n "$id" &&
+	mkdir -p debug/.build-id/${id:0:2} && mv stripped.dbg debug/.build-id/${id:0:2}/${id:2}.debug &&
+	stackrec symbolize -e inline -f -i <addrs >expect &&
+	stackrec symbolize -e stripped --debug-dir debug -f -i <addrs >actual &&
+	test_cmp expect actual
+'
+
+test_expect_success ADDR2LINE '--json: one valid object per address, with the fields of -f -i' '
+	stackrec symbolize -e inline --json <addrs >json &&
+	stackrec symbolize -e inline -f -i -a <addrs >text &&
+	python3 - json text <<-\PY
+	import json, sys
+	objs = [json.loads(l) for l in open(sys.argv[1])]
+	text = open(sys.argv[2]).read().split("\n0x")
+	assert len(objs) == len(text) == len([l for l in open("addrs")]), (len(objs), len(text))
+	inlined = 0
+	for o, t in zip(objs, text):
+	    assert set(o) == {"address", "function", "file", "line", "column", "discriminator", "inlined_by"}, o
+	    lines = t.strip().split("\n")[1:]
+	    frames = [o] + o["inlined_by"]
+	    assert len(lines) == 2 * len(frames), (o, lines)
+	    for f, (fn, pos) in zip(frames, zip(lines[0::2], lines[1::2])):
+	        assert fn == (f["function"] or "??"), (f, fn)
+	        file, line = pos.split(" ")[0].rsplit(":", 1)
+	        assert file == (f["file"] or "??"), (f, pos)
+	        assert line == (str(f["line"]) if f["line"] else "0" if fn == "??" and file == "??" and f is o else "?"), (f, pos)
+	    inlined += len(o["inlined_by"]) > 0
+	assert inlined > 3, inlined
+	PY
+'
+
+test_expect_success ADDR2LINE 'answers stream: each is written before the next address is read' '
+	main=$(nm inline | awk "\$3 == \"main\" { print \$1 }") &&
+	outer=$(nm inline | awk "\$3 == \"outer\" { print \$1 }") &&
+	coproc SYM { "$STACKREC" symbolize -e inline -f; } &&
+	echo "$main" >&${SYM[1]} &&
+	read -t 10 -r f1 <&${SYM[0]} && read -t 10 -r l1 <&${SYM[0]} &&
+	echo "$outer" >&${SYM[1]} &&
+	read -t 10 -r f2 <&${SYM[0]} && read -t 10 -r l2 <&${SYM[0]} &&
+	eval "exec ${SYM[1]}>&-" &&
+	wait $SYM_PID &&
+	test "$f1 $f2" = "main outer" &&
+	test "$l2" = "$PWD/inline.c:21"
+'
+
+test_expect_success 'a missing binary is one error line naming it, exit 1; bad usage exits 2' '
+	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
+	test_expect_code 1 stackrec symbolize -e no-such-binary 1000 >out 2>err &&
+	test_line_count err = 1 && grep -F "no-such-binary" err && test_line_count out = 0 &&
+	echo "not elf" >text.txt &&
+	test_expect_code 1 stackrec symbolize -e text.txt 1000 2>err &&
+	test_line_count err = 1 && grep -F "text.txt" err &&
+	test_expect_code 2 stackrec symbolize --no-such-option 2>err &&
+	grep -F usage err &&
+	stackrec --help >help && grep "^   symbolize " help
+'
+
+test_done
