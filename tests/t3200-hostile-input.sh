@@ -73,6 +73,14 @@ test_expect_success 'a FIFO in --debug-dir/.build-id is refused, by the lookup a
 	grep "^stackrec: warning: .$PWD/dbg/.build-id/${id:0:2}/${id:2}.debug. is not a regular file (a FIFO): not read$" err
 '
 
+test_expect_success 'a FIFO in a debug dir is not archived, and archive ends' '
+	id=$(build_id prog) &&
+	in_time stackrec archive stripped.rec --no-cache --debug-dir "$PWD/dbg" -o fifo.archive 2>err &&
+	cat err &&
+	grep "^stackrec: warning: .$PWD/dbg/.build-id/${id:0:2}/${id:2}.debug. is not a regular file (a FIFO): not read$" err &&
+	grep "^stackrec: archived 1 files" err
+'
+
 test_expect_success 'a .gnu_debuglink naming /dev/zero (through a symbolic link) ends, without a build ID to check, in one line' '
 	mkdir -p zlink &&
 	cc -O1 -g -Wl,--build-id=none -o noid prog.c &&
@@ -148,6 +156,20 @@ test_expect_success 'a recorded path with ".." does not climb out of --symfs' '
 	! grep main dotdot.folded &&
 	grep "^stackrec: warning: ./usr/lib/../../../secret. has a .\.\.. component: not looked up$" err &&
 	grep "recorded path with .\.\..: " err
+'
+
+test_expect_success 'an archive block at an absurd offset makes convert --archive exit 1 and say why' '
+	id=$(build_id prog) &&
+	{
+		echo "host archive_of=x.rec" &&
+		echo "file 3 $id 0 /bin/prog prog" &&
+		echo "file 3 $id 1099511627776 /bin/prog prog" &&
+		echo end
+	} | write_rec forged.archive &&
+	rec_of forged.rec /bin/prog $id &&
+	test_must_fail in_time stackrec convert forged.rec --no-cache --archive forged.archive >forged.folded 2>err &&
+	cat err &&
+	grep "^stackrec: error: .forged.archive.: a block of ./bin/prog. is at offset 1099511627776, not where the file.s bytes so far end ([0-9]*): damaged archive$" err
 '
 
 test_done
