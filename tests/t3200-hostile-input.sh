@@ -95,6 +95,20 @@ test_expect_success 'a .gnu_debuglink naming /dev/zero (through a symbolic link)
 	grep "^stackrec: warning: .$PWD/zlink/prog.debug. is not a regular file (a character device): not read$" err
 '
 
+test_expect_success 'a .gnu_debuglink that is a path ("../p.debug") is not followed' '
+	mkdir -p up/bin &&
+	objcopy --strip-all --add-gnu-debuglink=prog.debug prog up/bin/prog &&
+	python3 -c "import sys; p = sys.argv[1]; d = open(p, \"rb\").read(); assert d.count(b\"prog.debug\\0\") == 1; open(p, \"wb\").write(d.replace(b\"prog.debug\\0\", b\"../p.debug\\0\"))" up/bin/prog &&
+	cp prog.debug up/p.debug &&
+	rec_of up.rec "$PWD/up/bin/prog" $(build_id prog) &&
+	in_time stackrec convert up.rec --no-cache >up.folded 2>err &&
+	cat err up.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/up/bin/prog. has a .gnu_debuglink that is a path (.\.\./p\.debug.): not followed$" err &&
+	echo "prog;[prog] 1" >expect &&
+	test_cmp expect up.folded
+'
+
 # bomb ELF TYPE SIZE: replaces the first SHF_COMPRESSED section of ELF (64-bit little-endian) with SIZE zero
 # bytes compressed with TYPE (zlib or zstd), appended at the end of the file, as a real compression bomb: SIZE
 # is not only declared, it inflates to that much. zlib's stream is one flushed 1 MiB block repeated.
