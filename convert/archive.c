@@ -19,6 +19,7 @@
 #include "../formats/recording_writer.h"
 #include "../util.h"
 #include "debug_file.h"
+#include "input_file.h"
 
 #define ARCHIVE_CHUNK (32u << 20) /* FILE blocks stay well below a frame's limit */
 
@@ -51,14 +52,23 @@ static int collect(void *ctx, uint32_t type, const void *body, uint32_t size)
 	return 0;
 }
 
-/* Adds the file open on fd as FILE blocks of kind SREC_FILE_DEBUG. Returns its size, or -1. */
+/*
+ * Adds the file open on fd (a regular file: debug_file_find and input_file_open see to it) as FILE blocks of
+ * kind SREC_FILE_DEBUG, no more than the size it had when opened. Returns that size, or -1.
+ */
 static long long add_file(struct recording_writer *writer, int fd, const char *path, const char *hex)
 {
 	struct srec_file f = { .kind = SREC_FILE_DEBUG, .path_size = (uint32_t)strlen(path) + 1 };
-	unsigned char *chunk = xmalloc(ARCHIVE_CHUNK);
-	uint64_t offset = 0;
+	unsigned char *chunk;
+	uint64_t offset = 0, size;
+	struct stat st;
 	ssize_t n;
 	int ret = 0;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	size = (uint64_t)st.st_size;
+	chunk = xmalloc(ARCHIVE_CHUNK);
 
 	f.build_id_size = (uint8_t)(strlen(hex) / 2);
 	for (size_t i = 0; i < f.build_id_size && i < SREC_BUILD_ID_MAX; i++)
@@ -66,7 +76,9 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 	do {
 		size_t got = 0;
 
-		while (got < ARCHIVE_CHUNK && (n = pread(fd, chunk + got, ARCHIVE_CHUNK - got, (off_t)(offset + got))) > 0)
+		size_t want = size - offset < ARCHIVE_CHUNK ? (size_t)(size - offset) : ARCHIVE_CHUNK;
+
+		while (got < want && (n = pread(fd, chunk + got, want - got, (off_t)(offset + got))) > 0)
 			got += (size_t)n;
 		if (got == 0 && offset > 0)
 			break;
@@ -82,7 +94,7 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 			free(tail);
 		}
 		offset += got;
-		if (ret < 0 || got < ARCHIVE_CHUNK)
+		if (ret < 0 || got < ARCHIVE_CHUNK || offset >= size)
 			break;
 	} while (1);
 	free(chunk);
@@ -166,7 +178,7 @@ int cmd_archive(int argc, char **argv)
 		for (size_t d = 0; d <= search.dir_count; d++) {
 			char *dir = debug_file_dir(&search, d), *rel = build_id_hex_rel_path(w.build_ids[i], ".debug");
 			char *debug_path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
-			int fd = debug_path ? open(debug_path, O_RDONLY | O_CLOEXEC) : -1;
+			int fd = debug_path ? input_file_open(debug_path, true, NULL) : -1;
 
 			free(dir);
 
@@ -205,6 +217,7 @@ cleanup:
 /* Extraction. */
 
 struct extract {
+	const char *archive_path;
 	char *dir;
 	int failed;
 };
@@ -216,6 +229,7 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	const char *path;
 	const void *data;
 	size_t len;
+	struct stat st;
 	char *rel, *target, *slash;
 	int fd;
 
@@ -229,8 +243,20 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	*slash = '\0';
 	mkdir(target, 0700); /* DIR/.build-id/xx; DIR/.build-id exists */
 	*slash = '/';
-	fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || pwrite(fd, data, f.data_size, (off_t)f.data_offset) != (ssize_t)f.data_size) {
+	fd = open(target, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		x->failed = 1;
+		error("cannot write '%s': %s", target, strerror(errno));
+	} else if (fstat(fd, &st) < 0 || (f.data_offset && f.data_offset != (uint64_t)st.st_size) ||
+		   (!f.data_offset && ftruncate(fd, 0) < 0)) {
+		/* `archive` writes each file's blocks in order, each where the last ended (a file archived twice
+		 * starts again at 0): an offset anywhere else is damage or a forgery, and would make a sparse file
+		 * of any size, then read to its end. */
+		x->failed = 1;
+		error("'%s': a block of '%s' is at offset %llu, not where the file's bytes so far end (%llu): damaged "
+		      "archive",
+		      x->archive_path, path, (unsigned long long)f.data_offset, (unsigned long long)st.st_size);
+	} else if (pwrite(fd, data, f.data_size, (off_t)f.data_offset) != (ssize_t)f.data_size) {
 		x->failed = 1;
 		error("cannot write '%s': %s", target, strerror(errno));
 	}
@@ -255,6 +281,7 @@ char *archive_extract(const char *archive_path)
 		recording_reader_close(&reader);
 		return NULL;
 	}
+	x.archive_path = archive_path;
 	x.dir = xstrdup(template);
 	build_id_dir = xasprintf("%s/.build-id", x.dir);
 	mkdir(build_id_dir, 0700);
@@ -263,6 +290,11 @@ char *archive_extract(const char *archive_path)
 	if (recording_reader_report_damage(&reader))
 		warning("'%s': using the files that were intact", archive_path);
 	recording_reader_close(&reader);
+	if (x.failed) {
+		/* Its files cannot be trusted whole: none is used, and convert says so in its exit status. */
+		archive_remove_dir(x.dir);
+		return NULL;
+	}
 	return x.dir;
 }
 

@@ -13,30 +13,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "../cache_dir.h"
 #include "../util.h"
+#include "input_file.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
-enum candidate_result { CANDIDATE_OK, CANDIDATE_MISSING, CANDIDATE_NOT_ELF, CANDIDATE_MISMATCH };
+enum candidate_result { CANDIDATE_OK, CANDIDATE_MISSING, CANDIDATE_NOT_ELF, CANDIDATE_MISMATCH, CANDIDATE_REFUSED };
 
-/* Opens path and checks that it is an ELF file with the wanted build ID (any, when want is NULL). */
-static enum candidate_result try_candidate(const char *path, const char *want, int *fd_out)
+/*
+ * Opens path and checks that it is an ELF file with the wanted build ID (any, when want is NULL) that is safe
+ * to read (input_file.h). A symbolic link is followed only with follow_links: not under --symfs. When the
+ * file is refused, *why (may be NULL) says why.
+ */
+static enum candidate_result try_candidate_at(const char *path, const char *want, bool follow_links, int *fd_out,
+					      const char **why)
 {
 	enum candidate_result result = CANDIDATE_OK;
 	const void *id = NULL;
 	char have[2 * 64 + 1] = "";
+	const char *refused = NULL;
+	struct stat st;
 	ssize_t n;
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = input_file_open(path, follow_links, &refused);
+	if (fd < 0) {
+		if (why)
+			*why = refused;
+		return refused ? CANDIDATE_REFUSED : CANDIDATE_MISSING;
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
 		return CANDIDATE_MISSING;
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
@@ -50,6 +66,10 @@ static enum candidate_result try_candidate(const char *path, const char *want, i
 	if (want && strcmp(want, have)) {
 		debug("'%s' has build ID %s, not the recorded %s: not used", path, n > 0 ? have : "(none)", want);
 		result = CANDIDATE_MISMATCH;
+	} else if (!input_file_elf_ok(elf, path, (size_t)st.st_size, &refused)) {
+		if (why)
+			*why = refused;
+		result = CANDIDATE_REFUSED;
 	}
 out:
 	elf_end(elf);
@@ -59,6 +79,21 @@ out:
 	}
 	*fd_out = fd;
 	return CANDIDATE_OK;
+}
+
+/* A candidate found by build ID in a directory of this machine: links there are followed. */
+static enum candidate_result try_candidate(const char *path, const char *want, int *fd_out)
+{
+	return try_candidate_at(path, want, true, fd_out, NULL);
+}
+
+/* Whether a build ID is what the recording's bytes encode to: lowercase hex. It becomes a path. */
+static bool build_id_ok(const char *build_id)
+{
+	for (const char *p = build_id; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
 }
 
 /* A file of the recording machine's filesystem (a recorded path, the system debug directory) as seen here:
@@ -180,22 +215,28 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		    struct debug_file *out, const char **reason)
 {
 	enum candidate_result at_path = CANDIDATE_MISSING;
+	const char *refused = NULL;
 	size_t len = strlen(path);
 	int fd = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
-	if (build_id && !*build_id)
+	if (build_id && (!*build_id || !build_id_ok(build_id)))
 		build_id = NULL;
 
-	/* 1. The recorded path. Pseudo-paths ("[vdso]", "//anon") name no file. */
-	if (path[0] == '/' && path[1] != '/') {
+	/* 1. The recorded path. Pseudo-paths ("[vdso]", "//anon") name no file; a ".." would climb out of
+	 * --symfs (and the kernel never reports one). */
+	if (path[0] == '/' && path[1] != '/' && !input_file_path_ok(path)) {
+		input_file_refused(path, "has a '..' component: not looked up");
+		at_path = CANDIDATE_REFUSED;
+		refused = "recorded path with '..'";
+	} else if (path[0] == '/' && path[1] != '/') {
 		char *recorded = xstrndup(path, len > 10 && !strcmp(path + len - 10, " (deleted)") ? len - 10 : len);
 		char *real = on_symfs(search, recorded);
 
 		free(recorded);
 
-		at_path = try_candidate(real, build_id, &fd);
+		at_path = try_candidate_at(real, build_id, !search->symfs, &fd, &refused);
 		if (at_path == CANDIDATE_OK && found(real, fd, out)) {
 			free(real);
 			return 0;
@@ -255,6 +296,8 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	if (at_path == CANDIDATE_MISMATCH)
 		*reason = "build ID mismatch";
+	else if (at_path == CANDIDATE_REFUSED && refused)
+		*reason = refused;
 	else if (at_path == CANDIDATE_NOT_ELF)
 		*reason = "not an ELF file";
 	else if (!strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5))
@@ -291,21 +334,32 @@ char *debug_file_dwfl_path(const struct debug_file_search *search)
 	return path;
 }
 
-/* The CRC-32 of a file's bytes, as .gnu_debuglink records it (zlib's crc32). False if it cannot be read. */
+/*
+ * The CRC-32 of a file's bytes, as .gnu_debuglink records it (zlib's crc32). False if it cannot be read, or
+ * is no regular file: the link is data of the binary, and /dev/zero would never end. Reads no more than the
+ * size the file had when opened.
+ */
 static bool file_crc32(const char *path, uint32_t *crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0L, Z_NULL, 0);
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0;
+	struct stat st;
+	off_t left;
+	int fd = input_file_open(path, true, NULL);
 
 	if (fd < 0)
 		return false;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return false;
+	}
+	for (left = st.st_size; left > 0 && (n = read(fd, buf, left < (off_t)sizeof(buf) ? (size_t)left : sizeof(buf))) > 0;
+	     left -= n)
 		c = crc32(c, buf, (uInt)n);
 	close(fd);
 	*crc = (uint32_t)c;
-	return n == 0;
+	return left == 0;
 }
 
 /* Whether the .gnu_debuglink target NAME exists where libdwfl looks for it — beside the file (its recorded
@@ -314,8 +368,13 @@ static bool file_crc32(const char *path, uint32_t *crc)
 static bool debuglink_rejected(const struct debug_file_search *search, const char *dir, const char *name,
 			       uint32_t want_crc)
 {
-	char *local_dir = on_symfs(search, dir);
+	char *local_dir;
 	bool rejected = false;
+
+	/* A link names a file beside the binary, never a path: "../../etc/x" would climb out of --symfs. */
+	if (strchr(name, '/') || !strcmp(name, "..") || !strcmp(name, "."))
+		return false;
+	local_dir = on_symfs(search, dir);
 
 	for (size_t i = 0; i < search->dir_count + 3 && !rejected; i++) {
 		char *debug_dir = i >= 2 ? debug_file_dir(search, i - 2) : NULL;

@@ -15,6 +15,8 @@
  * used. A module recorded without a build ID is looked up at its path alone and used unverified (the vDSO
  * only when the recording was made under the kernel release running now).
  * Separate debug information for the file found (.gnu_debuglink, /usr/lib/debug) is libdwfl's job.
+ * Every candidate is opened through input_file.h: FIFOs, devices, symbolic links under --symfs, recorded
+ * paths with "..", and ELF files whose compressed sections declare absurd sizes are refused with a reason.
  */
 #ifndef STACKREC_CONVERT_DEBUG_FILE_H
 #define STACKREC_CONVERT_DEBUG_FILE_H

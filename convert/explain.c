@@ -50,6 +50,17 @@ static const struct {
 	  "anonymous executable memory: run the JIT with its perf map on (node --perf-basic-prof, "
 	  "java -XX:+DumpPerfMapAtExit) while recording" },
 	{ "not an ELF file", "the file found is not an ELF file: pass the right one with --debug-dir" },
+	{ "not a regular file",
+	  "a FIFO, device or directory stands where the file should be, and convert never opens those "
+	  "(docs/convert.md): pass the real file with --debug-dir" },
+	{ "symbolic link under --symfs",
+	  "the file under --symfs is a symbolic link, which could point out of that tree: copy the file it "
+	  "points to in its place" },
+	{ "compressed sections too large",
+	  "its compressed sections declare more than 64 times the file's size once decompressed: a damaged or "
+	  "hostile file, refused (docs/convert.md)" },
+	{ "recorded path with '..'",
+	  "the recording names a path with '..', which no kernel reports: a damaged or forged recording" },
 	{ "debug file of another build",
 	  "a separate debug file was there but belongs to another build (its build ID or its .gnu_debuglink CRC "
 	  "differs; -v names it): install the debug file of the recorded build" },

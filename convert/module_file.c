@@ -4,19 +4,144 @@
 #include "module_file.h"
 
 #include <gelf.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../util.h"
+#include "input_file.h"
 #include "zstd_sections.h"
+
+/* Checks each of dir/sub/name for a suffix sub of subdirs (all of its trailing components, as libdwfl's
+ * search explores them). */
+static bool names_ok(const char *dir, const char *subdirs, const char *const *names, size_t name_count)
+{
+	bool ok = true;
+
+	for (const char *sub = subdirs; ok && sub; sub = strchr(sub + 1, '/')) {
+		while (*sub == '/')
+			sub++;
+		for (size_t i = 0; ok && i < name_count; i++) {
+			char *candidate = *sub ? xasprintf("%s/%s/%s", dir, sub, names[i]) : xasprintf("%s/%s", dir, names[i]);
+
+			ok = input_file_candidate_ok(candidate);
+			free(candidate);
+		}
+		if (!*sub)
+			break;
+	}
+	return ok;
+}
+
+/*
+ * Whether every file dwfl_standard_find_debuginfo may open for the module at file_name is safe to open: it
+ * opens them with a plain open() (a FIFO blocks it for good) and computes CRCs by reading to the end (/dev/zero
+ * never ends), then libdw inflates their compressed sections at the sizes they declare. The candidates follow
+ * its search (elfutils libdwfl/find-debuginfo.c): DIR/.build-id/xx/rest.debug for each absolute DIR of the
+ * path; then the link name (or BASENAME.debug, and BASENAME) in the file's directory, in each relative DIR
+ * under it, under each absolute DIR followed by each tail of the file's directory, and in the .dwz
+ * subdirectories where it looks for .gnu_debugaltlink files. A superset is fine: candidates are stat'ed,
+ * and the few that exist opened without blocking.
+ */
+static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, const char *file_name,
+				    const char *debuglink)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int bits_len = dwfl_module_build_id(mod, &bits, &vaddr);
+	char *hex = bits_len > 1 ? xmalloc(2 * (size_t)bits_len + 1) : NULL;
+	char *list = xstrdup(path_list ? path_list : ""), *save = NULL, *dir_copy, *base_copy, *made_up = NULL;
+	const char *names[3], *file_dir, *base;
+	size_t name_count = 0;
+	bool ok = true;
+
+	if (hex)
+		hex_encode(hex, bits, (size_t)bits_len);
+	dir_copy = xstrdup(file_name ? file_name : "");
+	base_copy = xstrdup(file_name ? file_name : "");
+	file_dir = dirname(dir_copy);
+	base = basename(base_copy);
+	if (debuglink) {
+		names[name_count++] = debuglink;
+		if (strchr(debuglink, '/'))
+			names[name_count++] = strrchr(debuglink, '/') + 1;
+	} else {
+		names[name_count++] = made_up = xasprintf("%s.debug", base);
+		names[name_count++] = base;
+	}
+	if (debuglink && debuglink[0] == '/')
+		ok = input_file_candidate_ok(debuglink);
+	for (char *d = strtok_r(list, ":", &save); ok && d; d = strtok_r(NULL, ":", &save)) {
+		if (*d == '+' || *d == '-')
+			d++;
+		if (*d == '/') {
+			char *by_id = hex ? xasprintf("%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) : NULL;
+			char *dwz = xasprintf("%s/.dwz", d);
+
+			ok = (!by_id || input_file_candidate_ok(by_id)) && names_ok(d, file_dir, names, name_count) &&
+			     names_ok(d, "", names, name_count) && names_ok(dwz, "", names, name_count);
+			free(by_id);
+			free(dwz);
+		} else {
+			char *sub = xasprintf("%s/%s", file_dir, d);
+
+			ok = names_ok(sub, "", names, name_count);
+			free(sub);
+		}
+	}
+	if (ok) {
+		char *dwz = xasprintf("%s/.dwz", file_dir);
+
+		ok = names_ok(file_dir, "", names, name_count) && names_ok(dwz, "", names, name_count);
+		free(dwz);
+	}
+	free(made_up);
+	free(dir_copy);
+	free(base_copy);
+	free(list);
+	free(hex);
+	return ok;
+}
+
+/*
+ * libdwfl's find_debuginfo callback: dwfl_standard_find_debuginfo, once every file it may open has been
+ * checked (debuginfo_candidates_ok), for the file's name as given and as its symbolic links resolve.
+ * userdata is the module's, set by module_file_open to its callbacks.
+ */
+static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+				  const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
+{
+	const struct module_file_callbacks *cb = *userdata;
+	const char *path_list = cb ? cb->debuginfo_path : NULL;
+	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
+	bool ok;
+
+	/* A .gnu_debuglink (it has a CRC; a .gnu_debugaltlink has none and may be a path) names a file beside
+	 * the binary: a path in it would lead the search out of --symfs and the debug directories. */
+	if (debuglink && crc && strchr(debuglink, '/')) {
+		char *what = xasprintf("has a .gnu_debuglink that is a path ('%s'): not followed", debuglink);
+
+		input_file_refused(file_name ? file_name : modname, what);
+		free(what);
+		free(canonical);
+		return -1;
+	}
+	ok = debuginfo_candidates_ok(mod, path_list, file_name, debuglink) &&
+	     (!canonical || debuginfo_candidates_ok(mod, path_list, canonical, debuglink));
+	free(canonical);
+	if (!ok)
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
+					    debuginfo_file_name);
+}
 
 void module_file_callbacks_init(struct module_file_callbacks *cb, const struct debug_file_search *search)
 {
 	memset(cb, 0, sizeof(*cb));
 	cb->debuginfo_path = debug_file_dwfl_path(search);
 	cb->callbacks.find_elf = dwfl_build_id_find_elf;
-	cb->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	cb->callbacks.find_debuginfo = checked_find_debuginfo;
 	cb->callbacks.section_address = dwfl_offline_section_address;
 	cb->callbacks.debuginfo_path = &cb->debuginfo_path;
 	elf_version(EV_CURRENT);
@@ -34,6 +159,7 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	struct debug_file file;
 	const char *reason = NULL;
 	char *name;
+	void **userdata = NULL;
 	int decompressed;
 
 	memset(mf, 0, sizeof(*mf));
@@ -66,6 +192,10 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		mf->reason = "not an ELF file";
 		return;
 	}
+	/* The callbacks, for checked_find_debuginfo to find the debuginfo path. */
+	dwfl_module_info(mf->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)cb;
 	mf->elf = dwfl_module_getelf(mf->mod, &mf->bias);
 	if (!mf->elf)
 		mf->reason = "not an ELF file";

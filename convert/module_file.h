@@ -6,7 +6,8 @@
  *
  * Separate debug files (.gnu_debuglink, .build-id trees) are found by libdwfl's standard search when a
  * user first asks for DWARF or .debug_frame, not when the module is opened: the unwinder needs only
- * .eh_frame for most code, and loading libc's debug file for it would be wasted.
+ * .eh_frame for most code, and loading libc's debug file for it would be wasted. That search opens files
+ * itself, so the find_debuginfo callback checks every file it may open first (input_file.h).
  */
 #ifndef STACKREC_CONVERT_MODULE_FILE_H
 #define STACKREC_CONVERT_MODULE_FILE_H

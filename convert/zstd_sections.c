@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "../util.h"
+#include "input_file.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2
@@ -82,8 +83,15 @@ int zstd_sections_decompress(int fd, const char *path)
 		    size - shdrs[i].sh_offset < shdrs[i].sh_size || shdrs[i].sh_size < sizeof(chdr))
 			continue;
 		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
-		if (chdr.ch_type != ELFCOMPRESS_ZSTD || chdr.ch_size > (1ull << 32))
+		/* debug_file.c refused files that declare more (input_file.h); this allocation must not trust the
+		 * header either, whoever hands the file over. */
+		if (chdr.ch_type != ELFCOMPRESS_ZSTD || chdr.ch_size > (1ull << 32) ||
+		    chdr.ch_size > (uint64_t)size * INPUT_FILE_MAX_INFLATION) {
+			if (chdr.ch_type == ELFCOMPRESS_ZSTD)
+				debug("'%s': section %zu declares %llu bytes decompressed: left compressed", path, i,
+				      (unsigned long long)chdr.ch_size);
 			continue;
+		}
 		body = xmalloc(chdr.ch_size ? chdr.ch_size : 1);
 		n = ZSTD_decompress(body, chdr.ch_size, file + shdrs[i].sh_offset + sizeof(chdr),
 				    shdrs[i].sh_size - sizeof(chdr));

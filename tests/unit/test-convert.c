@@ -10,6 +10,8 @@
  *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
  *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
+ *       file KIND BUILD_ID OFFSET PATH FILE (a FILE block: KIND a number (3: SREC_FILE_DEBUG), the bytes of FILE
+ *                                            as the content at OFFSET of the file PATH; archives are such files)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
  *                                           [weight=NS]
  *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
@@ -518,6 +520,26 @@ static int write_recording(const char *path)
 			if (t.event == SREC_TASK_FORK)
 				t.parent_pid = (uint32_t)strtoul(a[2], NULL, 0);
 			recording_writer_add(&w, SREC_BLOCK_TASK, &t, sizeof(t), NULL, 0);
+		} else if (sscanf(p, "file %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4]) == 5) {
+			struct srec_mapping id;
+			struct srec_file f = { .kind = (uint32_t)strtoul(a[0], NULL, 0),
+					       .data_offset = strtoull(a[2], NULL, 0),
+					       .path_size = (uint32_t)strlen(a[3]) + 1 };
+			FILE *in = fopen(a[4], "r");
+			unsigned char *tail = xmalloc(f.path_size + 65536);
+			size_t got;
+
+			if (!in)
+				return error("cannot open '%s'", a[4]) ? 1 : 1;
+			got = fread(tail + f.path_size, 1, 65536, in);
+			fclose(in);
+			parse_build_id(a[1], &id);
+			f.build_id_size = id.build_id_size;
+			memcpy(f.build_id, id.build_id, sizeof(f.build_id));
+			f.data_size = got;
+			memcpy(tail, a[3], f.path_size);
+			recording_writer_add(&w, SREC_BLOCK_FILE, &f, sizeof(f), tail, f.path_size + got);
+			free(tail);
 		} else if (sscanf(p, "kallsyms %4095s", a[0]) == 1) {
 			FILE *f = fopen(a[0], "r");
 			char *text = NULL;

@@ -1,0 +1,137 @@
+/*
+ * input_file.c — refusing the files hostile input can point convert at (see input_file.h).
+ */
+#include "input_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util.h"
+
+/* The paths already warned about: a module's candidates are tried by several lookups (ours, libdwfl's, the
+ * explanation of a missing debug file), and one line per refused file is enough. */
+static char **refused;
+static size_t refused_count, refused_cap;
+
+void input_file_refused(const char *path, const char *what)
+{
+	for (size_t i = 0; i < refused_count; i++)
+		if (!strcmp(refused[i], path))
+			return;
+	GROW(refused, refused_cap, refused_count + 1);
+	refused[refused_count++] = xstrdup(path);
+	warning("'%s' %s", path, what);
+}
+
+static const char *type_name(mode_t mode)
+{
+	return S_ISFIFO(mode)	? "a FIFO"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISDIR(mode)	? "a directory"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a file";
+}
+
+/* Refuses what stat says is not a regular file, naming its type. */
+static bool refuse_type(const char *path, mode_t mode, const char **reason)
+{
+	char *what;
+
+	if (S_ISREG(mode))
+		return false;
+	what = xasprintf("is not a regular file (%s): not read", type_name(mode));
+	input_file_refused(path, what);
+	free(what);
+	if (reason)
+		*reason = "not a regular file";
+	return true;
+}
+
+int input_file_open(const char *path, bool follow_links, const char **reason)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
+
+	if (fd < 0) {
+		if (errno == ELOOP && !follow_links) {
+			input_file_refused(path, "is a symbolic link under --symfs: not followed");
+			if (reason)
+				*reason = "symbolic link under --symfs";
+		} else if (reason) {
+			*reason = NULL;
+		}
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || refuse_type(path, st.st_mode, reason)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool input_file_elf_ok(Elf *elf, const char *path, size_t file_size, const char **reason)
+{
+	uint64_t declared = 0, limit = (uint64_t)file_size * INPUT_FILE_MAX_INFLATION;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		GElf_Chdr chdr;
+
+		if (!sh || !(sh->sh_flags & SHF_COMPRESSED) || !gelf_getchdr(scn, &chdr))
+			continue;
+		/* Summed: a thousand sections each just below the limit are as bad as one above it. */
+		if (__builtin_add_overflow(declared, chdr.ch_size, &declared))
+			declared = UINT64_MAX;
+		if (declared > limit) {
+			char *what = xasprintf("declares %llu bytes of compressed sections, more than %d times its size "
+					       "(%zu bytes): not read",
+					       (unsigned long long)declared, INPUT_FILE_MAX_INFLATION, file_size);
+
+			input_file_refused(path, what);
+			free(what);
+			if (reason)
+				*reason = "compressed sections too large";
+			return false;
+		}
+	}
+	return true;
+}
+
+bool input_file_path_ok(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return false;
+	return true;
+}
+
+bool input_file_candidate_ok(const char *candidate)
+{
+	struct stat st;
+	Elf *elf;
+	bool ok;
+	int fd;
+
+	/* stat follows links as libdwfl's open() will, and never blocks on a FIFO. */
+	if (stat(candidate, &st) < 0)
+		return true;
+	if (refuse_type(candidate, st.st_mode, NULL))
+		return false;
+	fd = input_file_open(candidate, true, NULL);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ok = !elf || elf_kind(elf) != ELF_K_ELF || input_file_elf_ok(elf, candidate, (size_t)st.st_size, NULL);
+	elf_end(elf);
+	close(fd);
+	return ok;
+}

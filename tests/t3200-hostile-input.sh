@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+test_description='convert and archive on hostile input: FIFOs, devices, absurd compressed sizes, ".." paths, damaged archives'
+# A recording and the binaries it names may come from another machine: whatever they hold, convert must end
+# (each command runs under `timeout 20`), stay small, and say in one line which file it refused and why.
+# Recordings are written by tests/unit/test-convert.c ("test-convert write OUT <script"); no root, no BPF.
+. "$(dirname "$0")/test-lib.sh"
+
+unset DEBUGINFOD_URLS
+write_rec() { "$UNIT_DIR/test-convert" write "$@"; }
+build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+# in_time CMD ARGS...: CMD (stackrec: the one under test) under `timeout 20`; a hang is a failure of its own.
+in_time() {
+	[ "$1" = stackrec ] && set -- "$STACKREC" "${@:2}"
+	timeout 20 "$@"
+	local rc=$?
+	if [ $rc -eq 124 ]; then
+		echo "in_time: still running after 20 s: $*" >&2
+		return 124
+	fi
+	return $rc
+}
+# rec_of OUT PATH BUILD_ID: a recording of one sample in PATH (BUILD_ID or -), at file offset 0x1010: the text
+# of a small program, so that its DWARF is read.
+rec_of() {
+	printf '%s\n' "host hostname=test" "mapping 100 400000 401000 1000 $2 $3 1" "sample 100 100 prog 10 400010 -" \
+		end | write_rec "$1"
+}
+
+test_expect_success 'build a program, stripped, with a .gnu_debuglink' '
+	printf "%s\n" "int main(void) { return 0; }" >prog.c &&
+	cc -O1 -g -o prog prog.c &&
+	objcopy --only-keep-debug prog prog.debug &&
+	objcopy --strip-debug --add-gnu-debuglink=prog.debug prog stripped &&
+	test -n "$(build_id prog)"
+'
+
+test_expect_success 'a FIFO at a recorded path is refused in one line, not opened' '
+	mkfifo fifo &&
+	rec_of fifo.rec "$PWD/fifo" - &&
+	in_time stackrec convert fifo.rec --no-cache >fifo.folded 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/fifo. is not a regular file (a FIFO): not read$" err &&
+	echo "prog;[fifo] 1" >expect &&
+	test_cmp expect fifo.folded
+'
+
+test_expect_success 'a FIFO at a recorded path under --symfs is refused, and so is a symbolic link to a device' '
+	mkdir -p root/usr/bin &&
+	mkfifo root/usr/bin/app &&
+	ln -s /dev/zero root/usr/bin/zero &&
+	rec_of symfs.rec /usr/bin/app - &&
+	in_time stackrec convert symfs.rec --symfs root --no-cache >/dev/null 2>err &&
+	grep "^stackrec: warning: .$PWD/root/usr/bin/app. is not a regular file (a FIFO): not read$" err &&
+	rec_of zero.rec /usr/bin/zero - &&
+	in_time stackrec convert zero.rec --symfs root --no-cache >/dev/null 2>err &&
+	grep "^stackrec: warning: .$PWD/root/usr/bin/zero. is a symbolic link under --symfs: not followed$" err
+'
+
+test_expect_success 'a FIFO in --debug-dir/.build-id is refused, by the lookup and by libdwfl'"'"'s own' '
+	id=$(build_id prog) &&
+	mkdir -p dbg/.build-id/${id:0:2} &&
+	mkfifo dbg/.build-id/${id:0:2}/${id:2}.debug &&
+	rec_of gone.rec "$PWD/no-such-prog" $id &&
+	in_time stackrec convert gone.rec --no-cache --debug-dir dbg >/dev/null 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/dbg/.build-id/${id:0:2}/${id:2}.debug. is not a regular file (a FIFO): not read$" err &&
+	rec_of stripped.rec "$PWD/stripped" $id &&
+	in_time stackrec convert stripped.rec --no-cache --debug-dir dbg >/dev/null 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/dbg/.build-id/${id:0:2}/${id:2}.debug. is not a regular file (a FIFO): not read$" err
+'
+
+test_expect_success 'a FIFO in a debug dir is not archived, and archive ends' '
+	id=$(build_id prog) &&
+	in_time stackrec archive stripped.rec --no-cache --debug-dir "$PWD/dbg" -o fifo.archive 2>err &&
+	cat err &&
+	grep "^stackrec: warning: .$PWD/dbg/.build-id/${id:0:2}/${id:2}.debug. is not a regular file (a FIFO): not read$" err &&
+	grep "^stackrec: archived 1 files" err
+'
+
+test_expect_success 'a .gnu_debuglink naming /dev/zero (through a symbolic link) ends, without a build ID to check, in one line' '
+	mkdir -p zlink &&
+	cc -O1 -g -Wl,--build-id=none -o noid prog.c &&
+	objcopy --only-keep-debug noid zlink/prog.debug &&
+	objcopy --strip-debug --add-gnu-debuglink=zlink/prog.debug noid zlink/prog &&
+	rm zlink/prog.debug && ln -s /dev/zero zlink/prog.debug &&
+	printf "%s\n" "host hostname=test" "mapping 100 400000 401000 0 $PWD/zlink/prog - 1" \
+		"sample 100 100 prog 10 400010 -" end | write_rec zlink.rec &&
+	in_time stackrec convert zlink.rec --no-cache >/dev/null 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/zlink/prog.debug. is not a regular file (a character device): not read$" err
+'
+
+test_expect_success 'a .gnu_debuglink that is a path ("../p.debug") is not followed' '
+	mkdir -p up/bin &&
+	objcopy --strip-all --add-gnu-debuglink=prog.debug prog up/bin/prog &&
+	python3 -c "import sys; p = sys.argv[1]; d = open(p, \"rb\").read(); assert d.count(b\"prog.debug\\0\") == 1; open(p, \"wb\").write(d.replace(b\"prog.debug\\0\", b\"../p.debug\\0\"))" up/bin/prog &&
+	cp prog.debug up/p.debug &&
+	rec_of up.rec "$PWD/up/bin/prog" $(build_id prog) &&
+	in_time stackrec convert up.rec --no-cache >up.folded 2>err &&
+	cat err up.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/up/bin/prog. has a .gnu_debuglink that is a path (.\.\./p\.debug.): not followed$" err &&
+	echo "prog;[prog] 1" >expect &&
+	test_cmp expect up.folded
+'
+
+# bomb ELF TYPE SIZE: replaces the first SHF_COMPRESSED section of ELF (64-bit little-endian) with SIZE zero
+# bytes compressed with TYPE (zlib or zstd), appended at the end of the file, as a real compression bomb: SIZE
+# is not only declared, it inflates to that much. zlib's stream is one flushed 1 MiB block repeated.
+bomb() {
+	python3 - "$@" <<-\EOF
+	import struct, subprocess, sys, zlib
+	path, kind, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	data = bytearray(open(path, "rb").read())
+	chunk = bytes(1 << 20)
+	if kind == "zlib":
+	    c = zlib.compressobj(1)
+	    first = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+	    unit = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+	    adler = 1
+	    for i in range(size >> 20):
+	        adler = zlib.adler32(chunk, adler)
+	    body = first + unit * ((size >> 20) - 1) + b"\x03\x00" + struct.pack(">I", adler)
+	    ch_type = 1
+	else:
+	    body = subprocess.run("head -c %d /dev/zero | zstd -q -c" % size, shell=True, check=True,
+	                          stdout=subprocess.PIPE).stdout
+	    ch_type = 2
+	shoff, = struct.unpack_from("<Q", data, 0x28)
+	shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+	for i in range(shnum):
+	    sh = shoff + i * shentsize
+	    flags, = struct.unpack_from("<Q", data, sh + 8)
+	    if flags & 0x800:
+	        data += bytes(-len(data) % 8)
+	        struct.pack_into("<QQ", data, sh + 24, len(data), 24 + len(body))
+	        data += struct.pack("<IIQQ", ch_type, 0, size, 1) + body
+	        break
+	open(path, "wb").write(data)
+	EOF
+}
+
+for type in zlib zstd; do
+	test_expect_success "a binary whose $type-compressed section declares 1 GiB is refused, in little memory" '
+		for i in $(seq 200); do echo "int f$i(int x) { return x * $i + $i; }"; done >big.c &&
+		echo "int main(void) { return f1(0); }" >>big.c &&
+		cc -O1 -g -gz=none -o big-$type big.c &&
+		objcopy --compress-debug-sections='$type' big-$type &&
+		bomb big-$type '$type' $((1 << 30)) &&
+		rec_of big-$type.rec "$PWD/big-$type" $(build_id big-$type) &&
+		in_time /usr/bin/time -f %M -o big-$type.rss "$STACKREC" convert big-$type.rec --no-cache >/dev/null 2>err &&
+		cat err big-$type.rss &&
+		test $(cat big-$type.rss) -lt 100000 &&
+		test_line_count err = 1 &&
+		grep "^stackrec: warning: .$PWD/big-$type. declares 1073741824 bytes of compressed sections, more than 64 times its size ([0-9]* bytes): not read$" err
+	'
+done
+
+test_expect_success 'a recorded path with ".." does not climb out of --symfs' '
+	mkdir -p jail/usr/lib &&
+	cp prog secret &&
+	rec_of dotdot.rec /usr/lib/../../../secret $(build_id prog) &&
+	in_time stackrec convert dotdot.rec --symfs jail --no-cache --explain >dotdot.folded 2>err &&
+	cat err &&
+	! grep main dotdot.folded &&
+	grep "^stackrec: warning: ./usr/lib/../../../secret. has a .\.\.. component: not looked up$" err &&
+	grep "recorded path with .\.\..: " err
+'
+
+test_expect_success 'an archive block at an absurd offset makes convert --archive exit 1 and say why' '
+	id=$(build_id prog) &&
+	{
+		echo "host archive_of=x.rec" &&
+		echo "file 3 $id 0 /bin/prog prog" &&
+		echo "file 3 $id 1099511627776 /bin/prog prog" &&
+		echo end
+	} | write_rec forged.archive &&
+	rec_of forged.rec /bin/prog $id &&
+	test_must_fail in_time stackrec convert forged.rec --no-cache --archive forged.archive >forged.folded 2>err &&
+	cat err &&
+	grep "^stackrec: error: .forged.archive.: a block of ./bin/prog. is at offset 1099511627776, not where the file.s bytes so far end ([0-9]*): damaged archive$" err
+'
+
+test_done
