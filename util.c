@@ -254,3 +254,16 @@ int output_replace(const char *tmp, const char *path, bool keep_old)
 		return error("cannot replace '%s': %s", path, strerror(errno));
 	return 0;
 }
+
+const char *errno_name(int err)
+{
+	if (err == INT_MIN)
+		return NULL;
+	return strerrorname_np(err < 0 ? -err : err);
+}
+
+void sort_array(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(base, count, size, compare);
+}

@@ -65,6 +65,15 @@ bool sudo_invoker(uid_t *uid, gid_t *gid);
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
 
+/*
+ * The symbolic name of an errno given as -EFAULT or EFAULT: "EFAULT"; NULL when it is none. Any int is safe,
+ * INT_MIN included: stack errors come from recordings, which are hostile input.
+ */
+const char *errno_name(int err);
+
+/* qsort for arrays that may be empty, and then NULL: qsort(NULL, 0, ...) is undefined behaviour. */
+void sort_array(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
+
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);
 #define GROW(array, capacity, needed) \

@@ -189,7 +189,7 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 static char *stack_error_name(const char *which, int32_t err)
 {
-	const char *name = err < 0 ? strerrorname_np(-err) : NULL;
+	const char *name = err < 0 ? errno_name(err) : NULL;
 
 	if (name)
 		return xasprintf("[%s stack error -%s]", which, name);

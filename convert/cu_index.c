@@ -52,7 +52,7 @@ int cu_index_build(struct cu_index *index, Dwfl_Module *mod)
 		}
 	}
 	if (index->count)
-		qsort(index->ranges, index->count, sizeof(*index->ranges), compare_ranges);
+		sort_array(index->ranges, index->count, sizeof(*index->ranges), compare_ranges);
 	return 0;
 }
 

@@ -224,7 +224,7 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 		}
 	}
 	if (count)
-		qsort(groups, count, sizeof(*groups), by_samples);
+		sort_array(groups, count, sizeof(*groups), by_samples);
 
 	if (!count)
 		fprintf(out, "explain: every frame was named\n");

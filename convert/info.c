@@ -291,7 +291,7 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	}
 	for (size_t i = 0; i < in->error_count; i++)
 		printf("  %-20s %" PRIu64 " %s -%s\n", i ? "" : "failed stacks", in->errors[i].count,
-		       in->errors[i].kernel ? "kernel" : "user", strerrorname_np(-in->errors[i].error) ?: "?");
+		       in->errors[i].kernel ? "kernel" : "user", errno_name(in->errors[i].error) ?: "?");
 	printf("mappings:\n");
 	printf("  %-20s %" PRIu64 " (%" PRIu64 " with a build ID, %" PRIu64 " of those read from the file)\n",
 	       "mappings", in->mappings, in->mappings_with_id, in->mappings_id_from_file);
@@ -310,7 +310,7 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		printf("  %-20s %.3f s\n", "duration", (double)in->stats.duration_ns / 1e9);
 	}
 	printf("processes (by samples):\n");
-	qsort(in->procs, in->proc_count, sizeof(*in->procs), compare_process);
+	sort_array(in->procs, in->proc_count, sizeof(*in->procs), compare_process);
 	for (size_t i = 0; i < in->proc_count; i++) {
 		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings", in->procs[i].pid,
 		       in->procs[i].comm[0] ? in->procs[i].comm : "?", in->procs[i].samples, in->procs[i].mappings);

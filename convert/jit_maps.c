@@ -102,7 +102,7 @@ static uint64_t parse(struct jit_process *proc)
 		proc->symbols[proc->symbol_count++] =
 			(struct jit_symbol){ .start = start, .end = start + size, .line = line_no, .name = xstrdup(end + 1) };
 	}
-	qsort(proc->symbols, proc->symbol_count, sizeof(*proc->symbols), compare_symbols);
+	sort_array(proc->symbols, proc->symbol_count, sizeof(*proc->symbols), compare_symbols);
 	free(proc->text);
 	proc->text = NULL;
 	proc->text_len = proc->text_cap = 0;
@@ -127,7 +127,7 @@ void jit_maps_finish(struct jit_maps *maps)
 		maps->bad_lines += bad;
 	}
 	if (maps->count)
-		qsort(maps->processes, maps->count, sizeof(*maps->processes), compare_processes);
+		sort_array(maps->processes, maps->count, sizeof(*maps->processes), compare_processes);
 }
 
 static const struct jit_process *lookup_process(const struct jit_maps *maps, uint32_t pid)

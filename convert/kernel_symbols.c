@@ -118,7 +118,7 @@ size_t kernel_symbols_finish(struct kernel_symbols *ks)
 		return 0;
 	}
 	if (ks->count)
-		qsort(ks->symbols, ks->count, sizeof(*ks->symbols), compare_symbols);
+		sort_array(ks->symbols, ks->count, sizeof(*ks->symbols), compare_symbols);
 	/* Keep the preferred (first) name of each address. */
 	for (size_t i = 0; i < ks->count; i++)
 		if (!kept || ks->symbols[kept - 1].address != ks->symbols[i].address)

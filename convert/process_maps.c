@@ -177,7 +177,7 @@ void process_maps_finish(struct process_maps *maps)
 		if (!proc->used)
 			continue;
 		if (proc->map_count)
-			qsort(proc->maps, proc->map_count, sizeof(*proc->maps), compare_maps);
+			sort_array(proc->maps, proc->map_count, sizeof(*proc->maps), compare_maps);
 		proc->max_end = xmalloc((proc->map_count ? proc->map_count : 1) * sizeof(*proc->max_end));
 		for (size_t j = 0; j < proc->map_count; j++) {
 			if (proc->maps[j].end > max)
@@ -185,9 +185,9 @@ void process_maps_finish(struct process_maps *maps)
 			proc->max_end[j] = max;
 		}
 		if (proc->exec_count)
-			qsort(proc->execs, proc->exec_count, sizeof(*proc->execs), compare_u64);
+			sort_array(proc->execs, proc->exec_count, sizeof(*proc->execs), compare_u64);
 		if (proc->fork_count)
-			qsort(proc->forks, proc->fork_count, sizeof(*proc->forks), compare_forks);
+			sort_array(proc->forks, proc->fork_count, sizeof(*proc->forks), compare_forks);
 	}
 	maps->finished = true;
 }

@@ -393,7 +393,7 @@ static void sort_stacks(struct profile *p)
 
 	if (!p->timeline_count) {
 		if (p->stack_count)
-			qsort(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
+			sort_array(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
 		return;
 	}
 	order = xmalloc(p->stack_count * sizeof(*order));
@@ -411,7 +411,7 @@ static void sort_stacks(struct profile *p)
 	free(p->stacks);
 	p->stacks = sorted;
 	p->stack_cap = p->stack_count;
-	qsort(p->timeline, p->timeline_count, sizeof(*p->timeline), compare_samples);
+	sort_array(p->timeline, p->timeline_count, sizeof(*p->timeline), compare_samples);
 	free(new_index);
 	free(order);
 }

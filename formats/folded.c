@@ -149,7 +149,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		lines[n].stack = b.s;
 		lines[n++].count = value;
 	}
-	qsort(lines, n, sizeof(*lines), compare_lines);
+	sort_array(lines, n, sizeof(*lines), compare_lines);
 	for (size_t i = 0; i < n;) {
 		uint64_t count = lines[i].count;
 		size_t j;

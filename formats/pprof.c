@@ -268,7 +268,7 @@ static size_t build_mapping_groups(const struct profile *profile, struct mapping
 			continue;
 		keys[key_count++] = (struct location_key){ loc->module, loc->address - loc->file_offset, i };
 	}
-	qsort(keys, key_count, sizeof(*keys), compare_location_keys);
+	sort_array(keys, key_count, sizeof(*keys), compare_location_keys);
 	for (size_t i = 0; i < key_count; i++) {
 		uint64_t address = profile->locations[keys[i].location].address;
 		struct mapping_group *g = group_count ? &groups[group_count - 1] : NULL;

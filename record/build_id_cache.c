@@ -466,7 +466,7 @@ void build_id_cache_trim(struct recorder *rec)
 	closedir(d);
 
 	if (total > limit) {
-		qsort(entries, count, sizeof(*entries), by_use);
+		sort_array(entries, count, sizeof(*entries), by_use);
 		for (size_t i = 0; i < count && total > limit; i++)
 			if (evict(&entries[i]))
 				total -= (uint64_t)entries[i].size;

@@ -61,7 +61,7 @@ int kallsyms_snapshot(void)
 	}
 	free(line);
 	fclose(f);
-	qsort(syms, sym_count, sizeof(*syms), compare_ksym);
+	sort_array(syms, sym_count, sizeof(*syms), compare_ksym);
 	if (sym_count && !any_address) {
 		warning("kernel symbol addresses are hidden (kernel.kptr_restrict): kernel frames will stay unnamed; "
 			"run as root with kernel.kptr_restrict=0 or 1");

@@ -279,13 +279,6 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	return 0;
 }
 
-static const char *errno_name(int err)
-{
-	const char *name = strerrorname_np(err < 0 ? -err : err);
-
-	return name ? name : "?";
-}
-
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
 	char failed[512] = "", cut[96] = "", kinds[64] = "";
@@ -294,7 +287,7 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
 		len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%llu %s -%s", i ? ", " : ": ",
 					(unsigned long long)rec->errors[i].count, rec->errors[i].kernel ? "kernel" : "user",
-					errno_name(rec->errors[i].error));
+					errno_name(rec->errors[i].error) ?: "?");
 	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further. */
 	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks)
 		snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes", (unsigned long long)rec->cut_stacks,

@@ -446,4 +446,22 @@ test_expect_success '--explain says why an address has no mapping: frame pointer
 	test_cmp expect actual
 '
 
+# Stack errors come from the file: any int, INT_MIN included, is a marker and a count, never undefined
+# behaviour (negating INT_MIN was, under UBSan) nor a huge unsigned number.
+test_expect_success 'a hostile stack error (INT_MIN, an unknown errno) is named as a number' '
+	cat >errs.script <<-\EOF &&
+	sample 100 100 app 10 - - -2147483648/-14
+	sample 100 100 app 11 - - -9999
+	end
+	EOF
+	write_rec errs.rec <errs.script &&
+	stackrec convert errs.rec >errs.folded &&
+	cat errs.folded &&
+	grep -F "[user stack error -2147483648]" errs.folded &&
+	grep -F "[kernel stack error -EFAULT]_[k]" errs.folded &&
+	grep -F "[user stack error -9999]" errs.folded &&
+	stackrec info errs.rec >errs.info &&
+	grep -E "failed stacks +1 user -\?" errs.info
+'
+
 test_done
