@@ -144,7 +144,7 @@ int cmd_archive(int argc, char **argv)
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)
 		return 1;
-	recording_reader_for_each(&reader, collect, &w, false);
+	recording_reader_for_each(&reader, collect, &w, RECORDING_WARN_NONE);
 	recording_reader_close(&reader);
 	if (!no_cache)
 		cache = cache_opt ? xstrdup(cache_opt) : cache_dir_default();
@@ -286,7 +286,8 @@ char *archive_extract(const char *archive_path)
 	build_id_dir = xasprintf("%s/.build-id", x.dir);
 	mkdir(build_id_dir, 0700);
 	free(build_id_dir);
-	recording_reader_for_each(&reader, extract_block, &x, true);
+	recording_reader_for_each(&reader, extract_block, &x,
+				  verbose ? RECORDING_WARN_EACH : RECORDING_WARN_SUMMARY);
 	if (recording_reader_report_damage(&reader))
 		warning("'%s': using the files that were intact", archive_path);
 	recording_reader_close(&reader);

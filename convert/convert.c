@@ -532,7 +532,7 @@ int cmd_convert(int argc, char **argv)
 	c->kernel_module = PROFILE_NO_MODULE;
 	c->profile.keep_timeline = format->timeline; /* memory per sample only for the formats that show time */
 
-	recording_reader_for_each(&reader, load_block, c, false);
+	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
 	process_maps_finish(&c->maps);
 	kernel_symbols_finish(&c->kernel);
 	jit_maps_finish(&c->jit);
@@ -556,7 +556,8 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
-	recording_reader_for_each(&reader, add_sample, c, verbose);
+	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. */
+	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	unwinder_free(c->unwinder);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {

@@ -330,6 +330,7 @@ int cmd_info(int argc, char **argv)
 	static const struct option options[] = {
 		{ "mappings", no_argument, NULL, 'm' },
 		{ "files", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -337,7 +338,7 @@ int cmd_info(int argc, char **argv)
 	struct info in = { 0 };
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "mfh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "mfvh", options, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			in.list_mappings = true;
@@ -345,22 +346,27 @@ int cmd_info(int argc, char **argv)
 		case 'f':
 			in.list_files = true;
 			break;
+		case 'v':
+			verbose = true;
+			break;
 		case 'h':
-			printf("usage: stackrec info [--mappings] [--files] FILE\n\nShows what a recording contains; "
+			printf("usage: stackrec info [--mappings] [--files] [-v] FILE\n\nShows what a recording contains; "
 			       "--mappings lists every recorded mapping,\n--files every embedded file (vDSO image, JIT perf "
-			       "map).\nExits 1 when the file is damaged or cut short.\n");
+			       "map). Damage is summarized in one\nwarning per kind; -v gives one per damaged frame.\n"
+			       "Exits 1 when the file is damaged or cut short.\n");
 			return 0;
 		default:
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		error("usage: stackrec info [--mappings] [--files] FILE");
+		error("usage: stackrec info [--mappings] [--files] [-v] FILE");
 		return 2;
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)
 		return 1;
-	recording_reader_for_each(&reader, on_block, &in, true);
+	recording_reader_for_each(&reader, on_block, &in,
+				  verbose ? RECORDING_WARN_EACH : RECORDING_WARN_SUMMARY);
 	print_info(&in, &reader);
 	fflush(stdout);
 	if (recording_reader_report_damage(&reader))

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -103,8 +104,9 @@ static size_t find_frame_magic(const struct recording_reader *r, size_t from)
 	return r->size;
 }
 
-/* Checks and decompresses the frame at off. Returns its uncompressed size, or -1 with *why set. */
-static long long decode_frame(struct recording_reader *r, size_t off, const char **why, size_t *frame_end)
+/* Checks and decompresses the frame at off. Returns its uncompressed size, or -1 with *why and *kind set. */
+static long long decode_frame(struct recording_reader *r, size_t off, const char **why,
+			      enum recording_damage_kind *kind, size_t *frame_end)
 {
 	struct srec_frame_header fh;
 	const unsigned char *payload;
@@ -112,35 +114,42 @@ static long long decode_frame(struct recording_reader *r, size_t off, const char
 
 	if (r->size - off < sizeof(fh)) {
 		*why = "file ends inside a frame header";
+		*kind = RECORDING_DAMAGE_PAST_END;
 		return -1;
 	}
 	memcpy(&fh, r->map + off, sizeof(fh));
 	if (fh.magic != SREC_FRAME_MAGIC) {
 		*why = "no frame magic";
+		*kind = RECORDING_DAMAGE_GARBAGE;
 		return -1;
 	}
 	if (fh.uncompressed_size > SREC_FRAME_MAX_UNCOMPRESSED) {
 		*why = "frame size is impossible";
+		*kind = RECORDING_DAMAGE_SIZE;
 		return -1;
 	}
 	if (fh.compressed_size > r->size - off - sizeof(fh)) {
 		*why = "file ends inside a frame";
+		*kind = RECORDING_DAMAGE_PAST_END;
 		return -1;
 	}
 	payload = r->map + off + sizeof(fh);
 	*frame_end = off + sizeof(fh) + fh.compressed_size;
 	if ((uint32_t)crc32(0L, payload, fh.compressed_size) != fh.crc32) {
 		*why = "frame checksum mismatch";
+		*kind = RECORDING_DAMAGE_CRC;
 		return -1;
 	}
 	GROW(r->frame, r->frame_cap, (size_t)fh.uncompressed_size + 1);
 	n = ZSTD_decompressDCtx(r->dctx, r->frame, r->frame_cap, payload, fh.compressed_size);
 	if (ZSTD_isError(n)) {
 		*why = ZSTD_getErrorName(n);
+		*kind = RECORDING_DAMAGE_ZSTD;
 		return -1;
 	}
 	if (n != fh.uncompressed_size) {
 		*why = "frame decompresses to the wrong size";
+		*kind = RECORDING_DAMAGE_WRONG_SIZE;
 		return -1;
 	}
 	return (long long)n;
@@ -162,27 +171,39 @@ static void release_pages_below(struct recording_reader *r, size_t *released, si
 	}
 }
 
-int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, bool warn_damage)
+/* Counts one damaged frame (or stretch of garbage) of this kind at file offset off. */
+static void count_damage(struct recording_damage *d, enum recording_damage_kind kind, size_t off)
+{
+	if (d->count[kind] < RECORDING_DAMAGE_FIRST)
+		d->first[kind][d->count[kind]] = off;
+	d->count[kind]++;
+}
+
+int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, enum recording_warn warn)
 {
 	size_t off = r->header.header_size, released = 0;
+	bool each = warn == RECORDING_WARN_EACH;
+	int ret = 0;
 
 	memset(&r->damage, 0, sizeof(r->damage));
 	while (off < r->size) {
+		enum recording_damage_kind kind = RECORDING_DAMAGE_GARBAGE;
 		const char *why = NULL;
 		size_t frame_end = 0;
-		long long len = decode_frame(r, off, &why, &frame_end);
+		long long len = decode_frame(r, off, &why, &kind, &frame_end);
 
 		if (len < 0) {
 			size_t next = find_frame_magic(r, off + 1);
-			bool at_end = next >= r->size;
 
-			if (at_end && (strcmp(why, "file ends inside a frame") == 0 ||
-				       strcmp(why, "file ends inside a frame header") == 0)) {
+			/* Ending inside a frame with no frame after it is a cut, not corruption (docs/format.md). */
+			if (next >= r->size && kind == RECORDING_DAMAGE_PAST_END) {
+				kind = RECORDING_DAMAGE_TRUNCATED;
 				r->damage.truncated = true;
 			} else {
 				r->damage.bad_frames++;
 			}
-			if (warn_damage)
+			count_damage(&r->damage, kind, off);
+			if (each)
 				warning("'%s': damaged data at offset %zu (%s); skipped %zu bytes", r->path, off, why,
 					next - off);
 			r->damage.skipped_bytes += next - off;
@@ -193,17 +214,21 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 		for (size_t pos = 0; pos < (size_t)len;) {
 			struct srec_block_header bh;
 			size_t padded;
-			int ret;
 
 			if ((size_t)len - pos < sizeof(bh)) {
 				r->damage.bad_blocks++;
+				count_damage(&r->damage, RECORDING_DAMAGE_STRAY, off);
+				if (each)
+					warning("'%s': the frame at offset %zu ends in %zu stray bytes, too few for a block",
+						r->path, off, (size_t)len - pos);
 				break;
 			}
 			memcpy(&bh, r->frame + pos, sizeof(bh));
 			padded = ((size_t)bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
 			if (padded > (size_t)len - pos - sizeof(bh)) {
 				r->damage.bad_blocks++;
-				if (warn_damage)
+				count_damage(&r->damage, RECORDING_DAMAGE_BLOCK, off);
+				if (each)
 					warning("'%s': block at offset %zu of the frame at %zu runs past its frame",
 						r->path, pos, off);
 				break;
@@ -212,13 +237,55 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 				r->damage.has_end = true;
 			ret = fn(ctx, bh.type, r->frame + pos + sizeof(bh), bh.size);
 			if (ret)
-				return ret;
+				goto done;
 			pos += sizeof(bh) + padded;
 		}
 		off = frame_end;
 		release_pages_below(r, &released, off);
 	}
-	return 0;
+done:
+	if (warn == RECORDING_WARN_SUMMARY)
+		recording_reader_warn_damage(r);
+	return ret;
+}
+
+/* What each kind of damage is called in a summary line: one, several. */
+static const char *const damage_names[RECORDING_DAMAGE_KINDS][2] = {
+	[RECORDING_DAMAGE_CRC] = { "frame with a bad CRC", "frames with a bad CRC" },
+	[RECORDING_DAMAGE_GARBAGE] = { "stretch of bytes that is not a frame", "stretches of bytes that are not frames" },
+	[RECORDING_DAMAGE_SIZE] = { "frame with an impossible size", "frames with an impossible size" },
+	[RECORDING_DAMAGE_PAST_END] = { "frame whose size runs past the end of the file",
+					"frames whose size runs past the end of the file" },
+	[RECORDING_DAMAGE_ZSTD] = { "frame that does not decompress", "frames that do not decompress" },
+	[RECORDING_DAMAGE_WRONG_SIZE] = { "frame that decompresses to the wrong size",
+					  "frames that decompress to the wrong size" },
+	[RECORDING_DAMAGE_BLOCK] = { "frame with a block running past its end",
+				     "frames with a block running past their end" },
+	[RECORDING_DAMAGE_STRAY] = { "frame ending in stray bytes", "frames ending in stray bytes" },
+	[RECORDING_DAMAGE_TRUNCATED] = { "frame cut short by the end of the file",
+					 "frames cut short by the end of the file" },
+};
+
+void recording_reader_warn_damage(const struct recording_reader *r)
+{
+	const struct recording_damage *d = &r->damage;
+
+	for (int kind = 0; kind < RECORDING_DAMAGE_KINDS; kind++) {
+		uint64_t n = d->count[kind];
+		char offsets[RECORDING_DAMAGE_FIRST * 24 + 8];
+		size_t len = 0;
+
+		if (!n)
+			continue;
+		for (uint64_t i = 0; i < n && i < RECORDING_DAMAGE_FIRST; i++)
+			len += (size_t)snprintf(offsets + len, sizeof(offsets) - len, "%s%llu", i ? ", " : "",
+						(unsigned long long)d->first[kind][i]);
+		if (n > RECORDING_DAMAGE_FIRST)
+			snprintf(offsets + len, sizeof(offsets) - len, ", ...");
+		warning("'%s': %llu %s (%s %s)", r->path, (unsigned long long)n, damage_names[kind][n != 1],
+			n > RECORDING_DAMAGE_FIRST ? "first at offsets" : n == 1 ? "at offset" : "at offsets",
+			offsets);
+	}
 }
 
 bool recording_reader_report_damage(const struct recording_reader *r)

@@ -15,6 +15,22 @@
 
 #include "recording.h"
 
+/* The kinds of damage a pass tells apart; each is one line of the summary (see recording_warn). */
+enum recording_damage_kind {
+	RECORDING_DAMAGE_CRC,		/* a frame whose compressed bytes fail their CRC */
+	RECORDING_DAMAGE_GARBAGE,	/* bytes with no frame magic where a frame should start */
+	RECORDING_DAMAGE_SIZE,		/* a frame declaring more uncompressed bytes than any frame may hold */
+	RECORDING_DAMAGE_PAST_END,	/* a frame whose size runs past the end of the file, with frames after it */
+	RECORDING_DAMAGE_ZSTD,		/* a frame whose zstd data does not decompress */
+	RECORDING_DAMAGE_WRONG_SIZE,	/* a frame decompressing to another size than its header says */
+	RECORDING_DAMAGE_BLOCK,		/* an intact frame whose last block runs past its end */
+	RECORDING_DAMAGE_STRAY,		/* an intact frame ending in bytes too few for a block header */
+	RECORDING_DAMAGE_TRUNCATED,	/* the last frame, cut short by the end of the file */
+	RECORDING_DAMAGE_KINDS
+};
+
+#define RECORDING_DAMAGE_FIRST 3 /* offsets kept, and shown in a summary line, per kind */
+
 /* What one pass over the file found wrong with it. */
 struct recording_damage {
 	uint64_t frames;	/* intact frames read */
@@ -23,6 +39,19 @@ struct recording_damage {
 	uint64_t skipped_bytes; /* bytes of file skipped while looking for the next frame */
 	bool truncated;		/* the file ends inside a frame */
 	bool has_end;		/* an END block was read: the recorder finished cleanly */
+	uint64_t count[RECORDING_DAMAGE_KINDS];				/* of each kind */
+	uint64_t first[RECORDING_DAMAGE_KINDS][RECORDING_DAMAGE_FIRST]; /* file offsets of the first frames */
+};
+
+/*
+ * How recording_reader_for_each() tells of damage. One warning per damaged frame drowns a badly damaged
+ * file's report in lines (thousands for a file with thousands of frames), so by default there is one per
+ * kind: 'x.rec': 37 frames with a bad CRC (first at offsets 4096, 8192, 12288, ...). Every one is for -v.
+ */
+enum recording_warn {
+	RECORDING_WARN_NONE,	/* count only: recording_reader_report_damage() says it in one line */
+	RECORDING_WARN_SUMMARY, /* at the end of the pass, one warning per kind: its count and first offsets */
+	RECORDING_WARN_EACH,	/* one warning per damaged frame, with its offset, as it is found */
 };
 
 struct recording_reader {
@@ -46,10 +75,14 @@ typedef int (*recording_block_fn)(void *ctx, uint32_t type, const void *body, ui
 int recording_reader_open(struct recording_reader *r, const char *path);
 
 /*
- * Reads every intact block, skipping damage, and fills r->damage. With warn_damage, each damaged frame
- * gets one warning line naming the file and the offset. Returns 0, or the callback's non-zero value.
+ * Reads every intact block, skipping damage, and fills r->damage; warn says what it prints about the damage
+ * (see enum recording_warn; a pass stopped by its callback summarizes what it found so far). Returns 0, or
+ * the callback's non-zero value.
  */
-int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, bool warn_damage);
+int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, enum recording_warn warn);
+
+/* Prints the summary of RECORDING_WARN_SUMMARY for the last pass: one warning per kind of damage found. */
+void recording_reader_warn_damage(const struct recording_reader *r);
 
 /* True when the last pass found damage or no END block. Prints the one-line summary error if so. */
 bool recording_reader_report_damage(const struct recording_reader *r);

@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 	seeds.prefix = argv[3];
 	if (recording_reader_open(&r, argv[1]) < 0)
 		return 1;
-	recording_reader_for_each(&r, count_samples, &seeds, true);
+	recording_reader_for_each(&r, count_samples, &seeds, RECORDING_WARN_SUMMARY);
 	if (seeds.seen == 0) {
 		fprintf(stderr, "unwind-seeds: '%s' has no sample with registers\n", argv[1]);
 		recording_reader_close(&r);
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	}
 	seeds.every = seeds.seen / seeds.wanted ? seeds.seen / seeds.wanted : 1;
 	seeds.seen = 0;
-	recording_reader_for_each(&r, write_seed, &seeds, true);
+	recording_reader_for_each(&r, write_seed, &seeds, RECORDING_WARN_SUMMARY);
 	recording_reader_close(&r);
 	return seeds.failed;
 }

@@ -12,7 +12,8 @@
  *   - the parse helpers reject every body that cannot be what its type says;
  *   - damage: a file cut at every byte, a byte flipped anywhere in a middle frame, garbage between frames,
  *     a block running past its frame, bad file headers. A damaged recording must still yield every intact
- *     block, and every refusal must be one line naming the file.
+ *     block, and every refusal must be one line naming the file;
+ *   - many damaged frames are summarized in one warning per kind of damage, and listed one by one on request.
  *
  * Temporary files go to a directory under $TMPDIR that is removed at the end.
  *
@@ -415,7 +416,7 @@ static int read_recording(const char *path, struct readout *out)
 	memset(out, 0, sizeof(*out));
 	if (recording_reader_open(&r, path) < 0)
 		return -1;
-	ret = recording_reader_for_each(&r, collect, out, false);
+	ret = recording_reader_for_each(&r, collect, out, RECORDING_WARN_NONE);
 	if (ret)
 		diag("recording_reader_for_each returned %d", ret);
 	out->damage = r.damage;
@@ -676,7 +677,7 @@ static void test_round_trip(void)
 
 		capture_begin();
 		REQUIRE(recording_reader_open(&r, path) == 0);
-		recording_reader_for_each(&r, collect, &again, true);
+		recording_reader_for_each(&r, collect, &again, RECORDING_WARN_SUMMARY);
 		damaged = recording_reader_report_damage(&r);
 		recording_reader_close(&r);
 		msg = capture_end();
@@ -1145,7 +1146,7 @@ static void test_truncated_last_frame(void)
 		write_bytes(cut_path, file, frames[2].offset + 20);
 		capture_begin();
 		REQUIRE(recording_reader_open(&r, cut_path) == 0);
-		recording_reader_for_each(&r, collect, &out, false);
+		recording_reader_for_each(&r, collect, &out, RECORDING_WARN_NONE);
 		damaged = recording_reader_report_damage(&r);
 		recording_reader_close(&r);
 		msg = capture_end();
@@ -1268,7 +1269,7 @@ static void test_flipped_byte(void)
 		file[frames[1].offset + 20] ^= 0xff;
 		capture_begin();
 		REQUIRE(recording_reader_open(&r, bad_path) == 0);
-		recording_reader_for_each(&r, collect, &out, true);
+		recording_reader_for_each(&r, collect, &out, RECORDING_WARN_EACH);
 		damaged = recording_reader_report_damage(&r);
 		recording_reader_close(&r);
 		msg = capture_end();
@@ -1380,6 +1381,11 @@ static void test_bad_frames_and_blocks(void)
 	CHECK_EQ(out.damage.bad_blocks, 2);
 	CHECK(out.damage.has_end);
 	CHECK(!out.damage.truncated);
+	/* each told apart, for the summary */
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_BLOCK], 1);
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_STRAY], 1);
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_WRONG_SIZE], 1);
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_SIZE], 1);
 	blocks_release(&out.blocks);
 
 	/* The callback can stop the pass; its value is returned. */
@@ -1388,18 +1394,134 @@ static void test_bad_frames_and_blocks(void)
 		struct readout partial = { .stop_after = 2 };
 
 		REQUIRE(recording_reader_open(&r, path) == 0);
-		CHECK_EQ(recording_reader_for_each(&r, collect, &partial, false), 7);
+		CHECK_EQ(recording_reader_for_each(&r, collect, &partial, RECORDING_WARN_NONE), 7);
 		CHECK_EQ(partial.blocks.n, 2);
 		/* A second pass starts afresh. */
 		partial.stop_after = 0;
 		blocks_release(&partial.blocks);
-		CHECK_EQ(recording_reader_for_each(&r, collect, &partial, false), 0);
+		CHECK_EQ(recording_reader_for_each(&r, collect, &partial, RECORDING_WARN_NONE), 0);
 		CHECK_EQ(partial.blocks.n, 3);
 		CHECK_EQ(r.damage.bad_frames, 2);
 		recording_reader_close(&r);
 		blocks_release(&partial.blocks);
 	}
 	free(path);
+}
+
+/* Counts the lines of text and those that start with prefix. */
+static size_t count_lines(const char *text, const char *prefix, size_t *with_prefix)
+{
+	size_t n = 0;
+
+	*with_prefix = 0;
+	for (const char *line = text; *line; n++) {
+		const char *nl = strchr(line, '\n');
+
+		*with_prefix += strncmp(line, prefix, strlen(prefix)) == 0;
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	return n;
+}
+
+/*
+ * Many damaged frames: one warning per kind of damage with its count and first offsets by default, one per
+ * frame when asked (-v), none when only counting. A damaged file must not flood the terminal.
+ */
+static void test_damage_summary(void)
+{
+	enum { FRAMES = 30, BAD_CRC = 20, BAD_SIZE = 2 };
+	char *path = tmp_path("many.rec"), *bad_path = tmp_path("many-damaged.rec");
+	struct frame_info frames[FRAMES + 1];
+	struct test_writer tw;
+	unsigned char *file;
+	size_t size;
+	char *expect;
+
+	tw_open(&tw, path);
+	for (unsigned i = 0; i < FRAMES - 1; i++) {
+		add_sample(&tw, i, 3, 1);
+		tw_flush(&tw);
+	}
+	tw_close(&tw, 9000000000ull);
+	file = read_bytes(path, &size);
+	REQUIRE(list_frames(file, size, frames, FRAMES + 1) == FRAMES);
+	/* Frames 1..20: the CRC in the header is wrong; frames 22 and 25: a size no frame may have. */
+	for (int i = 1; i <= BAD_CRC; i++)
+		file[frames[i].offset + offsetof(struct srec_frame_header, crc32)] ^= 1;
+	for (int i = 22; i <= 25; i += 3) {
+		uint32_t too_big = SREC_FRAME_MAX_UNCOMPRESSED + 1;
+
+		memcpy(file + frames[i].offset + offsetof(struct srec_frame_header, uncompressed_size), &too_big,
+		       sizeof(too_big));
+	}
+	write_bytes(bad_path, file, size);
+	expect = xasprintf("stackrec: warning: '%s': %d frames with a bad CRC (first at offsets %zu, %zu, %zu, ...)\n"
+			   "stackrec: warning: '%s': %d frames with an impossible size (at offsets %zu, %zu)\n",
+			   bad_path, BAD_CRC, frames[1].offset, frames[2].offset, frames[3].offset, bad_path, BAD_SIZE,
+			   frames[22].offset, frames[25].offset);
+
+	for (enum recording_warn warn = RECORDING_WARN_NONE; warn <= RECORDING_WARN_EACH; warn++) {
+		struct recording_reader r;
+		struct readout out = { 0 };
+		size_t lines, warnings;
+		char *msg;
+
+		capture_begin();
+		REQUIRE(recording_reader_open(&r, bad_path) == 0);
+		CHECK_EQ(recording_reader_for_each(&r, collect, &out, warn), 0);
+		CHECK_EQ(r.damage.frames, FRAMES - BAD_CRC - BAD_SIZE);
+		CHECK_EQ(r.damage.bad_frames, BAD_CRC + BAD_SIZE);
+		CHECK_EQ(r.damage.count[RECORDING_DAMAGE_CRC], BAD_CRC);
+		CHECK_EQ(r.damage.count[RECORDING_DAMAGE_SIZE], BAD_SIZE);
+		CHECK_EQ(r.damage.first[RECORDING_DAMAGE_CRC][2], frames[3].offset);
+		CHECK(r.damage.has_end);
+		CHECK_EQ(out.blocks.n, FRAMES - BAD_CRC - BAD_SIZE);
+		recording_reader_close(&r);
+		msg = capture_end();
+		lines = count_lines(msg, "stackrec: warning: ", &warnings);
+		if (warn == RECORDING_WARN_NONE)
+			CHECK_EQ(lines, 0);
+		if (warn == RECORDING_WARN_SUMMARY && strcmp(msg, expect) != 0) {
+			diag("summary:\n%s# wanted:\n%s", msg, expect);
+			test_failed = true;
+		}
+		if (warn == RECORDING_WARN_EACH) {
+			CHECK_EQ(lines, BAD_CRC + BAD_SIZE);
+			CHECK_EQ(warnings, lines);
+			CHECK(strstr(msg, "frame checksum mismatch") && strstr(msg, "frame size is impossible"));
+		}
+		free(msg);
+		blocks_release(&out.blocks);
+	}
+
+	/* One of a kind is "at offset"; the summary can be printed again for the last pass. */
+	{
+		struct recording_reader r;
+		struct readout out = { 0 };
+		char *msg, *one;
+
+		write_bytes(bad_path, file, frames[FRAMES - 1].offset + 20);
+		REQUIRE(recording_reader_open(&r, bad_path) == 0);
+		recording_reader_for_each(&r, collect, &out, RECORDING_WARN_NONE);
+		capture_begin();
+		recording_reader_warn_damage(&r);
+		msg = capture_end();
+		one = xasprintf("stackrec: warning: '%s': 1 frame cut short by the end of the file (at offset %zu)\n",
+				bad_path, frames[FRAMES - 1].offset);
+		CHECK(r.damage.truncated);
+		CHECK(strstr(msg, one) != NULL);
+		if (!strstr(msg, one))
+			diag("summary:\n%s", msg);
+		recording_reader_close(&r);
+		blocks_release(&out.blocks);
+		free(one);
+		free(msg);
+	}
+	free(expect);
+	free(file);
+	blocks_release(&tw.written);
+	free(path);
+	free(bad_path);
 }
 
 static void write_header(const char *path, const struct srec_file_header *h, size_t extra_zeros, bool with_frame)
@@ -1510,7 +1632,7 @@ static void test_header_only(void)
 	write_header(path, &h, 0, false);
 	capture_begin();
 	REQUIRE(recording_reader_open(&r, path) == 0);
-	CHECK_EQ(recording_reader_for_each(&r, collect, &out, true), 0);
+	CHECK_EQ(recording_reader_for_each(&r, collect, &out, RECORDING_WARN_EACH), 0);
 	CHECK_EQ(out.blocks.n, 0);
 	CHECK_EQ(r.damage.frames, 0);
 	CHECK_EQ(r.damage.bad_frames, 0);
@@ -1697,6 +1819,7 @@ int main(int argc, char **argv)
 	run_test("byte flipped anywhere in a middle frame: only that frame lost", test_flipped_byte);
 	run_test("garbage between frames is skipped by magic resync", test_garbage_between_frames);
 	run_test("blocks past their frame, lying sizes, empty frame", test_bad_frames_and_blocks);
+	run_test("many damaged frames: one warning per kind, or one per frame when asked", test_damage_summary);
 	run_test("bad file headers refused with one line naming the file", test_bad_headers);
 	run_test("file of only the header reads as empty and cut short", test_header_only);
 	run_test("abandoned writer leaves its blocks readable; writer errors", test_writer_abandon_and_errors);
