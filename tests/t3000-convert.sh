@@ -325,6 +325,54 @@ test_expect_success 'a corrupted middle frame is skipped; the rest converts; exi
 	grep "^stackrec: error: .bad.rec. is damaged" err
 '
 
+# Frame N starts where the Nth "flush" says the file ended; its CRC is bytes 12..15 of its header.
+test_expect_success 'a recording of 40 frames, 30 of them with a bad CRC' '
+	text_mapping 100 prog $(build_id prog) 1 >script40 &&
+	for i in $(seq 1 40); do
+		echo "sample 100 100 prog $i $(user_stack) -" &&
+		echo "flush" || return 1
+	done >>script40 &&
+	echo "end" >>script40 &&
+	write_rec many.rec <script40 >many-offsets &&
+	test_line_count many-offsets = 40 &&
+	cp many.rec many-bad.rec &&
+	for off in $(sed -n 1,30p many-offsets); do
+		printf "\0\0\0\0" | dd of=many-bad.rec bs=1 seek=$((off + 12)) conv=notrunc 2>/dev/null || return 1
+	done
+'
+
+test_expect_success 'info summarizes 30 damaged frames in one line, then the error; exit 1' '
+	test_must_fail stackrec info many-bad.rec >out 2>err &&
+	SQ=$(printf "\047") &&
+	cat >expect <<-EOF &&
+	stackrec: warning: ${SQ}many-bad.rec${SQ}: 30 frames with a bad CRC (first at offsets $(sed -n 1p many-offsets), $(sed -n 2p many-offsets), $(sed -n 3p many-offsets), ...)
+	stackrec: error: ${SQ}many-bad.rec${SQ} is damaged: 30 of 41 frames unreadable, 0 frames ending in a broken block, $(($(sed -n 31p many-offsets) - $(sed -n 1p many-offsets))) bytes skipped; every intact block was read
+	EOF
+	test_cmp expect err &&
+	grep "^  samples  *10$" out
+'
+
+test_expect_success 'info -v lists every damaged frame with its offset' '
+	test_must_fail stackrec info -v many-bad.rec >out 2>err &&
+	grep "^stackrec: warning: .many-bad.rec.: damaged data at offset [0-9]* (frame checksum mismatch)" err >each &&
+	test_line_count each = 30 &&
+	grep "offset $(sed -n 30p many-offsets) " each &&
+	test_line_count err = 31
+'
+
+test_expect_success 'convert of 30 damaged frames: the output, one error line; -v lists every frame' '
+	test_must_fail stackrec convert many-bad.rec >out 2>err &&
+	echo "prog;main;outer;middle;leaf 10" >expect &&
+	test_cmp expect out &&
+	test_line_count err = 1 &&
+	grep "^stackrec: error: .many-bad.rec. is damaged: 30 of 41 frames unreadable" err &&
+	test_must_fail stackrec convert -v many-bad.rec >out 2>err &&
+	test_cmp expect out &&
+	grep -c "^stackrec: warning: .many-bad.rec.: damaged data at offset" err >count &&
+	echo 30 >expect &&
+	test_cmp expect count
+'
+
 test_expect_success 'a failed convert leaves no output file' '
 	test_must_fail stackrec convert no-such.rec -o never 2>err &&
 	test ! -e never && ! ls -A | grep "^\.never\." &&
