@@ -47,7 +47,7 @@ int target_parse_pids(struct recorder *rec, const char *list)
 
 int target_spawn(struct recorder *rec)
 {
-	pid_t pid;
+	pid_t parent = getpid(), pid;
 
 	if (pipe2(go_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
 		return error("cannot create a pipe: %s", strerror(errno));
@@ -62,6 +62,10 @@ int target_spawn(struct recorder *rec)
 		close(err_pipe[0]);
 		/* Until exec this is a copy of stackrec: name it so its few samples explain themselves. */
 		prctl(PR_SET_NAME, "stackrec-exec");
+		/* A recorder killed with SIGKILL cannot stop the command: the kernel does, as for perf's workload.
+		 * The recorder may have died before prctl: then the parent is no longer it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (read(go_pipe[0], &go, 1) != 1)
 			_exit(127); /* the recorder gave up before starting us */
 		execvp(rec->command[0], rec->command);

@@ -94,6 +94,18 @@ test_expect_success BPF 'SIGKILL loses at most the last second: the rest still r
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
 '
 
+# PR_SET_PDEATHSIG: the spawned command dies with the recorder, even one killed by SIGKILL (a unique
+# argument finds this run's sleep and no other's).
+test_expect_success BPF 'SIGKILL of the recorder kills the command it spawned' '
+	"$STACKREC" record -o orphan.rec -- sleep 61.$$ 2>err & rec=$! &&
+	sleep 1 &&
+	pgrep -f "^sleep 61\.$$\$" &&
+	kill -KILL $rec; wait $rec;
+	for i in $(seq 20); do pgrep -f "^sleep 61\.$$\$" || break; sleep 0.1; done;
+	! pgrep -f "^sleep 61\.$$\$" ||
+	{ pkill -f "^sleep 61\.$$\$"; false; }
+'
+
 test_expect_success BPF 'twenty 30 ms processes: every one has its executable mappings recorded' '
 	stackrec record -F 999 -o short.rec -- sh -c "for i in \$(seq 20); do ./short 30; done" &&
 	stackrec info --mappings short.rec >maps &&
