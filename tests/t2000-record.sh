@@ -61,6 +61,41 @@ test_expect_success BPF '-p PID records a running process and stops when it exit
 	grep -E "busy \(from /proc\)$" maps
 '
 
+test_expect_success 'build a program with a second thread' '
+	cat >threads.c <<-\EOF &&
+	#include <pthread.h>
+	#include <time.h>
+	static void *spin(void *arg)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + 2;
+		while (time(NULL) < end)
+			x++;
+		return arg;
+	}
+	int main(void)
+	{
+		pthread_t t;
+		pthread_create(&t, NULL, spin, NULL);
+		pthread_join(t, NULL);
+		return 0;
+	}
+	EOF
+	clang -O1 -g -pthread -o threads threads.c
+'
+
+test_expect_success BPF '-p TID of a thread records its process, and says so' '
+	./threads & pid=$! &&
+	sleep 0.3 &&
+	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -n 1) &&
+	test -n "$tid" &&
+	stackrec record -F 499 -o tid.rec -p $tid 2>err &&
+	wait $pid &&
+	grep "^stackrec: $tid is a thread of process $pid: recording the process\$" err &&
+	complete_recording tid.rec &&
+	grep -E "^  $pid +threads +[1-9]" tid.rec.info
+'
+
 test_expect_success BPF '-a --duration records everything for that long' '
 	./busy 3000 & pid=$! &&
 	stackrec record -a -F 99 --duration 1 -o all.rec 2>err &&
