@@ -150,6 +150,32 @@ test_expect_success BPF 'twenty 30 ms processes: every one has its executable ma
 	test $(grep -c -E "^  [0-9]+ +short +[1-9]" short.rec.info) -ge 18
 '
 
+# Exited processes leave the BPF targets map: it holds live ones only, so a fork-heavy run never fills it
+# and a reused pid is not sampled. The recorder's own map is found through its fds (fdinfo names the map
+# id), not by name: other recorders may run on this machine.
+test_expect_success BPF 'exited processes leave the targets map' '
+	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; sleep 3" 2>err &
+	rec=$! &&
+	sleep 2 &&
+	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
+	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name targets .*/\1/p") &&
+	test -n "$id" &&
+	bpftool map dump id $id >targets &&
+	wait $rec &&
+	cat targets &&
+	n=$(grep -c "\"key\"" targets || :) &&
+	test "$n" -le 5 &&
+	grep -E "\(0 lost" err
+'
+
+test_expect_success BPF 'a fork-heavy run is followed to its end, with no unreported loss' '
+	stackrec record -F 99 -o forks.rec -- sh -c "i=0; while [ \$i -lt 3000 ]; do /bin/true; i=\$((i + 1)); done" 2>err &&
+	grep -E "^stackrec: recorded [0-9]+ samples from [0-9]+ processes in [0-9.]+ s to .forks\.rec. \(0 lost" err &&
+	! grep "not followed" err &&
+	stackrec info --mappings forks.rec >maps &&
+	test $(grep -c " /usr/bin/true$" maps) -ge 3000
+'
+
 test_expect_success BPF 'code loaded later with dlopen is mapped too' '
 	cat >plugin.c <<-\EOF &&
 	__attribute__((noinline)) unsigned long plugin_spin(unsigned long n)
