@@ -12,7 +12,8 @@
  * Targets are filtered here, in the kernel, so that unrelated processes cost one hash lookup: a process is
  * a target when its tgid is in `targets` with TARGET_FOLLOWED. The recorder puts the spawned command (as
  * TARGET_BEFORE_EXEC until it execs: before that it is a copy of the recorder, not the user's program) or
- * the -p PIDs there; on_fork adds the children of targets as they are created (threads share the tgid).
+ * the -p PIDs there; on_fork adds the children of targets as they are created (threads share the tgid),
+ * on_exit marks a process whose last thread exited.
  * With -a (record_all) every process except the idle task is sampled.
  */
 #include "vmlinux.h"
@@ -58,6 +59,14 @@ struct {
 	__type(key, int);
 	__type(value, struct off_cpu_event);
 } blocked SEC(".maps");
+
+/* Children of targets that could not be put in `targets` (it was full), per CPU: processes not followed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_targets SEC(".maps");
 
 /* Samples dropped because the ring buffer was full, per CPU. */
 struct {
@@ -311,8 +320,35 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (record_all || parent_pid == child_pid)
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &parent_pid);
-	if (target && *target == TARGET_FOLLOWED)
-		bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY);
+	if (target && *target == TARGET_FOLLOWED && bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY)) {
+		/* A child we cannot follow is lost to the recording: counted, for the summary and STATS. */
+		__u32 zero = 0;
+		__u64 *lost = bpf_map_lookup_elem(&lost_targets, &zero);
+
+		if (lost)
+			(*lost)++;
+	}
+	return 0;
+}
+
+/*
+ * A target process is gone once its last thread exits (not its leader: a leader that calls pthread_exit
+ * leaves the others running). It is marked, not deleted: its mmap/comm/exit records may still wait in the
+ * side-band buffers, and the recorder keeps them only for targets. The recorder deletes marked entries
+ * after reading those buffers through, so that `targets` holds live processes only (a fork-heavy run does
+ * not fill it) and a reused pid is not sampled.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u32 pid = task->tgid;
+	__u8 *target;
+
+	if (record_all || task->signal->live.counter != 0)
+		return 0;
+	target = bpf_map_lookup_elem(&targets, &pid);
+	if (target)
+		*target = TARGET_EXITED;
 	return 0;
 }
 

@@ -91,5 +91,7 @@ struct off_cpu_event {
 /* Values of the targets map. */
 #define TARGET_FOLLOWED 1   /* sampled, and its children are followed */
 #define TARGET_BEFORE_EXEC 2 /* the recorder's own child, not sampled until it execs the user's command */
+#define TARGET_EXITED 3	    /* its last thread exited: not sampled; the recorder deletes it once it has read
+			     * the process's side-band records (record/sampler.c), so the pid may be reused */
 
 #endif

@@ -260,7 +260,8 @@ _Static_assert(sizeof(struct srec_file) == 64 && offsetof(struct srec_file, path
 struct srec_stats {
 	uint64_t samples;	      /* samples written */
 	uint64_t lost_samples;	      /* samples dropped because the BPF ring buffer was full */
-	uint64_t lost_events;	      /* mmap/task records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t lost_events;	      /* mmap/task records the kernel dropped (PERF_RECORD_LOST), plus processes
+				       * not followed because the BPF targets map was full */
 	uint64_t user_stack_errors;   /* samples whose user stack could not be read */
 	uint64_t kernel_stack_errors; /* samples whose kernel stack could not be read */
 	uint64_t processes;	      /* distinct processes with samples */

@@ -281,7 +281,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
-	char failed[512] = "", cut[96] = "", kinds[64] = "";
+	char failed[512] = "", cut[96] = "", kinds[64] = "", untracked[96] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
@@ -292,22 +292,32 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks)
 		snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes", (unsigned long long)rec->cut_stacks,
 			 rec->stack_size);
+	/* Counted in "lost" too; said apart because whole processes, not samples, went unrecorded. */
+	if (rec->lost_targets)
+		snprintf(untracked, sizeof(untracked), ", %llu processes not followed: the targets map was full",
+			 (unsigned long long)rec->lost_targets);
 	if (rec->off_cpu)
 		snprintf(kinds, sizeof(kinds), " (%llu on-CPU, %llu off-CPU)",
 			 (unsigned long long)(rec->sample_count - rec->off_cpu_count),
 			 (unsigned long long)rec->off_cpu_count);
 	fprintf(stderr,
-		"stackrec: recorded %llu samples%s from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s)\n",
+		"stackrec: recorded %llu samples%s from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s%s)\n",
 		(unsigned long long)rec->sample_count, kinds, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
 		rec->output, (unsigned long long)(lost + rec->lost_events),
-		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed, cut);
+		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed, cut, untracked);
 }
 
 static int finish(struct recorder *rec)
 {
 	uint64_t end_ns = monotonic_ns();
 	uint64_t lost = sampler_lost_samples(rec);
-	struct srec_stats stats = {
+	struct srec_stats stats;
+	int ret = 0;
+
+	/* Processes not followed go into lost_events, the count of what the kernel could not give us. */
+	rec->lost_targets = sampler_lost_targets(rec);
+	rec->lost_events += rec->lost_targets;
+	stats = (struct srec_stats){
 		.samples = rec->sample_count,
 		.lost_samples = lost,
 		.lost_events = rec->lost_events,
@@ -316,7 +326,6 @@ static int finish(struct recorder *rec)
 		.processes = rec->sampled_pids.count + rec->sampled_pids.has_zero,
 		.duration_ns = end_ns - rec->start_ns,
 	};
-	int ret = 0;
 
 	if (embedded_capture_remaining_perf_maps(rec) < 0 || kallsyms_write_used(rec) < 0 ||
 	    recording_writer_add(&rec->writer, SREC_BLOCK_STATS, &stats, sizeof(stats), NULL, 0) < 0)
@@ -372,6 +381,7 @@ static int run(struct recorder *rec)
 		if (sampler_poll(rec, POLL_MS) < 0)
 			return -1;
 		side_band_consume(rec);
+		sampler_forget_exited(rec);
 		if (target_gone(rec))
 			break;
 		now = monotonic_ns();

@@ -79,6 +79,8 @@ struct recorder {
 	struct bpf_link **links;
 	size_t link_count;
 	const char *event_name; /* "cycles" or "cpu-clock" */
+	uint32_t *exited;	/* pids marked TARGET_EXITED at the last sampler_forget_exited() */
+	size_t exited_count, exited_cap;
 	pid_t child;		/* TARGET_COMMAND: the spawned command, 0 once reaped */
 	int child_status;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
@@ -88,6 +90,7 @@ struct recorder {
 	uint64_t off_cpu_count; /* of which off-CPU samples */
 	uint64_t user_stack_errors, kernel_stack_errors;
 	uint64_t lost_events;
+	uint64_t lost_targets; /* children of targets not followed: the BPF targets map was full */
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	struct u64_set sampled_pids;
@@ -113,6 +116,10 @@ int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork trac
 int sampler_poll(struct recorder *rec, int timeout_ms);
 void sampler_drain(struct recorder *rec);
 uint64_t sampler_lost_samples(struct recorder *rec);
+uint64_t sampler_lost_targets(struct recorder *rec); /* processes not followed: `targets` was full */
+/* Frees the `targets` entries of processes that exited before the last call (call it after reading the
+ * side-band buffers) */
+void sampler_forget_exited(struct recorder *rec);
 void sampler_close(struct recorder *rec);
 
 /* record/side_band.c */

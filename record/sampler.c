@@ -159,6 +159,37 @@ bool sampler_is_target(struct recorder *rec, pid_t pid)
 	return bpf_map__lookup_elem(rec->skel->maps.targets, &key, sizeof(key), &value, sizeof(value), 0) == 0;
 }
 
+/*
+ * Deletes the processes that on_exit marked TARGET_EXITED one sweep ago. Not at once: until the side-band
+ * buffers have been read through once more, they may hold the process's last mmap, comm and exit records,
+ * which sampler_is_target must still accept. Before each delete the entry is read again: a child of a
+ * target that reused the pid in between is TARGET_FOLLOWED and stays.
+ */
+void sampler_forget_exited(struct recorder *rec)
+{
+	const struct bpf_map *map = rec->skel->maps.targets;
+	__u32 key, next, *keyp = NULL;
+	__u8 value;
+	size_t marked = 0;
+
+	if (rec->target == TARGET_ALL)
+		return;
+	for (size_t i = 0; i < rec->exited_count; i++)
+		if (bpf_map__lookup_elem(map, &rec->exited[i], sizeof(key), &value, sizeof(value), 0) == 0 &&
+		    value == TARGET_EXITED)
+			bpf_map__delete_elem(map, &rec->exited[i], sizeof(key), 0);
+	while (bpf_map__get_next_key(map, keyp, &next, sizeof(next)) == 0) {
+		key = next;
+		keyp = &key;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &value, sizeof(value), 0) == 0 &&
+		    value == TARGET_EXITED) {
+			GROW(rec->exited, rec->exited_cap, marked + 1);
+			rec->exited[marked++] = key;
+		}
+	}
+	rec->exited_count = marked;
+}
+
 static void add_link(struct recorder *rec, struct bpf_link *link)
 {
 	rec->links = xrealloc(rec->links, (rec->link_count + 1) * sizeof(*rec->links));
@@ -290,6 +321,10 @@ int sampler_attach(struct recorder *rec)
 	if (!link)
 		return error("cannot follow execs (tp_btf/sched_process_exec): %s", strerror(errno));
 	add_link(rec, link);
+	link = bpf_program__attach(rec->skel->progs.on_exit);
+	if (!link)
+		return error("cannot follow exits (tp_btf/sched_process_exit): %s", strerror(errno));
+	add_link(rec, link);
 	if (rec->off_cpu) {
 		link = bpf_program__attach(rec->skel->progs.on_switch);
 		if (!link)
@@ -347,22 +382,32 @@ void sampler_drain(struct recorder *rec)
 		ring_buffer__consume(rec->samples);
 }
 
-uint64_t sampler_lost_samples(struct recorder *rec)
+/* The sum over the CPUs of a per-CPU counter of the BPF side. */
+static uint64_t percpu_sum(struct recorder *rec, const struct bpf_map *map)
 {
 	int cpus = libbpf_num_possible_cpus();
 	__u64 *values;
 	__u32 key = 0;
-	uint64_t lost = 0;
+	uint64_t sum = 0;
 
 	if (!rec->skel || cpus <= 0)
 		return 0;
 	values = xcalloc((size_t)cpus, sizeof(*values));
-	if (bpf_map__lookup_elem(rec->skel->maps.lost_samples, &key, sizeof(key), values,
-				 (size_t)cpus * sizeof(*values), 0) == 0)
+	if (bpf_map__lookup_elem(map, &key, sizeof(key), values, (size_t)cpus * sizeof(*values), 0) == 0)
 		for (int i = 0; i < cpus; i++)
-			lost += values[i];
+			sum += values[i];
 	free(values);
-	return lost;
+	return sum;
+}
+
+uint64_t sampler_lost_samples(struct recorder *rec)
+{
+	return rec->skel ? percpu_sum(rec, rec->skel->maps.lost_samples) : 0;
+}
+
+uint64_t sampler_lost_targets(struct recorder *rec)
+{
+	return rec->skel ? percpu_sum(rec, rec->skel->maps.lost_targets) : 0;
 }
 
 void sampler_close(struct recorder *rec)
@@ -371,6 +416,9 @@ void sampler_close(struct recorder *rec)
 	rec->samples = NULL;
 	free(rec->tail);
 	rec->tail = NULL;
+	free(rec->exited);
+	rec->exited = NULL;
+	rec->exited_count = rec->exited_cap = 0;
 	for (size_t i = 0; i < rec->link_count; i++)
 		bpf_link__destroy(rec->links[i]);
 	free(rec->links);

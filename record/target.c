@@ -19,6 +19,24 @@
 static int go_pipe[2] = { -1, -1 };  /* parent → child: start */
 static int err_pipe[2] = { -1, -1 }; /* child → parent: errno of a failed exec; closed by a good exec */
 
+/* The process (thread group) of thread tid, from /proc/TID/status; tid itself when that cannot be read. */
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], line[256];
+	FILE *f;
+	long tgid = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? (pid_t)tgid : tid;
+}
+
 int target_parse_pids(struct recorder *rec, const char *list)
 {
 	char *copy = xstrdup(list), *save = NULL;
@@ -26,6 +44,8 @@ int target_parse_pids(struct recorder *rec, const char *list)
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		long pid = strtol(tok, &end, 10);
+		pid_t tgid;
+		size_t i;
 
 		if (*end || pid <= 0 || pid > 0x7fffffff) {
 			error("'%s' is not a process id", tok);
@@ -36,6 +56,17 @@ int target_parse_pids(struct recorder *rec, const char *list)
 			free(copy);
 			return error("no process with id %ld", pid);
 		}
+		/* kill() and /proc accept a thread's id too, but targets are processes (tgids): a thread id would
+		 * match no sample and record nothing. Take its process, and say so. */
+		tgid = thread_group_of((pid_t)pid);
+		if (tgid != pid) {
+			fprintf(stderr, "stackrec: %ld is a thread of process %d: recording the process\n", pid, tgid);
+			pid = tgid;
+		}
+		for (i = 0; i < rec->pid_count && rec->pids[i] != pid; i++)
+			;
+		if (i < rec->pid_count) /* given twice, or two threads of one process */
+			continue;
 		rec->pids = xrealloc(rec->pids, (rec->pid_count + 1) * sizeof(*rec->pids));
 		rec->pids[rec->pid_count++] = (pid_t)pid;
 	}
@@ -47,7 +78,7 @@ int target_parse_pids(struct recorder *rec, const char *list)
 
 int target_spawn(struct recorder *rec)
 {
-	pid_t pid;
+	pid_t parent = getpid(), pid;
 
 	if (pipe2(go_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0)
 		return error("cannot create a pipe: %s", strerror(errno));
@@ -62,6 +93,10 @@ int target_spawn(struct recorder *rec)
 		close(err_pipe[0]);
 		/* Until exec this is a copy of stackrec: name it so its few samples explain themselves. */
 		prctl(PR_SET_NAME, "stackrec-exec");
+		/* A recorder killed with SIGKILL cannot stop the command: the kernel does, as for perf's workload.
+		 * The recorder may have died before prctl: then the parent is no longer it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (read(go_pipe[0], &go, 1) != 1)
 			_exit(127); /* the recorder gave up before starting us */
 		execvp(rec->command[0], rec->command);

@@ -61,6 +61,41 @@ test_expect_success BPF '-p PID records a running process and stops when it exit
 	grep -E "busy \(from /proc\)$" maps
 '
 
+test_expect_success 'build a program with a second thread' '
+	cat >threads.c <<-\EOF &&
+	#include <pthread.h>
+	#include <time.h>
+	static void *spin(void *arg)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + 2;
+		while (time(NULL) < end)
+			x++;
+		return arg;
+	}
+	int main(void)
+	{
+		pthread_t t;
+		pthread_create(&t, NULL, spin, NULL);
+		pthread_join(t, NULL);
+		return 0;
+	}
+	EOF
+	clang -O1 -g -pthread -o threads threads.c
+'
+
+test_expect_success BPF '-p TID of a thread records its process, and says so' '
+	./threads & pid=$! &&
+	sleep 0.3 &&
+	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -n 1) &&
+	test -n "$tid" &&
+	stackrec record -F 499 -o tid.rec -p $tid 2>err &&
+	wait $pid &&
+	grep "^stackrec: $tid is a thread of process $pid: recording the process\$" err &&
+	complete_recording tid.rec &&
+	grep -E "^  $pid +threads +[1-9]" tid.rec.info
+'
+
 test_expect_success BPF '-a --duration records everything for that long' '
 	./busy 3000 & pid=$! &&
 	stackrec record -a -F 99 --duration 1 -o all.rec 2>err &&
@@ -94,6 +129,18 @@ test_expect_success BPF 'SIGKILL loses at most the last second: the rest still r
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
 '
 
+# PR_SET_PDEATHSIG: the spawned command dies with the recorder, even one killed by SIGKILL (a unique
+# argument finds this run's sleep and no other's).
+test_expect_success BPF 'SIGKILL of the recorder kills the command it spawned' '
+	"$STACKREC" record -o orphan.rec -- sleep 61.$$ 2>err & rec=$! &&
+	sleep 1 &&
+	pgrep -f "^sleep 61\.$$\$" &&
+	kill -KILL $rec; wait $rec;
+	for i in $(seq 20); do pgrep -f "^sleep 61\.$$\$" || break; sleep 0.1; done;
+	! pgrep -f "^sleep 61\.$$\$" ||
+	{ pkill -f "^sleep 61\.$$\$"; false; }
+'
+
 test_expect_success BPF 'twenty 30 ms processes: every one has its executable mappings recorded' '
 	stackrec record -F 999 -o short.rec -- sh -c "for i in \$(seq 20); do ./short 30; done" &&
 	stackrec info --mappings short.rec >maps &&
@@ -101,6 +148,32 @@ test_expect_success BPF 'twenty 30 ms processes: every one has its executable ma
 	test_line_count pids = 20 &&
 	complete_recording short.rec &&
 	test $(grep -c -E "^  [0-9]+ +short +[1-9]" short.rec.info) -ge 18
+'
+
+# Exited processes leave the BPF targets map: it holds live ones only, so a fork-heavy run never fills it
+# and a reused pid is not sampled. The recorder's own map is found through its fds (fdinfo names the map
+# id), not by name: other recorders may run on this machine.
+test_expect_success BPF 'exited processes leave the targets map' '
+	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; sleep 3" 2>err &
+	rec=$! &&
+	sleep 2 &&
+	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
+	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name targets .*/\1/p") &&
+	test -n "$id" &&
+	bpftool map dump id $id >targets &&
+	wait $rec &&
+	cat targets &&
+	n=$(grep -c "\"key\"" targets || :) &&
+	test "$n" -le 5 &&
+	grep -E "\(0 lost" err
+'
+
+test_expect_success BPF 'a fork-heavy run is followed to its end, with no unreported loss' '
+	stackrec record -F 99 -o forks.rec -- sh -c "i=0; while [ \$i -lt 3000 ]; do /bin/true; i=\$((i + 1)); done" 2>err &&
+	grep -E "^stackrec: recorded [0-9]+ samples from [0-9]+ processes in [0-9.]+ s to .forks\.rec. \(0 lost" err &&
+	! grep "not followed" err &&
+	stackrec info --mappings forks.rec >maps &&
+	test $(grep -c " /usr/bin/true$" maps) -ge 3000
 '
 
 test_expect_success BPF 'code loaded later with dlopen is mapped too' '
