@@ -78,6 +78,17 @@ static const struct {
 	  "record as root, or set sysctl kernel.kptr_restrict=0 while recording" },
 	{ "no kernel symbol covers the address", "a module loaded after recording started: record again" },
 	{ "libdwfl failed", "libdwfl could not read the file: run with -v for its error" },
+	/* Why an unwound stack stopped short (unwind.c), for explain_unwinding. */
+	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
+	{ "too deep", "more user frames than a stack keeps (127)" },
+	{ "the module's file was not found",
+	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
+	  "DEBUGINFOD_URLS, the build-ID cache)" },
+	{ "no CFI and no frame pointer",
+	  "code without unwind information (JIT, hand-written assembly) that keeps no frame pointer either" },
+	{ "CFI rule could not be applied", "the CFI needs a register the recording does not keep" },
+	{ "stack pointer did not move up", "the stack or its CFI is inconsistent here" },
+	{ "registers of another machine", "convert supports x86-64 registers only" },
 };
 
 const char *explain_advice(const char *reason)
@@ -245,22 +256,6 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 	free(groups);
 }
 
-static const struct {
-	const char *reason;
-	const char *advice;
-} unwind_advice[] = {
-	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
-	{ "too deep", "more user frames than a stack keeps (127)" },
-	{ "the module's file was not found",
-	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
-	  "DEBUGINFOD_URLS, the build-ID cache)" },
-	{ "no CFI and no frame pointer",
-	  "code without unwind information (JIT, hand-written assembly) that keeps no frame pointer either" },
-	{ "CFI rule could not be applied", "the CFI needs a register the recording does not keep" },
-	{ "stack pointer did not move up", "the stack or its CFI is inconsistent here" },
-	{ "registers of another machine", "convert supports x86-64 registers only" },
-};
-
 void explain_unwinding(const struct profile *p, const char *call_graph, FILE *out)
 {
 	uint64_t by_method[PROFILE_UNWIND_NONE + 1] = { 0 }, user_frames = 0;
@@ -292,11 +287,7 @@ void explain_unwinding(const struct profile *p, const char *call_graph, FILE *ou
 			100.0 * (double)p->leaf_fixes / (double)(p->total_samples ? p->total_samples : 1));
 	for (size_t i = 0; i < p->unwind_stop_count; i++) {
 		const struct profile_unwind_stop *stop = &p->unwind_stops[i];
-		const char *advice = "";
-
-		for (size_t j = 0; j < ARRAY_SIZE(unwind_advice); j++)
-			if (!strcmp(unwind_advice[j].reason, stop->reason))
-				advice = unwind_advice[j].advice;
+		const char *advice = explain_advice(stop->reason);
 		fprintf(out, "explain: %.1f%% of samples end in %s: %s: %s",
 			100.0 * (double)stop->samples / (double)(p->total_samples ? p->total_samples : 1),
 			stop->truncated ? "[truncated]" : "[incomplete]", stop->reason, advice);
