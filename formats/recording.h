@@ -38,7 +38,8 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 1 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph */
+#define SREC_VERSION_MINOR 2 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -81,13 +82,17 @@ enum srec_block_type {
 	SREC_BLOCK_STATS = 6,	 /* counters known only to the recorder: struct srec_stats */
 	SREC_BLOCK_END = 7,	 /* the recording ended cleanly: struct srec_end; always the last block */
 
-	/* Reserved for what comes next (see DEVELOPERS.md); not written yet, skipped by readers. */
+	/* Reserved, never written: skipped by readers. */
 	SREC_BLOCK_USER_REGS_STACK = 8, /* not used: a sample's registers and stack bytes follow its IPs instead
 					   (SREC_SAMPLE_USER_REGS), see struct srec_user_regs */
-	SREC_BLOCK_SIGNAL = 9,		/* a fatal signal delivered to a thread, with its stack */
-	SREC_BLOCK_PROBE_CONTEXT = 10,	/* context values captured by a user-defined probe */
-	SREC_BLOCK_FILE = 11,		/* an embedded file: vDSO image, JIT perf map (struct srec_file) */
-	SREC_BLOCK_PROCESS_METRICS = 12 /* per-process counters (RSS, context switches, ...) */
+	SREC_BLOCK_SIGNAL = 9,		/* not used: a fatal signal is a SAMPLE of kind SREC_SAMPLE_EVENT */
+
+	SREC_BLOCK_PROBE_HIT = 10,	 /* one entry into a probed function, with its arguments: struct srec_probe_hit */
+	SREC_BLOCK_FILE = 11,		 /* an embedded file: vDSO image, JIT perf map (struct srec_file) */
+	SREC_BLOCK_PROCESS_METRICS = 12, /* a process's CPU time, RSS and threads at one moment: struct
+					    srec_process_metrics */
+	SREC_BLOCK_PROBE = 13		 /* a probe the recorder attached (--probe): struct srec_probe; written before
+					    any PROBE_HIT that names it */
 };
 
 /*
@@ -113,8 +118,11 @@ enum srec_block_type {
 /* SAMPLE: what the BPF program saw at one sampling interrupt, or over one interval off the CPU. */
 enum srec_sample_kind {
 	SREC_SAMPLE_ON_CPU = 1, /* timer/cycles sample; weight is the sampling period in ns */
-	SREC_SAMPLE_OFF_CPU = 2 /* record --off-cpu: a thread off the CPU from time_ns on, for weight ns; its stacks
+	SREC_SAMPLE_OFF_CPU = 2, /* record --off-cpu: a thread off the CPU from time_ns on, for weight ns; its stacks
 				   as they were when it left the CPU */
+	SREC_SAMPLE_EVENT = 3	 /* something happened to the thread at time_ns (a fatal signal, a C++ exception
+				   thrown): its stacks at that moment; weight 0; the flag SREC_SAMPLE_EVENT_INFO is
+				   set and a struct srec_sample_event ends the block, saying what happened */
 };
 
 #define SREC_MAX_STACK_DEPTH 127 /* bpf_get_stack's default perf_event_max_stack */
@@ -145,8 +153,37 @@ enum srec_sample_flags {
 	/* The user stack was not walked while recording (user_depth is 0): the offline step unwinds it from the
 	 * registers and stack bytes with the binaries' CFI (`record --call-graph dwarf`). Without this flag the
 	 * user IPs are a frame-pointer walk, and the registers (if any) serve only to repair its first step. */
-	SREC_SAMPLE_USER_UNWIND = 1u << 1
+	SREC_SAMPLE_USER_UNWIND = 1u << 1,
+	/* A struct srec_sample_event and its name end the block: after the IPs, and after the registers and
+	 * stack bytes when SREC_SAMPLE_USER_REGS is set too. Set exactly when kind is SREC_SAMPLE_EVENT. */
+	SREC_SAMPLE_EVENT_INFO = 1u << 2
 };
+
+/*
+ * What happened at an event sample (SREC_SAMPLE_EVENT). It is the last thing in the SAMPLE block, so that
+ * readers that do not know it still find the registers and stack where 1.1 put them.
+ */
+enum srec_event_type {
+	SREC_EVENT_SIGNAL = 1,	  /* a fatal signal was delivered to the thread (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+				     SIGABRT, SIGTRAP): signo, code, address; name empty */
+	SREC_EVENT_EXCEPTION = 2 /* a C++ exception was thrown (__cxa_throw): name is the thrown type's mangled name
+				     as std::type_info::name() gives it (e.g. "St13runtime_error"); address is the
+				     thrown object's address */
+};
+
+#define SREC_EVENT_NAME_MAX 256 /* the most bytes of name (including its NUL) an event carries */
+
+struct srec_sample_event {
+	uint32_t type;	    /* enum srec_event_type */
+	int32_t signo;	    /* SREC_EVENT_SIGNAL: the signal number; otherwise 0 */
+	int32_t code;	    /* SREC_EVENT_SIGNAL: si_code (e.g. SEGV_MAPERR); otherwise 0 */
+	uint32_t name_size; /* bytes of name that follow, including its NUL; 0 when there is none */
+	uint64_t address;   /* SREC_EVENT_SIGNAL: the faulting address (si_addr) for SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+			       SIGTRAP, else 0; SREC_EVENT_EXCEPTION: the thrown object */
+	uint64_t reserved;  /* 0 */
+	char name[];	    /* at offset 32 */
+};
+_Static_assert(sizeof(struct srec_sample_event) == 32, "sample event is 32 bytes");
 
 /*
  * The user-mode registers of a sample and the live top of its user stack, after the sample's IPs (at offset
@@ -256,6 +293,69 @@ struct srec_file {
 };
 _Static_assert(sizeof(struct srec_file) == 64 && offsetof(struct srec_file, path) == 64, "file block header");
 
+/*
+ * PROBE: a user-defined probe (`record --probe 'BINARY:FUNCTION(ARG, ...)'`), a uprobe at the function's entry.
+ * Followed by strings_size bytes of NUL-terminated strings: the binary's path as recorded, the function's
+ * name, then one "NAME:TYPE" string per argument, in the order the PROBE_HIT values come, where TYPE is "s64"
+ * (an integer argument register, shown signed), "u64", "ptr" or "str" (a NUL-terminated string the argument
+ * points to, captured up to SREC_PROBE_STRING_MAX bytes).
+ */
+#define SREC_PROBE_ARGS_MAX 6	   /* the integer argument registers of the x86-64 System V ABI */
+#define SREC_PROBE_STRING_MAX 128  /* the most bytes of one captured string, including its NUL */
+
+struct srec_probe {
+	uint32_t probe_id;		     /* names this probe in PROBE_HIT blocks; unique in the file */
+	uint32_t arg_count;		     /* at most SREC_PROBE_ARGS_MAX */
+	uint64_t address;		     /* the function's entry as an ELF virtual address of the binary (st_value) */
+	uint8_t build_id_size;		     /* 0: none known */
+	uint8_t reserved[3];		     /* 0 */
+	uint8_t build_id[SREC_BUILD_ID_MAX]; /* of the binary */
+	uint32_t strings_size;		     /* bytes of strings that follow */
+	uint32_t reserved2;		     /* 0 */
+	char strings[];			     /* at offset 48 */
+};
+_Static_assert(sizeof(struct srec_probe) == 48, "probe block header is 48 bytes");
+
+/*
+ * PROBE_HIT: a thread entered a probed function. cfa is the call's canonical frame address (the stack pointer
+ * before the call instruction, which is the stack pointer at entry plus 8 on x86-64): the same number an
+ * unwinder computes for that function's frame while the call is active, which is how convert tells this
+ * call from an earlier or later one at another depth (see docs/convert.md, enrichment).
+ * values[] has arg_count entries (the raw argument registers; for "str" the pointer). Then, for each "str"
+ * argument in order: uint16_t length (bytes of string, no NUL; 0 when it could not be read) and the bytes,
+ * packed without padding. strings_size is the total of those.
+ */
+struct srec_probe_hit {
+	uint64_t time_ns;      /* on the host's clock */
+	uint32_t pid;	       /* process */
+	uint32_t tid;	       /* thread */
+	uint32_t probe_id;     /* a PROBE block's probe_id */
+	uint16_t value_count;  /* entries in values[]: the probe's arg_count */
+	uint16_t strings_size; /* bytes of captured strings after values[] */
+	uint64_t cfa;	       /* the call's canonical frame address */
+	uint64_t values[];     /* at offset 32 */
+};
+_Static_assert(sizeof(struct srec_probe_hit) == 32, "probe hit header is 32 bytes");
+
+/* PROCESS_METRICS: a process's counters at one moment, read without stopping it. */
+enum srec_metrics_reason {
+	SREC_METRICS_INTERVAL = 1, /* every --metrics-interval */
+	SREC_METRICS_EVENT = 2	   /* taken with an event sample (fatal signal, exception) of thread tid at time_ns */
+};
+
+struct srec_process_metrics {
+	uint64_t time_ns;	 /* on the host's clock */
+	uint32_t pid;		 /* process */
+	uint32_t tid;		 /* SREC_METRICS_EVENT: the thread of the event; otherwise 0 */
+	uint32_t reason;	 /* enum srec_metrics_reason */
+	uint32_t threads;	 /* threads in the process */
+	uint64_t user_time_ns;	 /* CPU time in user mode, all threads, since the process started */
+	uint64_t system_time_ns; /* CPU time in the kernel, all threads */
+	uint64_t rss_bytes;	 /* resident set size */
+	uint64_t vm_bytes;	 /* virtual memory size */
+};
+_Static_assert(sizeof(struct srec_process_metrics) == 56, "process metrics block is 56 bytes");
+
 /* STATS: what the recorder alone knows. Written once, just before END. */
 struct srec_stats {
 	uint64_t samples;	      /* samples written */
@@ -266,8 +366,13 @@ struct srec_stats {
 	uint64_t kernel_stack_errors; /* samples whose kernel stack could not be read */
 	uint64_t processes;	      /* distinct processes with samples */
 	uint64_t duration_ns;	      /* from recording start to stop */
+	/* 1.2; zero in older files (a shorter body) */
+	uint64_t probe_hits;	      /* PROBE_HIT blocks written */
+	uint64_t lost_probe_hits;     /* probe hits dropped (ring buffer full): context values may be missing */
+	uint64_t events;	      /* event samples (signals, exceptions) written */
+	uint64_t lost_event_samples;  /* event samples dropped (ring buffer full) */
 };
-_Static_assert(sizeof(struct srec_stats) == 56, "stats block is 56 bytes");
+_Static_assert(sizeof(struct srec_stats) == 88, "stats block is 88 bytes");
 
 /* END: the writer finished cleanly. A file without it was cut short; its intact frames still read. */
 struct srec_end {
