@@ -3,7 +3,7 @@
  * symbolizer.h). The libdwfl use follows elfutils' src/addr2line.c: dwfl_report_elf, then per address
  * dwfl_module_addrdie + dwarf_getscopes for the innermost scope, dwarf_getscopes_die for the chain of
  * scopes that physically contain it, DW_AT_call_file/DW_AT_call_line of each inlined_subroutine for the
- * position in its caller, dwfl_module_addrinfo for the ELF symbol.
+ * position in its caller, elf_symbols.c (libdwfl's dwfl_module_addrinfo rule, binary-searched) for the ELF symbol.
  *
  * One Dwfl per module file, reported at base 0: every file then keeps its own link-time addresses. One
  * Dwfl with each file at a distinct base would work for shared objects but not for two ET_EXEC
@@ -64,6 +64,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 void symbolizer_module_close(struct symbolizer_module *st)
 {
 	cu_index_release(&st->cu);
+	elf_symbols_release(&st->symbols);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -235,15 +236,14 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 	const char *name;
 	Dwarf_Die cudie;
 	Dwarf_Addr cu_bias = 0;
-	GElf_Off offset;
 	uint32_t count;
 	bool have_cu;
 
 	memset(symbol, 0, sizeof(*symbol));
 	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
-	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
+	/* The ELF symbol only when DWARF did not name the function. */
 	name = !count || !strcmp(frames[count - 1].function, "??")
-		       ? dwfl_module_addrinfo(st->file.mod, addr, &offset, symbol, NULL, NULL, NULL)
+		       ? elf_symbols_lookup(&st->symbols, st->file.mod, addr, symbol)
 		       : NULL;
 	if (!count && name) {
 		frames = xcalloc(1, sizeof(*frames));

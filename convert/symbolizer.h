@@ -24,6 +24,7 @@
 
 #include "cu_index.h"
 #include "debug_file.h"
+#include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "module_file.h"
 #include "profile.h"
@@ -42,6 +43,7 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
+	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 };
