@@ -52,6 +52,7 @@ need xz xz-utils
 need sqlite3 sqlite3
 need timeout coreutils
 need awk mawk
+node=$(command -v node || command -v nodejs || true) # optional: B's JIT workload
 [ -x "$python" ] || die "no python3 at '$python': install the Debian package python3 (or set PYTHON=PATH)"
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' ||
@@ -81,6 +82,7 @@ if [ "$quick" = 1 ]; then
 	a_seconds=0.5 # the workload's unprofiled run time in A
 	b_seconds=3   # ... in B: long enough that the conversion's start-up (opening libc's debug file) is not all
 	c_seconds=3   # how long each workload in C is recorded
+	node_seconds=3 # B's node workload
 	text_mb=10
 else
 	freqs="99 999 4999"
@@ -88,9 +90,11 @@ else
 	a_seconds=1
 	b_seconds=10  # about 50,000 samples: a profile, not a start-up time
 	c_seconds=8
+	node_seconds=8 # about 8,000 samples at node_hz; perf's dwarf recording of it is about 70 MB
 	text_mb=50
 fi
 b_hz=4999
+node_hz=999
 c_hz=999
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/stackrec-bench.XXXXXX")
@@ -325,52 +329,68 @@ out '\n'
 
 # --- B. convert speed -----------------------------------------------------------------------------------
 
-note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz"
+note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz; node for ${node_seconds} s"
 mkdir -p "$work/b"
-out 'B. Convert speed: cpu-fp, %s iterations recorded at %s Hz by each tool; samples/s = samples / median\n' "$b_iter" "$b_hz"
-out '   wall time of %s conversions to folded stacks, to /dev/null\n\n' "$reps"
-out '  %-6s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
-out '  %-6s %9s %17s   %9s %17s %15s %15s\n' mode samples "-f folded" samples "+ fold" "-g folded" "perf script"
+out 'B. Convert speed: samples/s = samples / median wall time of %s conversions to folded stacks, to /dev/null;\n' "$reps"
+out '   each workload recorded once by each tool and mode:\n'
+out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz\n\n' \
+	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
+out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
+out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
-for cg in fp dwarf; do
-	for tool in sr perf; do
-		mode=$tool-$cg
-		mode_supported "$mode" || continue
-		rec=$work/b/$mode.data
-		record_mode "$mode" "$b_hz" "$rec" -- "$work/cpu-fp" "$b_iter"
-		echo "$R_SAMPLES" >"$work/b/$mode.samples"
-		for _ in $(seq 1 "$reps"); do
-			if [ "$tool" = sr ]; then
-				t0=$(now_ns)
-				"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
-					die "stackrec convert failed: $(tail -n 3 "$rec.log")"
-				echo $(($(now_ns) - t0)) >>"$work/b/$mode.convert"
-			else
-				# perf script into a file, then the folding step; the two times summed
-				perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso
-				t0=$(now_ns)
-				awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
-				echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$mode.script"
-				rm -f "$rec.script"
-				perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count
-				echo "$T_NS" >>"$work/b/$mode.report"
-			fi
+# b_workload LABEL HZ -- COMMAND...: one row per call-graph mode
+b_workload() {
+	local label=$1 hz=$2 cg tool mode rec ps ss script_rate report_rate convert_rate ratio
+	shift 3
+	for cg in fp dwarf; do
+		for tool in sr perf; do
+			mode=$tool-$cg
+			mode_supported "$mode" || continue
+			rec=$work/b/$label-$mode.data
+			record_mode "$mode" "$hz" "$rec" -- "$@"
+			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
+			for _ in $(seq 1 "$reps"); do
+				if [ "$tool" = sr ]; then
+					t0=$(now_ns)
+					"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
+						die "stackrec convert failed: $(tail -n 3 "$rec.log")"
+					echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.convert"
+				else
+					# perf script into a file, then the folding step; the two times summed
+					perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso
+					t0=$(now_ns)
+					awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
+					echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$label-$mode.script"
+					rm -f "$rec.script"
+					perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count
+					echo "$T_NS" >>"$work/b/$label-$mode.report"
+				fi
+			done
+			rm -f "$rec" "$rec".*
 		done
-		rm -f "$rec" "$rec".*
+		ps=$(cat "$work/b/$label-perf-$cg.samples")
+		script_rate=$(rate "$ps" "$work/b/$label-perf-$cg.script")
+		report_rate=$(rate "$ps" "$work/b/$label-perf-$cg.report")
+		if mode_supported "sr-$cg"; then
+			ss=$(cat "$work/b/$label-sr-$cg.samples")
+			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
+			ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
+		else
+			ss=n/a convert_rate="n/a" ratio=n/a
+		fi
+		out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
-	ps=$(cat "$work/b/perf-$cg.samples")
-	script_rate=$(rate "$ps" "$work/b/perf-$cg.script")
-	report_rate=$(rate "$ps" "$work/b/perf-$cg.report")
-	if mode_supported "sr-$cg"; then
-		ss=$(cat "$work/b/sr-$cg.samples")
-		convert_rate=$(rate "$ss" "$work/b/sr-$cg.convert")
-		ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
-	else
-		ss=n/a convert_rate="n/a" ratio=n/a
-	fi
-	out '  %-6s %9s %17s   %9s %17s %15s %15s\n' "$cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
-done
+}
+b_workload cpu-fp "$b_hz" -- "$work/cpu-fp" "$b_iter"
+if [ -n "$node" ]; then
+	# node writes /tmp/perf-PID.map for its JIT code (both tools read it); the maps of this run are removed.
+	touch "$work/b/node-start"
+	b_workload node "$node_hz" -- "$node" --perf-basic-prof "$here/workloads/work.js" "$node_seconds"
+	find /tmp -maxdepth 1 -name 'perf-*.map' -type f -newer "$work/b/node-start" -delete
+else
+	out '  %-14s node not installed (Debian package nodejs)\n' node
+fi
 [ "$sr_dwarf" = 1 ] || out '  dwarf: stackrec %s\n' "$NA"
 out '\n'
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +19,19 @@
  * explanation of a missing debug file), and one line per refused file is enough. */
 static char **refused;
 static size_t refused_count, refused_cap;
+static pthread_mutex_t refused_lock = PTHREAD_MUTEX_INITIALIZER; /* modules are opened by several threads */
 
 void input_file_refused(const char *path, const char *what)
 {
+	pthread_mutex_lock(&refused_lock);
 	for (size_t i = 0; i < refused_count; i++)
 		if (!strcmp(refused[i], path))
-			return;
+			goto out;
 	GROW(refused, refused_cap, refused_count + 1);
 	refused[refused_count++] = xstrdup(path);
 	warning("'%s' %s", path, what);
+out:
+	pthread_mutex_unlock(&refused_lock);
 }
 
 static const char *type_name(mode_t mode)

@@ -32,6 +32,7 @@
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
+	unsigned int jobs;		  /* modules symbolized at once, by as many threads (convert -j); 0 or 1: one */
 };
 
 /* Adds a --debug-dir (made absolute). -1 with a message when it cannot be used: a usage error. */
@@ -66,7 +67,8 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,
 				 GElf_Sym *symbol);
 
-/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags. */
+/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags: options->jobs modules
+ * at a time, each by one thread; the result does not depend on the number. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
 		       const struct symbolizer_options *options);
 
