@@ -124,8 +124,10 @@ median() {
 # build-ID cache, and on a shared VM intermittently, about every other run, with a fresh --buildid-dir and
 # with -N too (an oversized build ID somewhere; not pinned down). The target has run to its end by then (its
 # own timing stands), but perf.data is unusable. Retried
-# up to 8 times: from the 2nd attempt with a fresh --buildid-dir, from the 3rd also with -N (no build-ID
-# cache). Every abort is counted and reported with the table.
+# up to 12 times: from the 2nd attempt with a fresh --buildid-dir, from the 3rd also with -N (no build-ID
+# cache). Not -B (no build IDs at all): perf script then reads the build notes of the binaries itself and
+# aborts every time on node's and libc's (annobin's .gnu.build.attributes). Every abort is counted and
+# reported with the table.
 # Usage: perf_record DATA LOG RECORD-ARGS... -- COMMAND...
 perf_aborts=0
 perf_aborts_n=0
@@ -134,7 +136,7 @@ perf_record() {
 	shift 2
 	topopts=("${perf_top[@]}")
 	recopts=()
-	for attempt in 1 2 3 4 5 6 7 8; do
+	for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		rm -f "$data"
 		rc=0
 		# in a subshell, so that the shell's "Aborted" line goes to the log too
@@ -150,11 +152,12 @@ perf_record() {
 		[ -s "$data" ] || die "perf record wrote no '$data' (exit $rc): $(tail -n 3 "$log")"
 		return 0
 	done
-	die "perf record aborted 8 times in a row: $(tail -n 3 "$log")"
+	die "perf record aborted 12 times in a row: $(tail -n 3 "$log")"
 }
 
 # perf_tool LOG OUT PERF-ARGS...: perf "${perf_top[@]}" PERF-ARGS > OUT, retried like perf_record when it
-# aborts; sets T_NS to the wall time of the attempt that succeeded.
+# aborts; sets T_NS to the wall time of the attempt that succeeded. With PERF_SOFT=1 it returns 1 after the
+# last abort instead of ending the bench (B's node rows then say perf failed).
 perf_tool() {
 	local log=$1 outf=$2 attempt rc t0
 	shift 2
@@ -171,6 +174,7 @@ perf_tool() {
 		[ "$rc" -eq 0 ] || die "perf $* failed (exit $rc): $(tail -n 3 "$log")"
 		return 0
 	done
+	[ "${PERF_SOFT:-0}" = 1 ] && return 1
 	die "perf $1 aborted 5 times in a row: $(tail -n 3 "$log")"
 }
 
@@ -333,16 +337,18 @@ note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz; node 
 mkdir -p "$work/b"
 out 'B. Convert speed: samples/s = samples / median wall time of %s conversions to folded stacks, to /dev/null;\n' "$reps"
 out '   each workload recorded once by each tool and mode:\n'
-out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz\n\n' \
+out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
+out '   perf script and report --no-inline for node (docs/performance.md)\n\n'
 out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
 out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
-# b_workload LABEL HZ -- COMMAND...: one row per call-graph mode
+# b_workload LABEL HZ PERF-OPTS -- COMMAND...: one row per call-graph mode; PERF-OPTS go to perf script and
+# perf report
 b_workload() {
-	local label=$1 hz=$2 cg tool mode rec ps ss script_rate report_rate convert_rate ratio
-	shift 3
+	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate ratio
+	shift 4
 	for cg in fp dwarf; do
 		for tool in sr perf; do
 			mode=$tool-$cg
@@ -358,35 +364,43 @@ b_workload() {
 					echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.convert"
 				else
 					# perf script into a file, then the folding step; the two times summed
-					perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso
-					t0=$(now_ns)
-					awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
-					echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$label-$mode.script"
+					# shellcheck disable=SC2086 # perf_opts: words
+					if PERF_SOFT=1 perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso $perf_opts; then
+						t0=$(now_ns)
+						awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
+						echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$label-$mode.script"
+					fi
 					rm -f "$rec.script"
-					perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count
-					echo "$T_NS" >>"$work/b/$label-$mode.report"
+					# shellcheck disable=SC2086 # perf_opts: words
+					PERF_SOFT=1 perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count $perf_opts &&
+						echo "$T_NS" >>"$work/b/$label-$mode.report"
 				fi
 			done
 			rm -f "$rec" "$rec".*
 		done
 		ps=$(cat "$work/b/$label-perf-$cg.samples")
-		script_rate=$(rate "$ps" "$work/b/$label-perf-$cg.script")
-		report_rate=$(rate "$ps" "$work/b/$label-perf-$cg.report")
+		script_rate=aborted report_rate=aborted
+		[ ! -s "$work/b/$label-perf-$cg.script" ] || script_rate=$(rate "$ps" "$work/b/$label-perf-$cg.script")
+		[ ! -s "$work/b/$label-perf-$cg.report" ] || report_rate=$(rate "$ps" "$work/b/$label-perf-$cg.report")
 		if mode_supported "sr-$cg"; then
 			ss=$(cat "$work/b/$label-sr-$cg.samples")
 			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
-			ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
+			ratio=-
+			[ "$script_rate" = aborted ] ||
+				ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
 		else
 			ss=n/a convert_rate="n/a" ratio=n/a
 		fi
 		out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
 }
-b_workload cpu-fp "$b_hz" -- "$work/cpu-fp" "$b_iter"
+b_workload cpu-fp "$b_hz" "" -- "$work/cpu-fp" "$b_iter"
 if [ -n "$node" ]; then
 	# node writes /tmp/perf-PID.map for its JIT code (both tools read it); the maps of this run are removed.
 	touch "$work/b/node-start"
-	b_workload node "$node_hz" -- "$node" --perf-basic-prof "$here/workloads/work.js" "$node_seconds"
+	# --no-inline: with dwarf call chains perf script and report otherwise ask addr2line about every address of
+	# node's 98 MB binary, which has no DWARF to find inlined frames in: over ten minutes for 3,000 samples.
+	b_workload node "$node_hz" --no-inline -- "$node" --perf-basic-prof "$here/workloads/work.js" "$node_seconds"
 	find /tmp -maxdepth 1 -name 'perf-*.map' -type f -newer "$work/b/node-start" -delete
 else
 	out '  %-14s node not installed (Debian package nodejs)\n' node
