@@ -471,7 +471,7 @@ out 'D. Off-CPU cost: pingpong (two threads, a byte through two pipes), %s round
 out '   slowdown as in A; samples = median off-CPU samples (every switch-out); lost = sum over the runs
 
 '
-out '  %-22s %9s %9s %9s %6s %12s
+out '  %-26s %9s %9s %9s %6s %12s
 ' profiler slowdown "(cpu)" samples lost bytes/sample
 if [ "$sr_dwarf" = 1 ]; then
 	d_base=$(median <"$work/d/none.wall")
@@ -481,7 +481,7 @@ if [ "$sr_dwarf" = 1 ]; then
 		slow_cpu=$(median <"$work/d/$mode.cpu" | awk -v b="$d_base_cpu" '{ printf "%.3fx", $1 / b }')
 		samples=$(cut -d' ' -f1 "$work/d/$mode.counts" | median)
 		read -r lost bps < <(awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/d/$mode.counts")
-		out '  %-22s %9s %9s %9s %6s %12s
+		out '  %-26s %9s %9s %9s %6s %12s
 ' "stackrec --off-cpu $mode" "$slow" "$slow_cpu" "$samples" "$lost" "$bps"
 	done
 else
