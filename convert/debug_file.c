@@ -257,24 +257,24 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		free(candidate);
 	}
 
-	/* 3. The .build-id trees of --debug-dir and the system. */
+	/* 3. The .build-id trees of --debug-dir and the system: binaries first, in every directory, then debug
+	 * files. A binary has the bytes and .eh_frame, and libdwfl finds its debug file beside it by build ID; a
+	 * debug file alone names frames but has no code bytes nor file offsets (module_file.h). */
 	if (build_id && strlen(build_id) > 2) {
-		for (size_t i = 0; i <= search->dir_count; i++) {
-			char *dir = debug_file_dir(search, i);
-
-			for (int debug_suffix = 1; debug_suffix >= 0; debug_suffix--) {
+		for (int debug_suffix = 0; debug_suffix <= 1; debug_suffix++) {
+			for (size_t i = 0; i <= search->dir_count; i++) {
+				char *dir = debug_file_dir(search, i);
 				char *candidate = xasprintf("%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2,
 							    debug_suffix ? ".debug" : "");
 
+				free(dir);
 				if (try_candidate(candidate, build_id, &fd) == CANDIDATE_OK && found(candidate, fd, out)) {
 					debug("found %s for '%s' by build ID", candidate, path);
 					free(candidate);
-					free(dir);
 					return 0;
 				}
 				free(candidate);
 			}
-			free(dir);
 		}
 	}
 

@@ -153,6 +153,51 @@ void module_file_callbacks_release(struct module_file_callbacks *cb)
 	cb->debuginfo_path = NULL;
 }
 
+/*
+ * When the file open in mf is a debug file alone — an executable PT_LOAD segment that occupies memory but no
+ * file bytes, which no loadable binary has — places it through the recorded mapping m. Such a file keeps each
+ * segment's p_vaddr and p_memsz but not its p_offset, so a file offset cannot be turned into an address
+ * through its headers. The recorded mapping can: the loader maps the executable segment from its page-aligned
+ * p_vaddr at the page-aligned file offset the mapping records, whatever that offset was in the binary. Only a
+ * file with one executable segment can be placed so; with several, which one was mapped is unknown.
+ */
+static void place_debug_only(struct module_file *mf, const struct profile_module *m)
+{
+	size_t phnum, executable = 0, empty = 0;
+	GElf_Phdr segment = { 0 };
+	uint64_t page = 4096;
+
+	if (elf_getphdrnum(mf->elf, &phnum) < 0)
+		return;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(mf->elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		executable++;
+		if (ph->p_filesz == 0 && ph->p_memsz > 0) {
+			empty++;
+			segment = *ph;
+		}
+	}
+	if (!empty)
+		return;
+	mf->debug_only = true;
+	if (executable != 1) {
+		mf->reason = "debug file alone, with several executable segments";
+		return;
+	}
+	if (m->end <= m->start || m->file_offset % page) {
+		mf->reason = "debug file alone, and no recorded mapping to place it";
+		return;
+	}
+	mf->map_offset = m->file_offset;
+	mf->map_vaddr = segment.p_vaddr & ~(page - 1);
+	mf->map_size = segment.p_vaddr + segment.p_memsz - mf->map_vaddr;
+	debug("'%s' is a debug file alone: its executable segment placed at the recorded file offset %#llx",
+	      mf->path, (unsigned long long)m->file_offset);
+}
+
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb)
 {
@@ -199,6 +244,8 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	mf->elf = dwfl_module_getelf(mf->mod, &mf->bias);
 	if (!mf->elf)
 		mf->reason = "not an ELF file";
+	else
+		place_debug_only(mf, m);
 }
 
 void module_file_close(struct module_file *mf)
@@ -230,6 +277,12 @@ bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr 
 	GElf_Addr vaddr;
 	size_t phnum;
 
+	if (mf->debug_only) {
+		if (off < mf->map_offset || off - mf->map_offset >= mf->map_size)
+			return false;
+		*addr = mf->map_vaddr + (off - mf->map_offset) + mf->bias;
+		return true;
+	}
 	if (!mf->elf || elf_getphdrnum(mf->elf, &phnum) < 0)
 		return false;
 	/* Executable segments first; then any (rare: data executed, or a writable text). */

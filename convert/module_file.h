@@ -35,14 +35,28 @@ struct module_file {
 	GElf_Addr bias;	    /* Dwfl address = ELF address + bias */
 	const char *reason; /* why the module cannot be used (static string), or NULL when it can */
 	char *path;	    /* the file found */
+	/*
+	 * The file found is a separate debug file alone (objcopy --only-keep-debug, Debian's -dbg packages): its
+	 * program headers keep the addresses but its loadable segments hold no bytes, and their file offsets are
+	 * gone. File offsets are then placed through the recorded mapping: the mapping at file offset map_offset
+	 * is the executable segment, loaded from map_vaddr (its page-aligned address) for map_size bytes.
+	 */
+	bool debug_only;
+	uint64_t map_offset, map_size;
+	GElf_Addr map_vaddr;
 };
 
-/* Opens module m's file. On failure mf->reason says why; mf is then still safe to close. */
+/*
+ * Opens module m's file. On failure mf->reason says why; mf is then still safe to close. A debug file found
+ * alone is used for symbols, lines and .debug_frame, placed by m's recorded mapping (m->start, m->end,
+ * m->file_offset): see debug_only above.
+ */
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb);
 void module_file_close(struct module_file *mf);
 
-/* The Dwfl address of file offset off: through the PT_LOAD program headers, executable ones first. */
+/* The Dwfl address of file offset off: through the PT_LOAD program headers, executable ones first (for a
+ * debug file alone, through the recorded mapping). */
 bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr *addr);
 
 #endif
