@@ -6,9 +6,11 @@
  * whose compressed sections declare gigabytes (libelf allocates what they declare before inflating them).
  * Each is refused with one warning naming the file and the reason, and the lookup goes on without it.
  *
- * What stays outside: files libdw opens by itself while reading DWARF (split DWARF .dwo/.dwp files named by
- * DW_AT_dwo_name, and the .gnu_debugaltlink file when found by its build ID) are opened by libdw with a plain
- * open(); input_file_check_candidates covers every other file libdwfl's debuginfo search may open.
+ * Files libdw and libdwfl open by themselves with a plain open() are checked before they can be opened:
+ * input_file_candidate_ok for each file libdwfl's debuginfo search may open (module_file.c), and
+ * module_file_dwarf_files_ok for those libdw opens while reading DWARF (split DWARF .dwo/.dwp files named by
+ * DW_AT_dwo_name, the .gnu_debugaltlink file where libdw looks for it): a module whose DWARF names an unsafe
+ * one is named from its symbol table only.
  */
 #ifndef STACKREC_CONVERT_INPUT_FILE_H
 #define STACKREC_CONVERT_INPUT_FILE_H

@@ -3,6 +3,8 @@
  */
 #include "module_file.h"
 
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -246,6 +248,81 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		mf->reason = "not an ELF file";
 	else
 		place_debug_only(mf, m);
+}
+
+/* A path as libdw joins it (libdw/dwarf_getalt.c __libdw_filepath): FILE when absolute, else DIR/FILE when DIR is
+ * absolute, else DEBUGDIR/DIR/FILE. */
+static char *libdw_path(const char *debugdir, const char *dir, const char *file)
+{
+	if (file[0] == '/')
+		return xstrdup(file);
+	if (dir && dir[0] == '/')
+		return xasprintf("%s/%s", dir, file);
+	return dir && *dir ? xasprintf("%s/%s/%s", debugdir, dir, file) : xasprintf("%s/%s", debugdir, file);
+}
+
+static bool libdw_candidate_ok(const char *debugdir, const char *dir, const char *file)
+{
+	char *path;
+	bool ok;
+
+	if (!file || !*file)
+		return true;
+	path = libdw_path(debugdir, dir, file);
+	ok = input_file_candidate_ok(path);
+	free(path);
+	return ok;
+}
+
+bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
+{
+	const char *main_file = NULL, *debug_file = NULL, *alt_name;
+	const void *alt_id;
+	ssize_t alt_len;
+	char *dir_copy, *debugdir, *dwp;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	bool ok = true;
+
+	dwfl_module_info(mf->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	if (!debug_file)
+		debug_file = main_file ? main_file : mf->path;
+	dir_copy = xstrdup(debug_file ? debug_file : "/");
+	debugdir = dirname(dir_copy);
+
+	/* The .gnu_debugaltlink (dwz) file, unless libdwfl found it through checked_find_debuginfo: libdw looks
+	 * for it by build ID in /usr/lib/debug, then at its name beside the debug file. */
+	alt_len = dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id);
+	if (alt_len > 2 && alt_len <= 64) {
+		char hex[2 * 64 + 1], *by_id;
+
+		hex_encode(hex, alt_id, (size_t)alt_len);
+		by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(debugdir, NULL, alt_name);
+		free(by_id);
+	}
+
+	/* Split DWARF: the .dwp package beside the file, then each skeleton unit's .dwo, beside the debug file
+	 * and in its compilation directory (libdw/libdw_find_split_unit.c). No subdie is asked of
+	 * dwarf_get_units: that would open the .dwo files. */
+	dwp = xasprintf("%s.dwp", debug_file ? debug_file : "");
+	while (ok && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Attribute name_attr, dir_attr;
+		const char *dwo, *comp_dir;
+
+		if (unit_type != DW_UT_skeleton && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
+			continue;
+		if (!dwarf_attr(&cudie, DW_AT_dwo_name, &name_attr) && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
+			continue;
+		dwo = dwarf_formstring(&name_attr);
+		comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &dir_attr));
+		ok = input_file_candidate_ok(dwp) && libdw_candidate_ok(debugdir, NULL, dwo) &&
+		     libdw_candidate_ok(debugdir, comp_dir, dwo);
+	}
+	free(dwp);
+	free(dir_copy);
+	return ok;
 }
 
 void module_file_close(struct module_file *mf)

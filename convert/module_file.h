@@ -55,6 +55,15 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		      const struct module_file_callbacks *cb);
 void module_file_close(struct module_file *mf);
 
+/*
+ * Whether the files libdw opens by itself, with a plain open(), while reading dw (the DWARF of mf) are safe:
+ * the .gnu_debugaltlink (dwz) file where libdw looks for it when libdwfl did not find it, split DWARF .dwo
+ * files of skeleton units and the .dwp package. Each that exists must be a regular file (an ELF one with sane
+ * compressed sizes): a FIFO would block libdw for good. When false (one warning said which file), dw must not
+ * be read beyond its unit headers.
+ */
+bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw);
+
 /* The Dwfl address of file offset off: through the PT_LOAD program headers, executable ones first (for a
  * debug file alone, through the recorded mapping). */
 bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr *addr);
