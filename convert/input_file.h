@@ -35,6 +35,20 @@
 int input_file_open(const char *path, bool follow_links, const char **reason);
 
 /*
+ * input_file_open for a path that may lie under root (--symfs, or NULL): the part of path below root is
+ * resolved inside root (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so that a symbolic link anywhere
+ * in it — absolute, or climbing with "..", or through /proc magic links — stays in the tree, as it would on the
+ * machine the tree comes from. A path not under root is opened as input_file_open does.
+ */
+int input_file_open_under(const char *root, const char *path, bool follow_links, const char **reason);
+
+/*
+ * input_file_candidate_ok for a file libdwfl opens by itself (with plain open(), following links) under root
+ * (or NULL): also false, with one warning, when its links resolve out of root.
+ */
+bool input_file_candidate_ok_under(const char *root, const char *candidate);
+
+/*
  * Whether the ELF file open on fd (file_size bytes) is safe to hand to libelf and libdw: the decompressed
  * sizes its SHF_COMPRESSED sections declare stay within INPUT_FILE_MAX_INFLATION times file_size. If not,
  * warns once naming path and returns false with *reason set.

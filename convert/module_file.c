@@ -17,7 +17,8 @@
 
 /* Checks each of dir/sub/name for a suffix sub of subdirs (all of its trailing components, as libdwfl's
  * search explores them). */
-static bool names_ok(const char *dir, const char *subdirs, const char *const *names, size_t name_count)
+static bool names_ok(const char *root, const char *dir, const char *subdirs, const char *const *names,
+		     size_t name_count)
 {
 	bool ok = true;
 
@@ -27,7 +28,7 @@ static bool names_ok(const char *dir, const char *subdirs, const char *const *na
 		for (size_t i = 0; ok && i < name_count; i++) {
 			char *candidate = *sub ? xasprintf("%s/%s/%s", dir, sub, names[i]) : xasprintf("%s/%s", dir, names[i]);
 
-			ok = input_file_candidate_ok(candidate);
+			ok = input_file_candidate_ok_under(root, candidate);
 			free(candidate);
 		}
 		if (!*sub)
@@ -46,7 +47,7 @@ static bool names_ok(const char *dir, const char *subdirs, const char *const *na
  * subdirectories where it looks for .gnu_debugaltlink files. A superset is fine: candidates are stat'ed,
  * and the few that exist opened without blocking.
  */
-static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, const char *file_name,
+static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const char *path_list, const char *file_name,
 				    const char *debuglink)
 {
 	const unsigned char *bits;
@@ -73,7 +74,7 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, con
 		names[name_count++] = base;
 	}
 	if (debuglink && debuglink[0] == '/')
-		ok = input_file_candidate_ok(debuglink);
+		ok = input_file_candidate_ok_under(root, debuglink);
 	for (char *d = strtok_r(list, ":", &save); ok && d; d = strtok_r(NULL, ":", &save)) {
 		if (*d == '+' || *d == '-')
 			d++;
@@ -81,21 +82,22 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, con
 			char *by_id = hex ? xasprintf("%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) : NULL;
 			char *dwz = xasprintf("%s/.dwz", d);
 
-			ok = (!by_id || input_file_candidate_ok(by_id)) && names_ok(d, file_dir, names, name_count) &&
-			     names_ok(d, "", names, name_count) && names_ok(dwz, "", names, name_count);
+			ok = (!by_id || input_file_candidate_ok_under(root, by_id)) &&
+			     names_ok(root, d, file_dir, names, name_count) && names_ok(root, d, "", names, name_count) &&
+			     names_ok(root, dwz, "", names, name_count);
 			free(by_id);
 			free(dwz);
 		} else {
 			char *sub = xasprintf("%s/%s", file_dir, d);
 
-			ok = names_ok(sub, "", names, name_count);
+			ok = names_ok(root, sub, "", names, name_count);
 			free(sub);
 		}
 	}
 	if (ok) {
 		char *dwz = xasprintf("%s/.dwz", file_dir);
 
-		ok = names_ok(file_dir, "", names, name_count) && names_ok(dwz, "", names, name_count);
+		ok = names_ok(root, file_dir, "", names, name_count) && names_ok(root, dwz, "", names, name_count);
 		free(dwz);
 	}
 	free(made_up);
@@ -115,7 +117,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 				  const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
 {
 	const struct module_file_callbacks *cb = *userdata;
-	const char *path_list = cb ? cb->debuginfo_path : NULL;
+	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
 	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
 	bool ok;
 
@@ -129,8 +131,8 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 		free(canonical);
 		return -1;
 	}
-	ok = debuginfo_candidates_ok(mod, path_list, file_name, debuglink) &&
-	     (!canonical || debuginfo_candidates_ok(mod, path_list, canonical, debuglink));
+	ok = debuginfo_candidates_ok(mod, root, path_list, file_name, debuglink) &&
+	     (!canonical || debuginfo_candidates_ok(mod, root, path_list, canonical, debuglink));
 	free(canonical);
 	if (!ok)
 		return -1;
@@ -142,6 +144,7 @@ void module_file_callbacks_init(struct module_file_callbacks *cb, const struct d
 {
 	memset(cb, 0, sizeof(*cb));
 	cb->debuginfo_path = debug_file_dwfl_path(search);
+	cb->symfs = search->symfs ? xstrdup(search->symfs) : NULL;
 	cb->callbacks.find_elf = dwfl_build_id_find_elf;
 	cb->callbacks.find_debuginfo = checked_find_debuginfo;
 	cb->callbacks.section_address = dwfl_offline_section_address;
@@ -152,7 +155,9 @@ void module_file_callbacks_init(struct module_file_callbacks *cb, const struct d
 void module_file_callbacks_release(struct module_file_callbacks *cb)
 {
 	free(cb->debuginfo_path);
+	free(cb->symfs);
 	cb->debuginfo_path = NULL;
+	cb->symfs = NULL;
 }
 
 /*
@@ -210,6 +215,7 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	int decompressed;
 
 	memset(mf, 0, sizeof(*mf));
+	mf->symfs = search->symfs;
 	if (debug_file_find(search, m->path, m->build_id, &file, &reason) < 0) {
 		debug("'%s'%s%s: %s", m->path, m->build_id ? " build ID " : "", m->build_id ? m->build_id : "",
 		      reason);
@@ -261,7 +267,7 @@ static char *libdw_path(const char *debugdir, const char *dir, const char *file)
 	return dir && *dir ? xasprintf("%s/%s/%s", debugdir, dir, file) : xasprintf("%s/%s", debugdir, file);
 }
 
-static bool libdw_candidate_ok(const char *debugdir, const char *dir, const char *file)
+static bool libdw_candidate_ok(const char *root, const char *debugdir, const char *dir, const char *file)
 {
 	char *path;
 	bool ok;
@@ -269,7 +275,7 @@ static bool libdw_candidate_ok(const char *debugdir, const char *dir, const char
 	if (!file || !*file)
 		return true;
 	path = libdw_path(debugdir, dir, file);
-	ok = input_file_candidate_ok(path);
+	ok = input_file_candidate_ok_under(root, path);
 	free(path);
 	return ok;
 }
@@ -299,7 +305,7 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 
 		hex_encode(hex, alt_id, (size_t)alt_len);
 		by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(debugdir, NULL, alt_name);
+		ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
 		free(by_id);
 	}
 
@@ -317,8 +323,8 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 			continue;
 		dwo = dwarf_formstring(&name_attr);
 		comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &dir_attr));
-		ok = input_file_candidate_ok(dwp) && libdw_candidate_ok(debugdir, NULL, dwo) &&
-		     libdw_candidate_ok(debugdir, comp_dir, dwo);
+		ok = input_file_candidate_ok_under(mf->symfs, dwp) && libdw_candidate_ok(mf->symfs, debugdir, NULL, dwo) &&
+		     libdw_candidate_ok(mf->symfs, debugdir, comp_dir, dwo);
 	}
 	free(dwp);
 	free(dir_copy);

@@ -23,6 +23,7 @@
 struct module_file_callbacks {
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
+	char *symfs; /* --symfs, or NULL: the files libdwfl opens below it must not lead out of it */
 };
 
 void module_file_callbacks_init(struct module_file_callbacks *cb, const struct debug_file_search *search);
@@ -35,6 +36,7 @@ struct module_file {
 	GElf_Addr bias;	    /* Dwfl address = ELF address + bias */
 	const char *reason; /* why the module cannot be used (static string), or NULL when it can */
 	char *path;	    /* the file found */
+	const char *symfs;  /* the search's --symfs, or NULL */
 	/*
 	 * The file found is a separate debug file alone (objcopy --only-keep-debug, Debian's -dbg packages): its
 	 * program headers keep the addresses but its loadable segments hold no bytes, and their file offsets are

@@ -217,4 +217,31 @@ test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused' '
 	test_cmp expect alt.folded
 '
 
+test_expect_success 'symbolic links inside --symfs resolve inside it: an absolute one and a "../.." one do not escape' '
+	mkdir -p outside jail2/usr jail2/opt/lib &&
+	cp prog outside/prog && cp prog jail2/opt/lib/prog &&
+	ln -s "$PWD/outside" jail2/usr/bin &&
+	ln -s ../../outside jail2/usr/lib &&
+	ln -s /etc jail2/usr/share &&
+	ln -s /opt/lib jail2/usr/lib64 &&
+	id=$(build_id prog) &&
+	for p in bin lib; do
+		rec_of escape-$p.rec /usr/$p/prog $id &&
+		in_time stackrec convert escape-$p.rec --symfs jail2 --no-cache >escape-$p.folded 2>err &&
+		cat err escape-$p.folded &&
+		echo "prog;[prog] 1" >expect &&
+		test_cmp expect escape-$p.folded || return 1
+	done &&
+	rec_of etc.rec /usr/share/passwd - &&
+	in_time stackrec convert etc.rec --symfs jail2 --no-cache -v >etc.folded 2>err &&
+	cat err &&
+	! grep "not an ELF file" err &&
+	grep "no file at the recorded path" err &&
+	rec_of inside.rec /usr/lib64/prog $id &&
+	in_time stackrec convert inside.rec --symfs jail2 --no-cache >inside.folded 2>err &&
+	cat err inside.folded &&
+	echo "prog;_init 1" >expect &&
+	test_cmp expect inside.folded
+'
+
 test_done
