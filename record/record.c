@@ -41,7 +41,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: stackrec record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [--duration SECONDS]\n"
-		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -a)\n"
+		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -t TID[,TID...] | -a)\n"
 		"\n"
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
 		"\n"
@@ -49,6 +49,8 @@ static void usage(FILE *out)
 		"  -o, --output FILE      the recording (default %s), 0600 and under sudo the invoking user's;\n"
 		"                         an existing one is kept as FILE.old; -o - (stdout) is refused\n"
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
+		"  -t, --tid TID[,TID..]  record these threads only, as perf record -t (not the process's other\n"
+		"                         threads, nor the threads and processes they start)\n"
 		"  -a, --all-cpus         record every process\n"
 		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
 		"                           dwarf[,SIZE]  copy the registers and up to SIZE bytes of the user stack\n"
@@ -132,6 +134,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	static const struct option options[] = {
 		{ "frequency", required_argument, NULL, 'F' }, { "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },       { "all-cpus", no_argument, NULL, 'a' },
+		{ "tid", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "build-id-cache", required_argument, NULL, OPT_CACHE_DIR },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
@@ -146,7 +149,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },	       { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_pids = false, all = false, no_cache = false, on_cpu = false;
+	bool have_pids = false, have_tids = false, all = false, no_cache = false, on_cpu = false;
 	const char *cache_dir = NULL;
 	char *end;
 	int c;
@@ -159,7 +162,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	rec->min_block_us = 1;
 	rec->max_block_us = UINT64_MAX;
 	rec->command_line = join_args(argc, argv);
-	while ((c = getopt_long(argc, argv, "+F:o:p:agvh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+F:o:p:t:agvh", options, NULL)) != -1) {
 		switch (c) {
 		case 'F': {
 			long hz = strtol(optarg, &end, 10);
@@ -180,6 +183,11 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			if (target_parse_pids(rec, optarg) < 0)
 				return -1;
 			have_pids = true;
+			break;
+		case 't':
+			if (target_parse_tids(rec, optarg) < 0)
+				return -1;
+			have_tids = true;
 			break;
 		case 'a':
 			all = true;
@@ -264,9 +272,9 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		if (!rec->cache_dir)
 			warning("no build-ID cache: set $HOME, $XDG_CACHE_HOME or $STACKREC_CACHE_DIR");
 	}
-	if ((optind < argc) + have_pids + all != 1) {
-		error(optind < argc || have_pids || all ? "give only one of -- COMMAND, -p PID and -a"
-							 : "nothing to record: give -- COMMAND, -p PID or -a");
+	if ((optind < argc) + have_pids + have_tids + all != 1) {
+		error(optind < argc || have_pids || have_tids || all ? "give only one of -- COMMAND, -p PID, -t TID and -a"
+								      : "nothing to record: give -- COMMAND, -p PID, -t TID or -a");
 		usage(stderr);
 		return -1;
 	}
@@ -274,7 +282,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		rec->target = TARGET_COMMAND;
 		rec->command = argv + optind;
 	} else {
-		rec->target = have_pids ? TARGET_PIDS : TARGET_ALL;
+		rec->target = have_pids ? TARGET_PIDS : have_tids ? TARGET_THREADS : TARGET_ALL;
 	}
 	return 0;
 }
@@ -355,8 +363,11 @@ static int run(struct recorder *rec)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
-	for (size_t i = 0; i < rec->pid_count; i++)
+	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
+			return -1;
+	for (size_t i = 0; i < rec->tid_count; i++)
+		if (sampler_add_target(rec, rec->tids[i], false) < 0)
 			return -1;
 	if (side_band_open(rec) < 0 || sampler_attach(rec) < 0)
 		return -1;
@@ -427,6 +438,7 @@ int cmd_record(int argc, char **argv)
 	if (parse_options(&rec, argc, argv) < 0) {
 		free(rec.command_line);
 		free(rec.pids);
+		free(rec.tids);
 		free(rec.cache_dir);
 		return 2;
 	}
@@ -457,6 +469,7 @@ int cmd_record(int argc, char **argv)
 	u64_set_release(&rec.kernel_ips);
 	free(rec.errors);
 	free(rec.pids);
+	free(rec.tids);
 	free(rec.command_line);
 	return ret;
 }

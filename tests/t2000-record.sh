@@ -96,6 +96,56 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
 '
 
+test_expect_success 'build a program with two named threads, both spinning' '
+	cat >two.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <pthread.h>
+	#include <time.h>
+	static void spin(void)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + 8; /* killed once recorded: long enough for a slow BPF load */
+		while (time(NULL) < end)
+			x++;
+	}
+	static void *worker(void *arg)
+	{
+		pthread_setname_np(pthread_self(), "spin-worker");
+		spin();
+		return arg;
+	}
+	int main(void)
+	{
+		pthread_t t;
+		pthread_setname_np(pthread_self(), "spin-main");
+		pthread_create(&t, NULL, worker, NULL);
+		spin();
+		pthread_join(t, NULL);
+		return 0;
+	}
+	EOF
+	clang -O1 -g -pthread -o two two.c
+'
+
+test_expect_success BPF '-t TID records that thread only, as perf record -t' '
+	./two & pid=$! &&
+	sleep 0.3 &&
+	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
+	test -n "$tid" && test "$tid" != "$pid" &&
+	stackrec record -F 499 --duration 1 -o thread.rec -t $tid 2>err
+	rc=$?
+	kill $pid; wait $pid
+	cat err &&
+	test $rc -eq 0 &&
+	complete_recording thread.rec &&
+	grep -E "target +threads" thread.rec.info &&
+	stackrec convert thread.rec -f folded -o thread.folded &&
+	cut -d";" -f1 thread.folded | sort | uniq -c >comms &&
+	cat comms &&
+	grep -q "spin-worker" comms &&
+	! grep -v "spin-worker" comms
+'
+
 test_expect_success BPF '-a --duration records everything for that long' '
 	./busy 3000 & pid=$! &&
 	stackrec record -a -F 99 --duration 1 -o all.rec 2>err &&
