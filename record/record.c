@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -346,6 +347,24 @@ static int finish(struct recorder *rec)
 	return ret;
 }
 
+/*
+ * The recorder reads the buffers ahead of everything it records: at nice 0 among busy threads it waits its
+ * turn while the buffers fill, and the kernel drops samples. bench/stress.sh (-a -F 4999, 64 spinning
+ * threads and 300 execs a second on 2 CPUs) lost half of its samples at nice 0 and none at -10, for about
+ * 1 CPU-second in 12 s. A recorder that may not raise it (no CAP_SYS_NICE) keeps the one it has.
+ */
+#define RECORDER_NICE (-10)
+
+static void raise_priority(void)
+{
+	int now;
+
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && now > RECORDER_NICE && setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0)
+		debug("cannot raise the recorder's priority to nice %d: %s", RECORDER_NICE, strerror(errno));
+}
+
 static int run(struct recorder *rec)
 {
 	uint64_t last_flush, deadline = 0;
@@ -363,6 +382,7 @@ static int run(struct recorder *rec)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
+	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
 			return -1;
