@@ -187,15 +187,16 @@ static void place_debug_only(struct module_file *mf, const struct profile_module
 			segment = *ph;
 		}
 	}
-	if (!empty)
+	/* Without a recorded mapping (stackrec symbolize: addresses, not file offsets) there is nothing to place. */
+	if (!empty || m->end <= m->start)
 		return;
 	mf->debug_only = true;
 	if (executable != 1) {
 		mf->reason = "debug file alone, with several executable segments";
 		return;
 	}
-	if (m->end <= m->start || m->file_offset % page) {
-		mf->reason = "debug file alone, and no recorded mapping to place it";
+	if (m->file_offset % page) {
+		mf->reason = "debug file alone, and a mapping not at a page boundary";
 		return;
 	}
 	mf->map_offset = m->file_offset;

@@ -89,4 +89,13 @@ test_expect_success BPF,GCC,LIBC_DBG 'an archive holding libc and its debug file
 	test "$share" -ge 80
 '
 
+test_expect_success GCC 'stackrec symbolize on a debug file alone takes addresses as they are' '
+	gcc -O2 -g -o chain2 "$FIXTURES/chain.c" &&
+	objcopy --only-keep-debug chain2 chain2.debug &&
+	a=$(nm chain2.debug | awk "\$3 == \"mid\" { print \$1 }") &&
+	stackrec symbolize -f -e chain2.debug 0x$a >sym.out &&
+	cat sym.out &&
+	test "$(head -n 1 sym.out)" = mid
+'
+
 test_done
