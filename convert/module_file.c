@@ -172,7 +172,7 @@ static void place_debug_only(struct module_file *mf, const struct profile_module
 {
 	size_t phnum, executable = 0, empty = 0;
 	GElf_Phdr segment = { 0 };
-	uint64_t page = 4096;
+	uint64_t page = 4096; /* the loader aligns to the recording machine's pages: x86-64's, as unwind.c assumes */
 
 	if (elf_getphdrnum(mf->elf, &phnum) < 0)
 		return;
