@@ -63,22 +63,29 @@ test_expect_success BPF '-p PID records a running process and stops when it exit
 	grep -E "busy \(from /proc\)$" maps
 '
 
-test_expect_success 'build a program with a second thread' '
+test_expect_success 'build a program with a second thread, both spinning' '
 	cat >threads.c <<-\EOF &&
+	#define _GNU_SOURCE
 	#include <pthread.h>
 	#include <time.h>
-	static void *spin(void *arg)
+	static void spin(void)
 	{
 		volatile unsigned long x = 0;
 		time_t end = time(NULL) + 5;
 		while (time(NULL) < end)
 			x++;
+	}
+	static void *worker(void *arg)
+	{
+		pthread_setname_np(pthread_self(), "spin-worker");
+		spin();
 		return arg;
 	}
 	int main(void)
 	{
 		pthread_t t;
-		pthread_create(&t, NULL, spin, NULL);
+		pthread_create(&t, NULL, worker, NULL);
+		spin();
 		pthread_join(t, NULL);
 		return 0;
 	}
@@ -98,39 +105,8 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
 '
 
-test_expect_success 'build a program with two named threads, both spinning' '
-	cat >two.c <<-\EOF &&
-	#define _GNU_SOURCE
-	#include <pthread.h>
-	#include <time.h>
-	static void spin(void)
-	{
-		volatile unsigned long x = 0;
-		time_t end = time(NULL) + 8; /* killed once recorded: long enough for a slow BPF load */
-		while (time(NULL) < end)
-			x++;
-	}
-	static void *worker(void *arg)
-	{
-		pthread_setname_np(pthread_self(), "spin-worker");
-		spin();
-		return arg;
-	}
-	int main(void)
-	{
-		pthread_t t;
-		pthread_setname_np(pthread_self(), "spin-main");
-		pthread_create(&t, NULL, worker, NULL);
-		spin();
-		pthread_join(t, NULL);
-		return 0;
-	}
-	EOF
-	clang -O1 -g -pthread -o two two.c
-'
-
 test_expect_success BPF '-t TID records that thread only, as perf record -t' '
-	./two & pid=$! &&
+	./threads & pid=$! &&
 	sleep 0.3 &&
 	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
 	test -n "$tid" && test "$tid" != "$pid" &&
