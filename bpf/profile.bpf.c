@@ -13,7 +13,8 @@
  * a target when its tgid is in `targets` with TARGET_FOLLOWED. The recorder puts the spawned command (as
  * TARGET_BEFORE_EXEC until it execs: before that it is a copy of the recorder, not the user's program) or
  * the -p PIDs there; on_fork adds the children of targets as they are created (threads share the tgid),
- * on_exit marks a process whose last thread exited.
+ * on_exit marks a process whose last thread exited. With -t (match_tid) the keys are thread ids instead, as
+ * perf record -t: those threads only, no child followed, each marked when it exits.
  * With -a (record_all) every process except the idle task is sampled.
  */
 #include "vmlinux.h"
@@ -24,6 +25,7 @@
 #include "profile.h"
 
 const volatile bool record_all = false;
+const volatile bool match_tid = false;	   /* -t: `targets` holds thread ids, and no child is followed */
 const volatile __u64 period_ns = 0;
 const volatile bool dwarf_mode = false;	   /* --call-graph dwarf: copy the stack, do not walk it */
 const volatile __u32 stack_copy = 0;	   /* bytes of user stack to copy (dwarf: SIZE; fp: a few words) */
@@ -254,7 +256,9 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sample_event *e;
 
-	if (!followed(bpf_get_current_pid_tgid() >> 32))
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!followed(match_tid ? (__u32)id : id >> 32))
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!e)
@@ -288,7 +292,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now, delta;
 
 	/* prev is the current task: its stacks are readable here, as the sampler reads them. */
-	if (followed(prev->tgid) && blocking_state(prev)) {
+	if (followed(match_tid ? prev->pid : prev->tgid) && blocking_state(prev)) {
 		e = bpf_task_storage_get(&blocked, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (e) {
 			/* The two innermost kernel frames are this program and bpf_trace_run4, not the thread's. */
@@ -317,7 +321,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 parent_pid = parent->tgid, child_pid = child->tgid;
 	__u8 followed = TARGET_FOLLOWED, *target;
 
-	if (record_all || parent_pid == child_pid)
+	if (record_all || match_tid || parent_pid == child_pid)
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &parent_pid);
 	if (target && *target == TARGET_FOLLOWED && bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY)) {
@@ -341,10 +345,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
-	__u32 pid = task->tgid;
+	__u32 pid = match_tid ? task->pid : task->tgid;
 	__u8 *target;
 
-	if (record_all || task->signal->live.counter != 0)
+	/* With -t a target is a thread: gone when it exits. */
+	if (record_all || (!match_tid && task->signal->live.counter != 0))
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &pid);
 	if (target)

@@ -49,13 +49,16 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
 	Dwarf_Addr dbias;
+	Dwarf *dw;
 
 	memset(st, 0, sizeof(*st));
 	module_file_open(&st->file, m, &options->search, callbacks);
 	if (st->file.reason)
 		return;
 	st->has_symtab = dwfl_module_getsymtab(st->file.mod) > 0;
-	if (dwfl_module_getdwarf(st->file.mod, &dbias))
+	if ((dw = dwfl_module_getdwarf(st->file.mod, &dbias)) && !module_file_dwarf_files_ok(&st->file, dw))
+		st->no_dwarf = true;
+	else if (dw)
 		st->has_symtab = true;
 	else
 		st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->file.elf);
@@ -158,6 +161,8 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	int prev = -1; /* index in chain of the previous (inner) function scope */
 
 	*have_cu = false;
+	if (st->no_dwarf)
+		return 0;
 	cudie = cu_index_addrdie(&st->cu, st->file.mod, addr, &cudie_mem, &dbias);
 	if (!cudie)
 		return 0;

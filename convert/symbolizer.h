@@ -46,6 +46,7 @@ struct symbolizer_module {
 	struct cu_index cu;
 	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
+	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 };
 

@@ -30,6 +30,7 @@ struct bpf_link;
 enum record_target {
 	TARGET_COMMAND, /* -- CMD ARGS: spawn it and follow its children */
 	TARGET_PIDS,	/* -p PID[,PID...] */
+	TARGET_THREADS, /* -t TID[,TID...]: these threads only, as perf record -t (no children followed) */
 	TARGET_ALL	/* -a */
 };
 
@@ -63,8 +64,10 @@ struct recorder {
 	enum call_graph call_graph;
 	unsigned int stack_size; /* CALL_GRAPH_DWARF: bytes of user stack copied per sample */
 	char **command; /* TARGET_COMMAND: argv of the command */
-	pid_t *pids;	/* TARGET_PIDS */
+	pid_t *pids;	/* TARGET_PIDS; TARGET_THREADS: the threads' processes (their mappings are scanned) */
 	size_t pid_count;
+	pid_t *tids;	/* TARGET_THREADS: the threads, the keys of the BPF targets map */
+	size_t tid_count;
 	char *command_line; /* the record command line, for the HOST block */
 	char *cache_dir;    /* the build-ID cache; NULL with --no-cache */
 	uint64_t cache_size_mb;
@@ -102,9 +105,10 @@ struct recorder {
 
 /* record/target.c */
 int target_parse_pids(struct recorder *rec, const char *list);
+int target_parse_tids(struct recorder *rec, const char *list);
 int target_spawn(struct recorder *rec); /* forks the command, held until target_start() */
 int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
-bool target_gone(struct recorder *rec); /* the command exited, or every -p PID is gone */
+bool target_gone(struct recorder *rec); /* the command exited, or every -p PID (-t TID) is gone */
 void target_stop(struct recorder *rec); /* terminates a still-running command and reaps it */
 
 /* record/sampler.c */

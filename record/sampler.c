@@ -107,6 +107,7 @@ int sampler_load(struct recorder *rec)
 	if (!rec->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
+	rec->skel->rodata->match_tid = rec->target == TARGET_THREADS;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
 	rec->skel->rodata->min_block_ns = rec->min_block_us * 1000;
@@ -156,6 +157,12 @@ bool sampler_is_target(struct recorder *rec, pid_t pid)
 
 	if (rec->target == TARGET_ALL)
 		return true;
+	if (rec->target == TARGET_THREADS) { /* the map holds thread ids; side-band records name processes */
+		for (size_t i = 0; i < rec->pid_count; i++)
+			if (rec->pids[i] == pid)
+				return true;
+		return false;
+	}
 	return bpf_map__lookup_elem(rec->skel->maps.targets, &key, sizeof(key), &value, sizeof(value), 0) == 0;
 }
 
