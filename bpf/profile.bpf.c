@@ -549,7 +549,9 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	ev->signo = sig;
 	if (info) {
 		ev->code = info->si_code;
-		if (sig != 6) /* SIGABRT has no faulting address */
+		/* A faulting address only for a signal the kernel raised (si_code > 0); one sent by kill() or
+		 * tgkill() (SI_USER, SI_TKILL, ...) holds the sender's pid and uid there, and SIGABRT has none. */
+		if (sig != 6 && ev->code > 0)
 			ev->address = (__u64)info->_sifields._sigfault._addr;
 	}
 	/* The two innermost kernel frames are this program and bpf_trace_run3, not the thread's. */
