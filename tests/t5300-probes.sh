@@ -66,6 +66,37 @@ test_expect_success GCC,BPF 'the SIGSEGV is an event sample: signal 11, SEGV_MAP
 	grep -E "^stats [0-9]+ 7 0 1 0$" blocks
 '
 
+test_expect_success GCC,BPF 'two probes: ids in command-line order, load_all'"'"'s hit before those of the calls it makes' '
+	stackrec record --probe "./crash:parse_record(id)" --probe "./crash:load_all(n)" -o two.rec -- ./crash 5 2>err &&
+	cat err &&
+	dump two.rec >two.blocks &&
+	cat two.blocks &&
+	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64$" two.blocks &&
+	grep -E "^probe 2 0x[0-9a-f]+ $PWD/crash load_all n:s64$" two.blocks &&
+	awk "\$1 == \"hit\" { print \$2, \$6 }" two.blocks >hits &&
+	printf "%s\n" "2 5" "1 1" "1 2" "1 3" "1 4" "1 5" >expect &&
+	test_cmp expect hits &&
+	# parse_record is called by load_all: its frame is deeper, at a lower CFA
+	cfa1=$(awk "\$1 == \"hit\" && \$2 == 1 { print \$5; exit }" two.blocks) &&
+	cfa2=$(awk "\$1 == \"hit\" && \$2 == 2 { print \$5; exit }" two.blocks) &&
+	test $((cfa1)) -lt $((cfa2)) &&
+	! grep "^event " two.blocks
+'
+
+test_expect_success GCC,BPF 'a SIGSEGV sent with kill(): recorded, with SI_USER and no faulting address' '
+	./probe_hot 100000000 >/dev/null &
+	pid=$!
+	# once the recording is under way (its file is renamed into place then)
+	(while [ ! -e killed.rec ]; do sleep 0.05; done; sleep 0.3; kill -SEGV $pid) &
+	stackrec record --signals -p $pid -o killed.rec 2>err;
+	rc=$?;
+	wait $pid;
+	cat err && test $rc = 0 &&
+	dump killed.rec >killed.blocks &&
+	cat killed.blocks &&
+	grep -E "^event 1 11 0 0x0 - user=0 kernel=[0-9]+ regs=1 pid=$pid tid=$pid$" killed.blocks
+'
+
 test_expect_success GCC,BPF '--call-graph fp: the event has the frame-pointer walk of the user stack' '
 	stackrec record --call-graph fp --probe "./crash:parse_record(id, r, arg1)" -o fp.rec -- ./crash 2>err &&
 	dump fp.rec >fp.blocks &&
