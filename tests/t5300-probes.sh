@@ -122,6 +122,36 @@ test_expect_success GCC,BPF '--signals alone: the crash without probes' '
 	! grep "^hit " sig.blocks
 '
 
+test_expect_success GCC,BPF 'a SIGSEGV the program handles and survives is recorded; an ignored SIGABRT is not' '
+	cat >survive.c <<-\EOF &&
+	#include <setjmp.h>
+	#include <signal.h>
+	#include <stdio.h>
+	static sigjmp_buf back;
+	static void on_segv(int sig) { (void)sig; siglongjmp(back, 1); }
+	int main(void)
+	{
+		volatile int *bad = (int *)0x10;
+		signal(SIGSEGV, on_segv);
+		if (!sigsetjmp(back, 1))
+			printf("%d\n", *bad);
+		signal(SIGABRT, SIG_IGN);
+		raise(SIGABRT);
+		puts("survived");
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o survive survive.c &&
+	stackrec record --signals -o survive.rec -- ./survive >out 2>err &&
+	cat err out &&
+	grep survived out &&
+	dump survive.rec >survive.blocks &&
+	cat survive.blocks &&
+	grep "^event " survive.blocks >events &&
+	test_line_count events = 1 &&
+	grep -E "^event 1 11 1 0x10 " events
+'
+
 test_expect_success GXX,BPF '--exceptions: the thrown type'"'"'s mangled name and the stack at the throw' '
 	stackrec record --exceptions -o throw.rec -- ./throw 2>err &&
 	cat err &&
