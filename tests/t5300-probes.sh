@@ -199,4 +199,21 @@ test_expect_success GCC,BPF 'a probe on a process already running (-p), with los
 	grep -E "^stats [0-9]+ $lost 0 0$" running.blocks
 '
 
+test_expect_success GCC,BPF 'a recorder that cannot keep up: the target goes on, the hits lost are counted in the summary and STATS' '
+	# The recorder is stopped for 5 s while every call of probe_hot is a hit of 240 bytes in the ring buffer
+	# (16 MiB with --call-graph fp): it fills up, and the hits after that are dropped and counted.
+	# "$STACKREC", not the shell function: $! must be the recorder itself
+	"$STACKREC" record --call-graph fp --duration 8 --probe "./probe_hot:hot_call(n, str(tag))" -o lost.rec -- \
+		./probe_hot 1000000000 >/dev/null 2>err &
+	rec=$!
+	(while [ ! -e lost.rec ]; do sleep 0.05; done; sleep 0.5; kill -STOP $rec; sleep 5; kill -CONT $rec) &
+	wait $rec &&
+	cat err &&
+	set -- $(sed -n "s/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p" err) &&
+	test "$2" -gt 0 &&
+	dump lost.rec >lost.blocks &&
+	grep -E "^stats [0-9]+ $1 $2 0 0$" lost.blocks &&
+	test $(grep -c "^hit 1 " lost.blocks) = $1
+'
+
 test_done
