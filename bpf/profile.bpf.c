@@ -134,12 +134,17 @@ struct {
 	__type(value, __u32);
 } slot_busy SEC(".maps");
 
-static __always_inline __u32 *claim_slot(__u32 which)
+static __always_inline void count_lost_probe(__u32 which);
+
+/* The slot, marked busy; NULL (and the record counted lost in lost_probe[lost]) when it is taken. */
+static __always_inline __u32 *claim_slot(__u32 which, __u32 lost)
 {
 	__u32 *busy = bpf_map_lookup_elem(&slot_busy, &which);
 
-	if (!busy || *busy)
+	if (!busy || *busy) {
+		count_lost_probe(lost);
 		return NULL;
+	}
 	*busy = 1;
 	return busy;
 }
@@ -570,11 +575,9 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 		return 0;
 	if (ka && (unsigned long)ka->sa.sa_handler == 1) /* SIG_IGN */
 		return 0;
-	busy = claim_slot(SLOT_EVENT);
-	if (!busy) {
-		count_lost_probe(LOST_EVENT_SAMPLES);
+	busy = claim_slot(SLOT_EVENT, LOST_EVENT_SAMPLES);
+	if (!busy)
 		return 0;
-	}
 	ev = new_event_info(EVENT_SIGNAL);
 	if (!ev)
 		goto out;
@@ -605,11 +608,9 @@ int on_throw(struct pt_regs *ctx)
 
 	if (!followed(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	busy = claim_slot(SLOT_EVENT);
-	if (!busy) {
-		count_lost_probe(LOST_EVENT_SAMPLES);
+	busy = claim_slot(SLOT_EVENT, LOST_EVENT_SAMPLES);
+	if (!busy)
 		return 0;
-	}
 	ev = new_event_info(EVENT_EXCEPTION);
 	if (!ev)
 		goto out;
@@ -636,11 +637,9 @@ int probe_hit(struct pt_regs *ctx)
 
 	if (!followed(id >> 32))
 		return 0;
-	busy = claim_slot(SLOT_HIT);
-	if (!busy) {
-		count_lost_probe(LOST_PROBE_HITS);
+	busy = claim_slot(SLOT_HIT, LOST_PROBE_HITS);
+	if (!busy)
 		return 0;
-	}
 	e = bpf_map_lookup_elem(&hit_scratch, &zero);
 	if (!e)
 		goto out;
