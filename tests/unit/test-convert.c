@@ -444,11 +444,13 @@ static size_t hit(uint64_t *buf, uint32_t pid, uint32_t tid, uint64_t time_ns, u
 /* The directory of the checked-in fixtures: this binary is ROOT/build*\/tests/test-convert. */
 static char *fixtures_dir(void)
 {
-	char *exe = realpath("/proc/self/exe", NULL), *slash;
+	char *exe = realpath("/proc/self/exe", NULL), *slash, *dir;
 
 	for (int i = 0; exe && i < 3 && (slash = strrchr(exe, '/')); i++)
 		*slash = '\0';
-	return exe ? xasprintf("%s/fixtures", exe) : NULL;
+	dir = exe ? xasprintf("%s/fixtures", exe) : NULL;
+	free(exe);
+	return dir;
 }
 
 /*
