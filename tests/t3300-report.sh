@@ -7,25 +7,7 @@ test_description='stackrec convert -f report: fatal signals and exceptions, with
 # exactly with fixtures/expected/crash.report and crash.trace.
 . "$(dirname "$0")/test-lib.sh"
 
-write_rec() { "$UNIT_DIR/test-convert" write "$@"; }
-BASE=0x555555554000
-vaddr() { nm prog | awk -v s="$1" '$3 == s { print $1 }'; }
-ret_after_call() {
-	objdump -d --no-show-raw-insn prog | awk -v caller="<$1>:" -v callee="<$2>" '
-		$2 == caller { inside = 1; next }
-		inside && /^$/ { inside = 0 }
-		inside && want { sub(":", "", $1); print $1; exit }
-		inside && $2 == "call" && $4 == callee { want = 1 }'
-}
-runtime() { printf '%x' $((BASE + 0x$1)); }
-text_mapping() {
-	local type off va pa filesz memsz flags rest
-	readelf -lW prog | while read -r type off va pa filesz memsz flags rest; do
-		[ "$type" = LOAD ] && [[ "$flags $rest" == *E* ]] || continue
-		printf "mapping %s %x %x %x %s %s %s\n" "$1" $((BASE + va - va % 4096)) $((BASE + va + filesz)) \
-			$((off - off % 4096)) "$PWD/prog" "$(readelf -n prog | awk '/Build ID/ { print $3 }')" "$2"
-	done
-}
+BASE=0x555555554000 # where text_mapping (test-lib.sh) maps the program
 
 test_expect_success 'build the program: main → work → fault' '
 	cat >prog.c <<-\EOF &&
@@ -47,18 +29,18 @@ test_expect_success 'build the program: main → work → fault' '
 	}
 	EOF
 	cc -O1 -g -fno-omit-frame-pointer -o prog prog.c &&
-	test -n "$(ret_after_call work fault)" && test -n "$(ret_after_call main work)"
+	test -n "$(ret_after_call work fault prog)" && test -n "$(ret_after_call main work prog)"
 '
 
 # The stack main → work → fault, leaf first.
 user_stack() {
-	echo "$(runtime $(printf "%x" $((0x$(vaddr fault) + 4)))),$(runtime $(ret_after_call work fault)),$(runtime $(ret_after_call main work))"
+	echo "$(runtime $(printf "%x" $((0x$(vaddr fault prog) + 4)))),$(runtime $(ret_after_call work fault prog)),$(runtime $(ret_after_call main work prog))"
 }
 
 test_expect_success 'a recording with no events: the report says so' '
 	{
 		echo "host start_monotonic_ns=1000000000" &&
-		text_mapping 100 1 &&
+		text_mapping 100 prog $(build_id prog) 1 &&
 		echo "repeat 3 sample 100 100 prog 1500000000 $(user_stack) -" &&
 		echo "stats 3" &&
 		echo "end"
@@ -78,7 +60,7 @@ test_expect_success 'write a recording with a SIGSEGV, an exception and metrics'
 		echo "host start_monotonic_ns=1000000000" &&
 		echo "host start_realtime_ns=1764068400000000000" &&
 		echo "host command_line=record -- ./prog" &&
-		text_mapping 100 1 &&
+		text_mapping 100 prog $(build_id prog) 1 &&
 		echo "existing 100 1" &&
 		echo "repeat 2 sample 100 100 prog 1200000000 $(user_stack) -" &&
 		echo "metrics 100 0 1100000000 interval 1 1048576" &&
