@@ -424,7 +424,8 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	if (in->probe_count || in->probe_hits) {
 		printf("probes:\n");
 		for (size_t i = 0; i < in->probe_count; i++)
-			printf("  %-20s %s: %" PRIu64 " hits\n", i ? "" : "probes", in->probes[i].text, in->probes[i].hits);
+			printf("  %-20s %s: %" PRIu64 " hit%s\n", i ? "" : "probes", in->probes[i].text, in->probes[i].hits,
+			       in->probes[i].hits == 1 ? "" : "s");
 		printf("  %-20s %" PRIu64 "%s\n", "probe hits", in->probe_hits,
 		       in->orphan_hits ? " (some name no probe of the file)" : "");
 		if (in->orphan_hits)

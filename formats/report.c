@@ -256,8 +256,10 @@ static int report_write(const struct profile *p, const struct output_options *op
 	if (p->probe_count) {
 		fprintf(out, "probes:");
 		for (size_t i = 0; i < p->probe_count; i++)
-			fprintf(out, "%s %s (%" PRIu64 " hits)", i ? "," : "", p->probes[i].function, p->probes[i].hits);
-		fprintf(out, "; %" PRIu64 " hits lost while recording\n", p->lost_probe_hits);
+			fprintf(out, "%s %s (%" PRIu64 " hit%s)", i ? "," : "", p->probes[i].function, p->probes[i].hits,
+				p->probes[i].hits == 1 ? "" : "s");
+		fprintf(out, "; %" PRIu64 " hit%s lost while recording\n", p->lost_probe_hits,
+			p->lost_probe_hits == 1 ? "" : "s");
 	}
 	if (p->context_omitted)
 		fprintf(out, "warning: no frame shows probe values: %s\n", p->context_omitted);

@@ -68,6 +68,8 @@ test_expect_success 'write a recording with a SIGSEGV, an exception and metrics'
 		echo "event 100 100 prog 1250000000 $(user_stack) - exception N3app10ParseErrorE 7f0000001000" &&
 		echo "event 100 101 worker 1500000000 $(user_stack) - signal 11/1 dead" &&
 		echo "metrics 100 101 1500000000 event 2 4194304" &&
+		echo "probe 1 $(build_id prog) $(vaddr work prog) $PWD/prog work x:s64 p:ptr s:str" &&
+		echo "hit 100 101 1400000000 1 7ffc0100 fffffffffffffffd,7f00,7f10 hello" &&
 		echo "stats 2 0 3" &&
 		echo "end"
 	} >script &&
@@ -78,6 +80,7 @@ test_expect_success 'report: the exception demangled, the signal and si_code by 
 	cat >expect <<-EOF &&
 	stackrec report: 2 fatal signals or exceptions in the recording of '"'"'record -- ./prog'"'"'
 	warning: 3 events were lost while recording (ring buffer full)
+	probes: work (1 hit); 0 hits lost while recording
 
 	== 1: C++ exception thrown: app::ParseError (N3app10ParseErrorE), object at 0x7f0000001000
 	  thread:  prog (tid 100) of process 100 (?)
@@ -136,8 +139,17 @@ test_expect_success 'trace: event stacks and event records, metrics records' '
 	EOF
 '
 
-test_expect_success 'info counts events by type, metrics and the new statistics' '
+test_expect_success 'frames of an fp recording have no CFA: no context, and --explain says why' '
+	stackrec convert events.rec -f report --explain >actual 2>explain &&
+	! grep -q " = " actual &&
+	grep -q "^probes: work (1 hit); 0 hits lost while recording$" actual &&
+	grep -q "frames of probed functions show no values: their canonical frame address is unknown" explain
+'
+
+test_expect_success 'info counts events by type, metrics, probes and the new statistics' '
 	stackrec info events.rec >info &&
+	grep -q "^  probes  *$PWD/prog:work(x:s64, p:ptr, s:str): 1 hit$" info &&
+	grep -q "^  probe hits  *1$" info &&
 	grep -q "^  events  *2$" info &&
 	grep -q "1 SIGSEGV (signal 11)" info &&
 	grep -q "1 exception N3app10ParseErrorE" info &&

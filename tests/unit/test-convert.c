@@ -814,6 +814,47 @@ static int write_recording(const char *path)
 			if (ev.name_size)
 				memcpy(tail + len, a[7], ev.name_size), len += ev.name_size;
 			recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), tail, len);
+		} else if ((n = sscanf(p, "probe %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1],
+				       a[2], a[3], a[4], a[5], a[6], a[7])) >= 5) {
+			/* probe ID BUILD_ID ADDR BINARY FUNCTION [NAME:TYPE ...] */
+			struct srec_mapping id;
+			struct srec_probe pr = { .probe_id = (uint32_t)strtoul(a[0], NULL, 0),
+						 .address = strtoull(a[2], NULL, 16) };
+			char strings[4 * 4096];
+			size_t len = 0;
+
+			parse_build_id(a[1], &id);
+			pr.build_id_size = id.build_id_size;
+			memcpy(pr.build_id, id.build_id, sizeof(pr.build_id));
+			for (int i = 3; i < n; i++) {
+				memcpy(strings + len, a[i], strlen(a[i]) + 1);
+				len += strlen(a[i]) + 1;
+			}
+			pr.arg_count = (uint32_t)(n - 5);
+			pr.strings_size = (uint32_t)len;
+			recording_writer_add(&w, SREC_BLOCK_PROBE, &pr, sizeof(pr), strings, len);
+		} else if (sscanf(p, "hit %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4],
+				  a[5], a[6]) == 7) {
+			/* hit PID TID TIME PROBE CFA V1,V2,... STR1|STR2|... ("-": none) */
+			struct srec_probe_hit h = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+						    .tid = (uint32_t)strtoul(a[1], NULL, 0),
+						    .time_ns = strtoull(a[2], NULL, 0),
+						    .probe_id = (uint32_t)strtoul(a[3], NULL, 0),
+						    .cfa = strtoull(a[4], NULL, 16) };
+			unsigned char tail[SREC_PROBE_ARGS_MAX * 8 + 4096];
+			size_t nv = parse_ips(a[5], ips, SREC_PROBE_ARGS_MAX), len = nv * 8;
+
+			memcpy(tail, ips, len);
+			for (char *str = strcmp(a[6], "-") ? strtok(a[6], "|") : NULL; str; str = strtok(NULL, "|")) {
+				uint16_t sl = (uint16_t)strlen(str);
+
+				memcpy(tail + len, &sl, 2);
+				memcpy(tail + len + 2, str, sl);
+				len += 2 + sl;
+			}
+			h.value_count = (uint16_t)nv;
+			h.strings_size = (uint16_t)(len - nv * 8);
+			recording_writer_add(&w, SREC_BLOCK_PROBE_HIT, &h, sizeof(h), tail, len);
 		} else if (sscanf(p, "metrics %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4],
 				  a[5]) == 6) {
 			/* metrics PID TID TIME interval|event THREADS RSS_BYTES */
