@@ -7,6 +7,8 @@
 #   C. stack completeness: how often stacks of Debian's programs built without frame pointers (python3, xz,
 #      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame;
 #   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
+#   E. probe cost: slowdown of a target whose function is called about a million times a second under
+#      record --probe on that function, hits per second, lost hits.
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -16,6 +18,7 @@
 #   BENCH_QUICK=1     about 2 minutes instead of about 8: 999 Hz only, shorter workloads
 #   BENCH_DOC=FILE    write the table there instead of docs/performance.md ('-': nowhere)
 #   PYTHON=PATH       the python3 to profile in C (default /usr/bin/python3, Debian's, not a pyenv shim)
+#   BENCH_SECTIONS="A B C D E"  run only these sections (default all); the table then has only those
 # Modes that this stackrec cannot record (`record --call-graph` missing from its --help) are reported as
 # "n/a (not supported by this build)"; the current default is measured as "fp".
 set -eu
@@ -27,6 +30,8 @@ stackrec=${STACKREC:-$root/stackrec}
 quick=${BENCH_QUICK:-0}
 doc=${BENCH_DOC:-$root/docs/performance.md}
 python=${PYTHON:-/usr/bin/python3}
+sections=${BENCH_SECTIONS:-A B C D E}
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 NA="n/a (not supported by this build)"
 
 die() {
@@ -269,6 +274,7 @@ table=$work/table.txt
 out() { printf "$@" >>"$table"; }
 
 # --- A. record cost -------------------------------------------------------------------------------------
+if want A; then
 
 note "A. record cost: $a_iter iterations of cpu-fp, $reps runs per mode at $freqs Hz"
 mkdir -p "$work/a"
@@ -323,7 +329,10 @@ for hz in $freqs; do
 done
 out '\n'
 
+fi
+
 # --- B. convert speed -----------------------------------------------------------------------------------
+if want B; then
 
 note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz"
 mkdir -p "$work/b"
@@ -374,7 +383,10 @@ done
 [ "$sr_dwarf" = 1 ] || out '  dwarf: stackrec %s\n' "$NA"
 out '\n'
 
+fi
+
 # --- C. stack completeness ------------------------------------------------------------------------------
+if want C; then
 
 note "C. stack completeness: python3, xz -9, sqlite3, cpu; ${c_seconds} s each at $c_hz Hz"
 mkdir -p "$work/c"
@@ -405,7 +417,10 @@ c_workload sqlite3 sqlite3 __libc_start_call_main -- sqlite3 :memory: ".read $he
 c_workload cpu cpu main -- "$work/cpu" 1000000000000
 out '\n'
 
+fi
+
 # --- D. off-CPU cost ------------------------------------------------------------------------------------
+if want D; then
 
 # A context-switch-heavy target under record --off-cpu: two threads bouncing a byte through pipes switch
 # about 200,000 times a second here, and every switch-out is kept (--min-block-us 1, the default), so
@@ -457,6 +472,59 @@ fi
 out '
 '
 
+fi
+
+# --- E. probe cost --------------------------------------------------------------------------------------
+
+# fixtures/probe_hot.c calls hot_call(n, tag) about a million times a second (about 1 µs of work a call).
+# Recorded as a user would (on-CPU sampling at the default 99 Hz too), --no-signals and --metrics-interval 0
+# so that only the probe differs: "probe" captures n and the string tag (str(tag)), "probe, no args" only
+# the hit itself. Every call is a uprobe trap; the slowdown is the cost of a hit times a million.
+if want E && "$stackrec" record --help 2>&1 | grep -q -- --probe; then
+e_calls=$([ "$quick" = 1 ] && echo 300000 || echo 1000000)
+note "E. probe cost: probe_hot, $e_calls calls, $reps runs per mode"
+mkdir -p "$work/e"
+gcc -O1 -g -fno-omit-frame-pointer -o "$work/probe_hot" "$root/fixtures/probe_hot.c"
+for _ in $(seq 1 "$reps"); do
+	for mode in none args noargs; do
+		case $mode in
+		none) "$work/probe_hot" "$e_calls" "$work/e/time" >/dev/null ;;
+		*)
+			spec="$work/probe_hot:hot_call(n, str(tag))"
+			[ "$mode" = args ] || spec="$work/probe_hot:hot_call()"
+			"$stackrec" record --no-signals --metrics-interval 0 --probe "$spec" -o "$work/e/rec" -- \
+				"$work/probe_hot" "$e_calls" "$work/e/time" >/dev/null 2>"$work/e/rec.log" ||
+				die "stackrec record --probe failed: $(tail -n 3 "$work/e/rec.log")"
+			sed -n 's/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p' "$work/e/rec.log" \
+				>>"$work/e/$mode.counts"
+			rm -f "$work/e/rec" "$work/e/rec".*
+			;;
+		esac
+		cut -d' ' -f1 "$work/e/time" >>"$work/e/$mode.wall"
+		cut -d' ' -f2 "$work/e/time" >>"$work/e/$mode.cpu"
+	done
+done
+e_base=$(median <"$work/e/none.wall")
+e_base_cpu=$(median <"$work/e/none.cpu")
+out 'E. Probe cost: probe_hot, %s calls of hot_call (%s calls/s unprofiled, median), %s runs each;\n' "$e_calls" \
+	"$(awk -v n="$e_calls" -v w="$e_base" 'BEGIN { printf "%.0f", n / (w / 1e9) }')" "$reps"
+out '   slowdown as in A; hits/s = hits / median profiled wall time of the loop; hits = median; lost = sum\n\n'
+out '  %-28s %9s %9s %11s %9s %6s\n' profiler slowdown "(cpu)" hits/s hits lost
+for mode in args noargs; do
+	slow=$(median <"$work/e/$mode.wall" | awk -v b="$e_base" '{ printf "%.3fx", $1 / b }')
+	slow_cpu=$(median <"$work/e/$mode.cpu" | awk -v b="$e_base_cpu" '{ printf "%.3fx", $1 / b }')
+	hits=$(cut -d' ' -f1 "$work/e/$mode.counts" | median)
+	lost=$(awk '{ l += $2 } END { print l + 0 }' "$work/e/$mode.counts")
+	per_s=$(median <"$work/e/$mode.wall" | awk -v h="$hits" '{ printf "%.0f", h / ($1 / 1e9) }')
+	label="stackrec --probe (n, str)"
+	[ "$mode" = args ] || label="stackrec --probe ()"
+	out '  %-28s %9s %9s %11s %9s %6s\n' "$label" "$slow" "$slow_cpu" "$per_s" "$hits" "$lost"
+done
+out '\n'
+elif want E; then
+	out 'E. Probe cost: stackrec %s\n\n' "$NA"
+fi
+
 # --- report ---------------------------------------------------------------------------------------------
 
 elapsed=$(($(date +%s) - started))
@@ -468,7 +536,7 @@ kconfig=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2
 	echo "Machine: Linux $(uname -r), ${cpu_model:-unknown CPU}, $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "Tools: $("$stackrec" --version 2>/dev/null | head -n 1) ($stackrec), $(perf --version), $("$python" --version 2>&1), xz $(xz --version | awk 'NR == 1 { print $NF }'), sqlite3 $(sqlite3 --version | awk '{ print $1 }')"
 	echo "Sampling event: stackrec ${sr_event:-?}, perf ${perf_event:-?}; IRQ time accounting $kconfig"
-	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full), $elapsed s"
+	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full)$([ "$sections" = "A B C D E" ] || echo ", sections $sections only"), $elapsed s"
 	if [ "$perf_aborts" -gt 0 ]; then
 		echo "perf aborted $perf_aborts times (assertion failed at util/build-id.c:1010, then stack smashing);"
 		echo "  each time retried: fresh --buildid-dir, from the 3rd attempt also -N ($perf_aborts_n aborts with -N too)"
