@@ -19,7 +19,11 @@
  *     address, and can symbolize it later from the mapping's build ID and file offset.
  *   - Functions: deduplicated by (name, system_name, filename, start_line).
  *   - Labels: pid and tid (numbers), comm (the process: its main thread's name), thread_name and kind
- *     (strings).
+ *     (strings); then the probe context of the stack's frames (convert/enrich.h), leaf first, one label
+ *     "FUNCTION.ARG" per argument: a number (s64, u64 as its bits) or a string (a pointer in hex, a
+ *     captured string).
+ *   - Events (fatal signals, exceptions) are no samples and have no values to give: left out (-f report
+ *     and -f trace show them).
  *   - Comments: the record command line, host, kernel, event, and any lost samples.
  *
  * Deterministic: tables are filled in profile order (already deterministic), protobuf-c packs fields in

@@ -580,6 +580,17 @@ static void test_enrich(void)
 	ok(p.context_omitted && !enrich_stack(e, u, 10, 11, 200, locs + 2, cfas + 2, 1, hits),
 	   "enrich: ... and ends context");
 	enricher_free(e);
+	/* More hits than the file's size can hold (a quarter per byte, plus 1,024): none is trusted. */
+	p.context_omitted = NULL;
+	p.probe_count = 1;
+	e = enricher_new(&p, 0);
+	for (uint64_t i = 0; i < 1100; i++)
+		enrich_add_hit(e, i, buf, (uint32_t)hit(buf, 10, 11, 100 + i, 0x7000, 1, "x"));
+	enrich_finish_hits(e, false, true);
+	ok(p.context_omitted && strstr(p.context_omitted, "file's size") &&
+		   !enrich_stack(e, u, 10, 11, 5000, locs + 2, cfas + 2, 1, hits),
+	   "enrich: a file with more hits than its size implies gets no context");
+	enricher_free(e);
 	unwinder_free(u);
 	process_maps_release(&maps);
 	profile_release(&p);
