@@ -230,6 +230,37 @@ test_expect_success GCC,BPF 'live: record --probe of crash, the report shows the
 	test_cmp expect actual
 '
 
+test_expect_success GCC,BPF 'live: recursion: each frame of rec shows its own call, innermost first, not the calls that returned' '
+	cat >rec.c <<-\EOF &&
+	#include <string.h>
+	volatile int sink, crash_now;
+	__attribute__((noinline)) int rec(int depth, const char *name)
+	{
+		int r;
+		if (depth == 5)
+			return crash_now ? (int)strlen((const char *)(long)crash_now) : 0;
+		r = rec(depth + 1, name);
+		sink += r;
+		return r + 1;
+	}
+	int main(void)
+	{
+		sink += rec(1, "warm");
+		sink += rec(2, "warm");
+		crash_now = 16;
+		return rec(1, "top");
+	}
+	EOF
+	gcc -O1 -g -fno-omit-frame-pointer -o rec rec.c &&
+	stackrec record --probe "./rec:rec(depth)" -o rec.rec -- ./rec 2>err &&
+	grep -q "recorded 14 probe hits (0 lost)" err &&
+	stackrec convert rec.rec -f report >report &&
+	cat report &&
+	grep -E "^    #[0-9]+ +rec at |depth = " report | sed "s/^ *#[0-9]* *//; s/^ *//; s/ at rec.c:[0-9]* \[rec\]//" >actual &&
+	printf "rec\ndepth = %s\n" 5 4 3 2 1 >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success GXX,BPF 'live: record --exceptions of throw, the report names the type and the stack at the throw' '
 	g++ -O1 -g -fno-omit-frame-pointer -o throw "$FIXTURES/throw.cc" &&
 	stackrec record --exceptions -o throw.rec -- ./throw 2>err &&
