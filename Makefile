@@ -18,7 +18,7 @@ OUT := build
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
-TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl
+TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
 # frame pointers), libc's symbols (__libc_start_call_main).
 BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk

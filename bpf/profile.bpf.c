@@ -119,6 +119,31 @@ struct {
 	__type(value, struct probe_hit_event);
 } hit_scratch SEC(".maps");
 
+/*
+ * Whether this CPU's hit slot [SLOT_HIT] or event slots [SLOT_EVENT] are being filled. A uprobe or tracepoint
+ * program runs with migration disabled but may be preempted on a preemptible kernel, and another task on
+ * this CPU may then run the same program: it finds the slot taken and counts its record as lost rather than
+ * write over one half built.
+ */
+#define SLOT_HIT 0
+#define SLOT_EVENT 1
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_busy SEC(".maps");
+
+static __always_inline __u32 *claim_slot(__u32 which)
+{
+	__u32 *busy = bpf_map_lookup_elem(&slot_busy, &which);
+
+	if (!busy || *busy)
+		return NULL;
+	*busy = 1;
+	return busy;
+}
+
 /* Holds the side-band perf events (mmap, comm, fork, exit records) for libbpf's perf_buffer. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -526,6 +551,7 @@ static __always_inline void send_event(void *ctx, struct event_info *info, const
 	send(e, USER_STACK_MAX, info);
 }
 
+
 /*
  * A signal about to be acted on by a target thread (get_signal: handler, default action, or ignored). The
  * fatal kinds are recorded whether or not the program handles them (docs/recording.md says why); ignored
@@ -536,6 +562,7 @@ SEC("tp_btf/signal_deliver")
 int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
 {
 	struct event_info *ev;
+	__u32 *busy;
 
 	if (sig != 11 && sig != 7 && sig != 8 && sig != 4 && sig != 6 && sig != 5) /* SEGV BUS FPE ILL ABRT TRAP */
 		return 0;
@@ -543,9 +570,14 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 		return 0;
 	if (ka && (unsigned long)ka->sa.sa_handler == 1) /* SIG_IGN */
 		return 0;
+	busy = claim_slot(SLOT_EVENT);
+	if (!busy) {
+		count_lost_probe(LOST_EVENT_SAMPLES);
+		return 0;
+	}
 	ev = new_event_info(EVENT_SIGNAL);
 	if (!ev)
-		return 0;
+		goto out;
 	ev->signo = sig;
 	if (info) {
 		ev->code = info->si_code;
@@ -556,6 +588,8 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	}
 	/* The two innermost kernel frames are this program and bpf_trace_run3, not the thread's. */
 	send_event(ctx, ev, 2);
+out:
+	*busy = 0;
 	return 0;
 }
 
@@ -566,13 +600,19 @@ int on_throw(struct pt_regs *ctx)
 {
 	struct event_info *ev;
 	__u64 tinfo, name = 0;
+	__u32 *busy;
 	long n;
 
 	if (!followed(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	busy = claim_slot(SLOT_EVENT);
+	if (!busy) {
+		count_lost_probe(LOST_EVENT_SAMPLES);
+		return 0;
+	}
 	ev = new_event_info(EVENT_EXCEPTION);
 	if (!ev)
-		return 0;
+		goto out;
 	ev->address = PT_REGS_PARM1(ctx);
 	tinfo = PT_REGS_PARM2(ctx);
 	if (tinfo && bpf_probe_read_user(&name, sizeof(name), (void *)(tinfo + 8)) == 0 && name) {
@@ -580,6 +620,8 @@ int on_throw(struct pt_regs *ctx)
 		ev->name_size = n > 0 ? n : 0;
 	}
 	send_event(ctx, ev, 0);
+out:
+	*busy = 0;
 	return 0;
 }
 
@@ -589,14 +631,19 @@ int probe_hit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie;
 	struct probe_hit_event *e;
-	__u32 zero = 0, mask, n = 0;
+	__u32 zero = 0, mask, n = 0, *busy;
 	long len;
 
 	if (!followed(id >> 32))
 		return 0;
+	busy = claim_slot(SLOT_HIT);
+	if (!busy) {
+		count_lost_probe(LOST_PROBE_HITS);
+		return 0;
+	}
 	e = bpf_map_lookup_elem(&hit_scratch, &zero);
 	if (!e)
-		return 0;
+		goto out;
 	cookie = bpf_get_attach_cookie(ctx);
 	e->time_ns = bpf_ktime_get_ns();
 	e->cfa = PT_REGS_SP(ctx) + 8; /* the call pushed the return address */
@@ -627,6 +674,8 @@ int probe_hit(struct pt_regs *ctx)
 					     (__u64)(n < PROBE_ARGS_MAX ? n : PROBE_ARGS_MAX) * PROBE_STRING_MAX,
 				wakeup_flags()))
 		count_lost_probe(LOST_PROBE_HITS);
+out:
+	*busy = 0;
 	return 0;
 }
 

@@ -328,22 +328,29 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-/* The address (ELF virtual address, st_value) of the function symbol name in mod. */
-static bool find_function(Dwfl_Module *mod, const char *name, GElf_Addr *value)
+/*
+ * The address (ELF virtual address, st_value) of the function symbol name in mod: 1, or 0 when there is
+ * none, or -1 when it is an IFUNC (its symbol is the resolver, not code that runs per call).
+ */
+static int find_function(Dwfl_Module *mod, const char *name, GElf_Addr *value)
 {
-	int n = dwfl_module_getsymtab(mod);
+	int n = dwfl_module_getsymtab(mod), found = 0;
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && !strcmp(s, name)) {
+		if (!s || sym.st_shndx == SHN_UNDEF || strcmp(s, name))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
 			*value = sym.st_value;
-			return true;
+			return 1;
 		}
+		if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+			found = -1;
 	}
-	return false;
+	return found;
 }
 
 /* "r, id, name" (at most size bytes) */
@@ -395,8 +402,14 @@ int probe_resolve(struct probe *p)
 		error("--probe '%s': '%s' is not an ELF file libdw can read: %s", p->spec, p->path, dwfl_errmsg(-1));
 		goto out;
 	}
-	if (!find_function(mod, p->function, &value)) {
+	switch (find_function(mod, p->function, &value)) {
+	case 0:
 		error("--probe '%s': no function '%s' in '%s'", p->spec, p->function, p->path);
+		goto out;
+	case -1:
+		error("--probe '%s': '%s' in '%s' is an IFUNC, resolved when the program is loaded to one of several "
+		      "implementations: probe the implementation the program uses",
+		      p->spec, p->function, p->path);
 		goto out;
 	}
 	p->address = value;

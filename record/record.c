@@ -42,6 +42,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: stackrec record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [--duration SECONDS]\n"
+		"                      [--probe 'BINARY:FUNCTION(ARG, ...)']... [--signals] [--exceptions]\n"
 		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -a)\n"
 		"\n"
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"

@@ -66,6 +66,37 @@ test_expect_success GCC,BPF 'the SIGSEGV is an event sample: signal 11, SEGV_MAP
 	grep -E "^stats [0-9]+ 7 0 1 0$" blocks
 '
 
+test_expect_success GCC,BPF 'two probes: ids in command-line order, load_all'"'"'s hit before those of the calls it makes' '
+	stackrec record --probe "./crash:parse_record(id)" --probe "./crash:load_all(n)" -o two.rec -- ./crash 5 2>err &&
+	cat err &&
+	dump two.rec >two.blocks &&
+	cat two.blocks &&
+	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64$" two.blocks &&
+	grep -E "^probe 2 0x[0-9a-f]+ $PWD/crash load_all n:s64$" two.blocks &&
+	awk "\$1 == \"hit\" { print \$2, \$6 }" two.blocks >hits &&
+	printf "%s\n" "2 5" "1 1" "1 2" "1 3" "1 4" "1 5" >expect &&
+	test_cmp expect hits &&
+	# parse_record is called by load_all: its frame is deeper, at a lower CFA
+	cfa1=$(awk "\$1 == \"hit\" && \$2 == 1 { print \$5; exit }" two.blocks) &&
+	cfa2=$(awk "\$1 == \"hit\" && \$2 == 2 { print \$5; exit }" two.blocks) &&
+	test $((cfa1)) -lt $((cfa2)) &&
+	! grep "^event " two.blocks
+'
+
+test_expect_success GCC,BPF 'a SIGSEGV sent with kill(): recorded, with SI_USER and no faulting address' '
+	./probe_hot 100000000 >/dev/null &
+	pid=$!
+	# once the recording is under way (its file is renamed into place then)
+	(while [ ! -e killed.rec ]; do sleep 0.05; done; sleep 0.3; kill -SEGV $pid) &
+	stackrec record --signals -p $pid -o killed.rec 2>err;
+	rc=$?;
+	wait $pid;
+	cat err && test $rc = 0 &&
+	dump killed.rec >killed.blocks &&
+	cat killed.blocks &&
+	grep -E "^event 1 11 0 0x0 - user=0 kernel=[0-9]+ regs=1 pid=$pid tid=$pid$" killed.blocks
+'
+
 test_expect_success GCC,BPF '--call-graph fp: the event has the frame-pointer walk of the user stack' '
 	stackrec record --call-graph fp --probe "./crash:parse_record(id, r, arg1)" -o fp.rec -- ./crash 2>err &&
 	dump fp.rec >fp.blocks &&
@@ -89,6 +120,36 @@ test_expect_success GCC,BPF '--signals alone: the crash without probes' '
 	dump sig.rec >sig.blocks &&
 	grep -E "^event 1 11 1 0xdead " sig.blocks &&
 	! grep "^hit " sig.blocks
+'
+
+test_expect_success GCC,BPF 'a SIGSEGV the program handles and survives is recorded; an ignored SIGABRT is not' '
+	cat >survive.c <<-\EOF &&
+	#include <setjmp.h>
+	#include <signal.h>
+	#include <stdio.h>
+	static sigjmp_buf back;
+	static void on_segv(int sig) { (void)sig; siglongjmp(back, 1); }
+	int main(void)
+	{
+		volatile int *bad = (int *)0x10;
+		signal(SIGSEGV, on_segv);
+		if (!sigsetjmp(back, 1))
+			printf("%d\n", *bad);
+		signal(SIGABRT, SIG_IGN);
+		raise(SIGABRT);
+		puts("survived");
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o survive survive.c &&
+	stackrec record --signals -o survive.rec -- ./survive >out 2>err &&
+	cat err out &&
+	grep survived out &&
+	dump survive.rec >survive.blocks &&
+	cat survive.blocks &&
+	grep "^event " survive.blocks >events &&
+	test_line_count events = 1 &&
+	grep -E "^event 1 11 1 0x10 " events
 '
 
 test_expect_success GXX,BPF '--exceptions: the thrown type'"'"'s mangled name and the stack at the throw' '
@@ -136,6 +197,23 @@ test_expect_success GCC,BPF 'a probe on a process already running (-p), with los
 	test_line_count hot -ge 1000 &&
 	lost=$(sed -n "s/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p" err) &&
 	grep -E "^stats [0-9]+ $lost 0 0$" running.blocks
+'
+
+test_expect_success GCC,BPF 'a recorder that cannot keep up: the target goes on, the hits lost are counted in the summary and STATS' '
+	# The recorder is stopped for 5 s while every call of probe_hot is a hit of 240 bytes in the ring buffer
+	# (16 MiB with --call-graph fp): it fills up, and the hits after that are dropped and counted.
+	# "$STACKREC", not the shell function: $! must be the recorder itself
+	"$STACKREC" record --call-graph fp --duration 8 --probe "./probe_hot:hot_call(n, str(tag))" -o lost.rec -- \
+		./probe_hot 1000000000 >/dev/null 2>err &
+	rec=$!
+	(while [ ! -e lost.rec ]; do sleep 0.05; done; sleep 0.5; kill -STOP $rec; sleep 5; kill -CONT $rec) &
+	wait $rec &&
+	cat err &&
+	set -- $(sed -n "s/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p" err) &&
+	test "$2" -gt 0 &&
+	dump lost.rec >lost.blocks &&
+	grep -E "^stats [0-9]+ $1 $2 0 0$" lost.blocks &&
+	test $(grep -c "^hit 1 " lost.blocks) = $1
 '
 
 test_done
