@@ -117,13 +117,12 @@ static void add_build_id(struct info *in, const char *id)
 
 static void add_probe(struct info *in, const struct recording_probe *probe)
 {
-	static const char *const types[] = { "s64", "u64", "ptr", "str" };
 	struct probe_info *p;
 	char *args = xstrdup(""), *more;
 
 	for (uint32_t a = 0; a < probe->header.arg_count; a++) {
 		more = xasprintf("%s%s%.*s:%s", args, a ? ", " : "", (int)probe->args[a].name_len, probe->args[a].name,
-				 types[probe->args[a].type]);
+				 recording_arg_type_name(probe->args[a].type));
 		free(args);
 		args = more;
 	}

@@ -389,14 +389,19 @@ int recording_parse_sample_event(const void *body, uint32_t size, const struct s
 	return 0;
 }
 
+static const char *const arg_type_names[] = { [RECORDING_ARG_S64] = "s64", [RECORDING_ARG_U64] = "u64",
+					       [RECORDING_ARG_PTR] = "ptr", [RECORDING_ARG_STR] = "str" };
+
+const char *recording_arg_type_name(enum recording_arg_type type)
+{
+	return (size_t)type < ARRAY_SIZE(arg_type_names) ? arg_type_names[type] : "?";
+}
+
 /* The type named by the TYPE of an argument's "NAME:TYPE", or -1. */
 static int arg_type(const char *type)
 {
-	static const char *const names[] = { [RECORDING_ARG_S64] = "s64", [RECORDING_ARG_U64] = "u64",
-					     [RECORDING_ARG_PTR] = "ptr", [RECORDING_ARG_STR] = "str" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcmp(type, names[i]))
+	for (size_t i = 0; i < ARRAY_SIZE(arg_type_names); i++)
+		if (!strcmp(type, arg_type_names[i]))
 			return (int)i;
 	return -1;
 }

@@ -141,6 +141,8 @@ struct recording_probe {
 	} args[SREC_PROBE_ARGS_MAX]; /* header.arg_count of them */
 };
 int recording_parse_probe(const void *body, uint32_t size, struct recording_probe *out);
+/* "s64", "u64", "ptr" or "str", as PROBE blocks spell them. */
+const char *recording_arg_type_name(enum recording_arg_type type);
 
 /*
  * A PROBE_HIT block: *values its value_count (at most SREC_PROBE_ARGS_MAX) raw values, *strings its
