@@ -25,6 +25,7 @@
 #include "../formats/recording_reader.h"
 #include "../util.h"
 #include "archive.h"
+#include "enrich.h"
 #include "explain.h"
 #include "jit_maps.h"
 #include "kernel_symbols.h"
@@ -45,6 +46,10 @@ struct convert {
 	struct unwinder *unwinder;
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
+	struct enricher *enricher;
+	uint64_t hit_ordinal;	/* PROBE_HIT blocks met in this pass: the same numbers in every pass */
+	uint64_t metrics_limit; /* the most PROCESS_METRICS kept: bounded by the file's size */
+	bool have_stats;
 };
 
 static void usage(FILE *out)
@@ -82,7 +87,9 @@ static void usage(FILE *out)
 		"      --no-cache        do not look in the build-ID cache\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
-		"      --explain         list unnamed frames by module and reason, with what to do, on stderr\n"
+		"      --all-events      report: also one report per sample with a frame with probe context\n"
+		"      --explain         list unnamed frames by module and reason, with what to do, on stderr;\n"
+		"                        and how many frames show probe values, or why none do\n"
 		"  -j, --jobs N          symbolize N modules at a time (default: the online CPUs, at most 16);\n"
 		"                        the output is the same for every N\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
@@ -203,7 +210,45 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		recording_parse_stats(body, size, &stats);
 		c->profile.lost_samples = stats.lost_samples;
 		c->profile.info.duration_ns = stats.duration_ns;
+		c->profile.lost_probe_hits = stats.lost_probe_hits;
+		c->profile.lost_event_samples = stats.lost_event_samples;
+		c->have_stats = true;
 		break;
+	case SREC_BLOCK_PROBE: {
+		struct recording_probe probe;
+
+		if (recording_parse_probe(body, size, &probe) < 0 || enrich_add_probe(c->enricher, &probe) < 0)
+			c->bad_blocks++;
+		break;
+	}
+	case SREC_BLOCK_PROBE_HIT:
+		if (enrich_add_hit(c->enricher, c->hit_ordinal++, body, size) < 0)
+			c->bad_blocks++;
+		break;
+	case SREC_BLOCK_PROCESS_METRICS: {
+		struct srec_process_metrics m;
+		struct profile *p = &c->profile;
+
+		if (recording_parse_process_metrics(body, size, &m) < 0) {
+			c->bad_blocks++;
+			break;
+		}
+		if (p->metrics_count >= c->metrics_limit)
+			break;
+		GROW(p->metrics, p->metrics_cap, p->metrics_count + 1);
+		p->metrics[p->metrics_count++] = (struct profile_metrics){
+			.time_ns = m.time_ns,
+			.pid = m.pid,
+			.tid = m.tid,
+			.at_event = m.reason == SREC_METRICS_EVENT,
+			.threads = m.threads,
+			.user_time_ns = m.user_time_ns,
+			.system_time_ns = m.system_time_ns,
+			.rss_bytes = m.rss_bytes,
+			.vm_bytes = m.vm_bytes,
+		};
+		break;
+	}
 	default: /* samples are pass 2's; unknown types are skipped */
 		break;
 	}
@@ -294,13 +339,17 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frames[SREC_MAX_STACK_DEPTH + 1];
 	struct srec_user_regs regs_header;
+	struct srec_sample_event event;
+	const char *event_name = NULL;
+	uint64_t cfas[2 * SREC_MAX_STACK_DEPTH + 3] = { 0 };
+	uint32_t hits[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct profile_sample_info info;
 	struct unwind_input input, *in = NULL;
 	enum unwind_end end = UNWIND_COMPLETE;
 	const char *why = NULL;
 	struct srec_sample s;
 	const uint64_t *ips;
-	uint32_t depth = 0, user = 0;
+	uint32_t depth = 0, user = 0, index;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
 	int regs;
 
@@ -311,7 +360,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		return 0;
 	}
 	regs = recording_parse_user_regs(body, size, &s, &regs_header, &input.regs, &input.stack);
-	if (regs < 0) {
+	if (regs < 0 || recording_parse_sample_event(body, size, &s, &event, &event_name) < 0) {
 		c->bad_blocks++;
 		return 0;
 	}
@@ -344,8 +393,10 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	} else {
 		user = walked_frames(c, &s, ips, in, frames);
 	}
-	for (uint32_t i = 0; i < user; i++)
+	for (uint32_t i = 0; i < user; i++) {
+		cfas[depth] = frames[i].cfa;
 		locations[depth++] = user_location(c, s.pid, &frames[i]);
+	}
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
 
@@ -358,18 +409,43 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
 	}
-	/* Any kind but off-CPU is counted as on-CPU, as recordings before off-CPU recording had only that. */
+	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
+	 * that. */
 	info = (struct profile_sample_info){
 		.pid = s.pid,
 		.tid = s.tid,
 		.comm = comm,
-		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU : PROFILE_SAMPLE_ON_CPU,
+		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
+			: s.kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
+						      : PROFILE_SAMPLE_ON_CPU,
 		.time_ns = s.time_ns,
-		.weight_ns = s.weight,
+		.weight_ns = s.kind == SREC_SAMPLE_EVENT ? 0 : s.weight,
 		.user_error = s.user_stack_error,
 		.kernel_error = s.kernel_stack_error,
 	};
-	profile_add_sample(p, &info, locations, depth);
+	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, s.time_ns, locations, cfas, depth, hits))
+		info.hits = hits;
+	index = profile_add_sample(p, &info, locations, depth);
+	if (s.kind == SREC_SAMPLE_EVENT)
+		profile_add_event(p, &(struct profile_event){
+					     .time_ns = s.time_ns,
+					     .stack = index,
+					     .type = event.type,
+					     .signo = event.signo,
+					     .code = event.code,
+					     .address = event.address,
+					     .name = event_name[0] ? xstrdup(event_name) : NULL,
+				     });
+	return 0;
+}
+
+/* Pass 3: the values of the probe hits that frames show. */
+static int add_hit_values(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct convert *c = ctx;
+
+	if (type == SREC_BLOCK_PROBE_HIT)
+		enrich_add_hit_values(c->enricher, c->hit_ordinal++, body, size);
 	return 0;
 }
 
@@ -466,6 +542,7 @@ int cmd_convert(int argc, char **argv)
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "archive", required_argument, NULL, 'R' },
 		{ "explain", no_argument, NULL, 'E' },
+		{ "all-events", no_argument, NULL, 'e' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -522,6 +599,7 @@ int cmd_convert(int argc, char **argv)
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
 		case 'R': archive_path = optarg; break;
 		case 'E': explain = true; break;
+		case 'e': options.all_events = true; break;
 		case 'j':
 			if (parse_jobs(optarg, &sym.jobs) < 0) {
 				status = 2;
@@ -562,9 +640,14 @@ int cmd_convert(int argc, char **argv)
 	kernel_symbols_init(&c->kernel);
 	jit_maps_init(&c->jit);
 	c->kernel_module = PROFILE_NO_MODULE;
-	c->profile.keep_timeline = format->timeline; /* memory per sample only for the formats that show time */
+	/* Memory per sample only for the formats that show time, and for the report of every enriched sample. */
+	c->profile.keep_timeline = format->timeline || options.all_events;
+	c->enricher = enricher_new(&c->profile, reader.size);
+	c->metrics_limit = reader.size / 8 + 1024;
 
 	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
+	enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
+			   c->have_stats);
 	process_maps_finish(&c->maps);
 	kernel_symbols_finish(&c->kernel);
 	jit_maps_finish(&c->jit);
@@ -590,6 +673,12 @@ int cmd_convert(int argc, char **argv)
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. */
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
+	if (enrich_wants_values(c->enricher)) {
+		c->hit_ordinal = 0;
+		recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
+	}
+	if (c->profile.context_omitted)
+		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
 	unwinder_free(c->unwinder);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
@@ -607,6 +696,7 @@ int cmd_convert(int argc, char **argv)
 	if (explain || verbose) {
 		explain_unnamed(&c->profile, &c->maps, stderr);
 		explain_unwinding(&c->profile, c->call_graph, stderr);
+		explain_context(&c->profile, enrich_frames_without_cfa(c->enricher), c->call_graph, stderr);
 	}
 
 	damaged = recording_reader_report_damage(&reader);
@@ -621,6 +711,7 @@ int cmd_convert(int argc, char **argv)
 	process_maps_release(&c->maps);
 	kernel_symbols_release(&c->kernel);
 	jit_maps_release(&c->jit);
+	enricher_free(c->enricher);
 	free(c->vdso_image);
 	free(c->call_graph);
 	free(cache_dir);

@@ -20,3 +20,15 @@ char *demangle_name(const char *name, bool demangle)
 		abort(); /* out of memory: cannot report without util.h, and it cannot happen quietly */
 	return copy;
 }
+
+char *demangle_type_name(const char *name)
+{
+	/* DMGL_TYPES lets the v3 demangler take a bare <type>, which is what a type_info name is. */
+	char *d = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES), *copy;
+
+	copy = strdup(d ? d : name);
+	free(d);
+	if (!copy)
+		abort();
+	return copy;
+}

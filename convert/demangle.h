@@ -13,4 +13,10 @@
  */
 char *demangle_name(const char *name, bool demangle);
 
+/*
+ * A type's mangled name as std::type_info::name() gives it ("St13runtime_error", "N3app10ParseErrorE": no
+ * _Z prefix) demangled ("std::runtime_error"), newly allocated; a copy of name when it does not demangle.
+ */
+char *demangle_type_name(const char *name);
+
 #endif

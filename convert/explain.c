@@ -302,3 +302,25 @@ void explain_unwinding(const struct profile *p, const char *call_graph, FILE *ou
 		fputc('\n', out);
 	}
 }
+
+void explain_context(const struct profile *p, uint64_t frames_without_cfa, const char *call_graph, FILE *out)
+{
+	uint64_t frames = 0;
+	uint32_t hit;
+
+	if (!p->probe_count)
+		return;
+	for (size_t s = 0; s < p->stack_count; s++)
+		for (uint32_t d = 0; d < p->stacks[s].depth; d++)
+			frames += profile_stack_context(&p->stacks[s], d, &hit) ? p->stacks[s].count : 0;
+	fprintf(out, "explain: %zu probes, %" PRIu64 " probe hits (%" PRIu64 " lost while recording); %" PRIu64
+		     " frames in samples and events show the values of their call\n",
+		p->probe_count, p->probe_hits, p->lost_probe_hits, frames);
+	if (p->context_omitted)
+		fprintf(out, "explain: no frame shows probe values: %s\n", p->context_omitted);
+	if (frames_without_cfa)
+		fprintf(out,
+			"explain: %" PRIu64 " frames of probed functions show no values: their canonical frame address is "
+			"unknown%s, and a value is never guessed (record with --call-graph dwarf)\n",
+			frames_without_cfa, call_graph && !strncmp(call_graph, "fp", 2) ? " in an fp recording" : "");
+}

@@ -36,6 +36,12 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
  */
 void explain_unwinding(const struct profile *p, const char *call_graph, FILE *out);
 
+/*
+ * Probe context: how many frames got it, why none did when probes were hit (profile.context_omitted), and
+ * how many frames of probed functions got none because their CFA was unknown (fp-mode stacks carry none).
+ */
+void explain_context(const struct profile *p, uint64_t frames_without_cfa, const char *call_graph, FILE *out);
+
 /* What a user can do about an unnamed reason (a symbolizer reason string); a generic hint when unknown. */
 const char *explain_advice(const char *reason);
 

@@ -31,8 +31,29 @@ struct error_info {
 	uint64_t count;
 };
 
+struct probe_info {
+	uint32_t probe_id;
+	char *text; /* "binary:function(arg:type, ...)" */
+	uint64_t hits;
+};
+
+/* Events by what happened: a signal number or an exception type. */
+struct event_info {
+	uint32_t type;
+	int32_t signo;
+	char name[SREC_EVENT_NAME_MAX];
+	uint64_t count;
+};
+
 struct info {
 	bool list_mappings, list_files;
+	struct probe_info *probes;
+	size_t probe_count, probe_cap;
+	uint64_t probe_hits, orphan_hits; /* PROBE_HIT blocks; of which naming no probe before them */
+	struct event_info *events;
+	size_t event_count, event_cap;
+	uint64_t event_samples;
+	uint64_t metrics_interval, metrics_event;
 	uint64_t vdso_files, perf_map_files, other_files, perf_map_bytes;
 	uint64_t blocks[MAX_BLOCK_TYPE + 1]; /* last slot: types beyond MAX_BLOCK_TYPE */
 	uint64_t unknown_blocks, bad_blocks;
@@ -94,6 +115,67 @@ static void add_build_id(struct info *in, const char *id)
 	strcpy(in->build_ids[in->build_id_count++], id);
 }
 
+static void add_probe(struct info *in, const struct recording_probe *probe)
+{
+	struct probe_info *p;
+	char *args = xstrdup(""), *more;
+
+	for (uint32_t a = 0; a < probe->header.arg_count; a++) {
+		more = xasprintf("%s%s%.*s:%s", args, a ? ", " : "", (int)probe->args[a].name_len, probe->args[a].name,
+				 recording_arg_type_name(probe->args[a].type));
+		free(args);
+		args = more;
+	}
+	GROW(in->probes, in->probe_cap, in->probe_count + 1);
+	p = &in->probes[in->probe_count++];
+	p->probe_id = probe->header.probe_id;
+	p->hits = 0;
+	p->text = xasprintf("%s:%s(%s)", probe->binary, probe->function, args);
+	free(args);
+}
+
+static void add_hit(struct info *in, const void *body, uint32_t size)
+{
+	struct srec_probe_hit hit;
+	const uint64_t *values;
+	const uint8_t *strings;
+
+	if (recording_parse_probe_hit(body, size, &hit, &values, &strings) < 0) {
+		in->bad_blocks++;
+		return;
+	}
+	in->probe_hits++;
+	for (size_t i = 0; i < in->probe_count; i++)
+		if (in->probes[i].probe_id == hit.probe_id) {
+			in->probes[i].hits++;
+			return;
+		}
+	in->orphan_hits++;
+}
+
+static void add_event(struct info *in, const struct srec_sample_event *e, const char *name)
+{
+	struct event_info *ev;
+
+	in->event_samples++;
+	for (size_t i = 0; i < in->event_count; i++) {
+		ev = &in->events[i];
+		if (ev->type == e->type && ev->signo == e->signo && !strcmp(ev->name, name)) {
+			ev->count++;
+			return;
+		}
+	}
+	if (in->event_count >= 64) /* a hostile file may name any number of types: the first 64 are listed */
+		return;
+	GROW(in->events, in->event_cap, in->event_count + 1);
+	ev = &in->events[in->event_count++];
+	memset(ev, 0, sizeof(*ev));
+	ev->type = e->type;
+	ev->signo = e->signo;
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	ev->count = 1;
+}
+
 static void on_host(void *ctx, const char *key, const char *value)
 {
 	(void)ctx;
@@ -153,6 +235,16 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
 					in->cut_stacks++;
 			}
+		}
+		{
+			struct srec_sample_event event;
+			const char *name;
+			int got = recording_parse_sample_event(body, size, &s, &event, &name);
+
+			if (got < 0)
+				in->bad_blocks++;
+			if (got == 0)
+				add_event(in, &event, name);
 		}
 		if (s.user_stack_error)
 			add_error(in, s.user_stack_error, false);
@@ -236,6 +328,32 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 	case SREC_BLOCK_END:
 		recording_parse_end(body, size, &in->end);
 		break;
+	case SREC_BLOCK_PROBE: {
+		struct recording_probe probe;
+
+		if (recording_parse_probe(body, size, &probe) < 0 || in->probe_count >= 1024) {
+			in->bad_blocks++;
+			break;
+		}
+		add_probe(in, &probe);
+		break;
+	}
+	case SREC_BLOCK_PROBE_HIT:
+		add_hit(in, body, size);
+		break;
+	case SREC_BLOCK_PROCESS_METRICS: {
+		struct srec_process_metrics m;
+
+		if (recording_parse_process_metrics(body, size, &m) < 0) {
+			in->bad_blocks++;
+			break;
+		}
+		if (m.reason == SREC_METRICS_EVENT)
+			in->metrics_event++;
+		else
+			in->metrics_interval++;
+		break;
+	}
 	default:
 		break;
 	}
@@ -302,11 +420,52 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	printf("  %-20s %" PRIu64 " blocks, %" PRIu64 " bytes\n", "perf maps", in->perf_map_files, in->perf_map_bytes);
 	if (in->other_files)
 		printf("  %-20s %" PRIu64 "\n", "other files", in->other_files);
+	if (in->probe_count || in->probe_hits) {
+		printf("probes:\n");
+		for (size_t i = 0; i < in->probe_count; i++)
+			printf("  %-20s %s: %" PRIu64 " hit%s\n", i ? "" : "probes", in->probes[i].text, in->probes[i].hits,
+			       in->probes[i].hits == 1 ? "" : "s");
+		printf("  %-20s %" PRIu64 "%s\n", "probe hits", in->probe_hits,
+		       in->orphan_hits ? " (some name no probe of the file)" : "");
+		if (in->orphan_hits)
+			printf("  %-20s %" PRIu64 "\n", "hits of no probe", in->orphan_hits);
+		if (in->have_stats)
+			printf("  %-20s %" PRIu64 "%s\n", "lost probe hits", in->stats.lost_probe_hits,
+			       in->stats.lost_probe_hits ? ": convert shows no probe values (a call's values cannot be known)"
+							 : "");
+	}
+	if (in->event_samples || (in->have_stats && in->stats.lost_event_samples)) {
+		printf("events:\n");
+		printf("  %-20s %" PRIu64 "\n", "events", in->event_samples);
+		for (size_t i = 0; i < in->event_count; i++) {
+			const struct event_info *ev = &in->events[i];
+			const char *abbrev = ev->type == SREC_EVENT_SIGNAL ? sigabbrev_np(ev->signo) : NULL;
+
+			if (ev->type == SREC_EVENT_SIGNAL)
+				printf("  %-20s %" PRIu64 " SIG%s (signal %" PRId32 ")\n", "", ev->count, abbrev ? abbrev : "?",
+				       ev->signo);
+			else if (ev->type == SREC_EVENT_EXCEPTION)
+				printf("  %-20s %" PRIu64 " exception %s\n", "", ev->count, ev->name[0] ? ev->name : "?");
+			else
+				printf("  %-20s %" PRIu64 " of unknown type %" PRIu32 "\n", "", ev->count, ev->type);
+		}
+		if (in->have_stats)
+			printf("  %-20s %" PRIu64 "\n", "lost events", in->stats.lost_event_samples);
+	}
+	if (in->metrics_interval || in->metrics_event)
+		printf("metrics:\n  %-20s %" PRIu64 " at intervals, %" PRIu64 " at events\n", "process metrics",
+		       in->metrics_interval, in->metrics_event);
 	if (in->have_stats) {
 		printf("recorder:\n");
 		printf("  %-20s %" PRIu64 "\n", "samples written", in->stats.samples);
 		printf("  %-20s %" PRIu64 "\n", "lost samples", in->stats.lost_samples);
 		printf("  %-20s %" PRIu64 "\n", "lost side-band", in->stats.lost_events);
+		if (r->header.version_minor >= 2) {
+			printf("  %-20s %" PRIu64 "\n", "probe hits written", in->stats.probe_hits);
+			printf("  %-20s %" PRIu64 "\n", "lost probe hits", in->stats.lost_probe_hits);
+			printf("  %-20s %" PRIu64 "\n", "events written", in->stats.events);
+			printf("  %-20s %" PRIu64 "\n", "lost events", in->stats.lost_event_samples);
+		}
 		printf("  %-20s %.3f s\n", "duration", (double)in->stats.duration_ns / 1e9);
 	}
 	printf("processes (by samples):\n");
@@ -376,5 +535,9 @@ int cmd_info(int argc, char **argv)
 	free(in.tids);
 	free(in.build_ids);
 	free(in.errors);
+	for (size_t i = 0; i < in.probe_count; i++)
+		free(in.probes[i].text);
+	free(in.probes);
+	free(in.events);
 	return ret;
 }

@@ -243,6 +243,7 @@ struct stack_key {
 	enum profile_sample_kind kind;
 	const uint32_t *locations;
 	uint32_t depth;
+	const uint32_t *hits; /* NULL when no frame has context */
 };
 
 static bool stack_eq(const void *ctx, uint32_t index)
@@ -252,14 +253,25 @@ static bool stack_eq(const void *ctx, uint32_t index)
 
 	return s->pid == k->pid && s->tid == k->tid && s->kind == k->kind && s->depth == k->depth &&
 	       !memcmp(s->comm, k->comm, sizeof(s->comm)) &&
-	       !memcmp(s->locations, k->locations, k->depth * sizeof(*k->locations));
+	       !memcmp(s->locations, k->locations, k->depth * sizeof(*k->locations)) && !s->hits == !k->hits &&
+	       (!s->hits || !memcmp(s->hits, k->hits, k->depth * sizeof(*k->hits)));
 }
 
-void profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
+/* hits, or NULL when no location has context: a stack without context carries no array. */
+static const uint32_t *context_of(const uint32_t *hits, uint32_t depth)
+{
+	for (uint32_t d = 0; hits && d < depth; d++)
+		if (hits[d] != PROFILE_NO_HIT)
+			return hits;
+	return NULL;
+}
+
+uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
 			uint32_t depth)
 {
 	char name[16] = { 0 };
-	struct stack_key key = { p, sample->pid, sample->tid, name, sample->kind, locations, depth };
+	const uint32_t *hits = context_of(sample->hits, depth);
+	struct stack_key key = { p, sample->pid, sample->tid, name, sample->kind, locations, depth, hits };
 	uint32_t ids[3] = { sample->pid, sample->tid, sample->kind };
 	bool off_cpu = sample->kind == PROFILE_SAMPLE_OFF_CPU;
 	struct profile_stack *s;
@@ -270,7 +282,10 @@ void profile_add_sample(struct profile *p, const struct profile_sample_info *sam
 	strncpy(name, sample->comm, sizeof(name) - 1);
 	hash = hash_bytes(HASH_SEED, ids, sizeof(ids));
 	hash = hash_bytes(hash, name, sizeof(name));
-	hash = hash_mix(hash_bytes(hash, locations, depth * sizeof(*locations)));
+	hash = hash_bytes(hash, locations, depth * sizeof(*locations));
+	if (hits)
+		hash = hash_bytes(hash, hits, depth * sizeof(*hits));
+	hash = hash_mix(hash);
 	index = set_find(&p->tables->stacks, hash, stack_eq, &key, &slot);
 	if (index == EMPTY) {
 		GROW(p->stacks, p->stack_cap, p->stack_count + 1);
@@ -284,10 +299,22 @@ void profile_add_sample(struct profile *p, const struct profile_sample_info *sam
 		s->locations = xmalloc((depth ? depth : 1) * sizeof(*locations));
 		memcpy(s->locations, locations, depth * sizeof(*locations));
 		s->depth = depth;
+		if (hits) {
+			s->hits = xmalloc(depth * sizeof(*hits));
+			memcpy(s->hits, hits, depth * sizeof(*hits));
+		}
 		set_insert(&p->tables->stacks, slot, hash, index);
 	}
 	s = &p->stacks[index];
 	s->count++;
+	if (sample->kind == PROFILE_SAMPLE_EVENT) {
+		/* An event measures no time, and is no sample of the profile's totals (profile_add_event). */
+		if (!s->user_error)
+			s->user_error = sample->user_error;
+		if (!s->kernel_error)
+			s->kernel_error = sample->kernel_error;
+		return index;
+	}
 	if (off_cpu)
 		s->off_cpu_ns += sample->weight_ns;
 	else
@@ -312,6 +339,13 @@ void profile_add_sample(struct profile *p, const struct profile_sample_info *sam
 		GROW(p->timeline, p->timeline_cap, p->timeline_count + 1);
 		p->timeline[p->timeline_count++] = (struct profile_sample){ sample->time_ns, sample->weight_ns, index };
 	}
+	return index;
+}
+
+void profile_add_event(struct profile *p, const struct profile_event *event)
+{
+	GROW(p->events, p->event_cap, p->event_count + 1);
+	p->events[p->event_count++] = *event;
 }
 
 /* Finishing. */
@@ -338,7 +372,15 @@ static int compare_stacks(const void *a, const void *b)
 		if (lx != ly)
 			return lx < ly ? -1 : 1;
 	}
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	/* The same frames with other context: by the hits, numbered in file order. */
+	if (!x->hits != !y->hits)
+		return x->hits ? 1 : -1;
+	for (uint32_t i = 0; x->hits && i < x->depth; i++)
+		if (x->hits[i] != y->hits[i])
+			return x->hits[i] < y->hits[i] ? -1 : 1;
+	return 0;
 }
 
 /* Orders processes by pid for lookup, keeping each pid's latest name. */
@@ -385,13 +427,35 @@ static int compare_samples(const void *a, const void *b)
 	return x->weight_ns < y->weight_ns ? -1 : x->weight_ns > y->weight_ns;
 }
 
+/* Events by time, then stack. */
+static int compare_events(const void *a, const void *b)
+{
+	const struct profile_event *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Metrics by pid, then time, then tid. */
+static int compare_metrics(const void *a, const void *b)
+{
+	const struct profile_metrics *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 /* Sorts the stacks, and renumbers the timeline's stack indexes to follow them. */
 static void sort_stacks(struct profile *p)
 {
 	uint32_t *order, *new_index;
 	struct profile_stack *sorted;
 
-	if (!p->timeline_count) {
+	if (!p->timeline_count && !p->event_count) {
 		if (p->stack_count)
 			sort_array(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
 		return;
@@ -408,10 +472,13 @@ static void sort_stacks(struct profile *p)
 	}
 	for (size_t i = 0; i < p->timeline_count; i++)
 		p->timeline[i].stack = new_index[p->timeline[i].stack];
+	for (size_t i = 0; i < p->event_count; i++)
+		p->events[i].stack = new_index[p->events[i].stack];
 	free(p->stacks);
 	p->stacks = sorted;
 	p->stack_cap = p->stack_count;
 	sort_array(p->timeline, p->timeline_count, sizeof(*p->timeline), compare_samples);
+	sort_array(p->events, p->event_count, sizeof(*p->events), compare_events);
 	free(new_index);
 	free(order);
 }
@@ -437,6 +504,34 @@ void profile_finish(struct profile *p)
 	}
 	sort_stacks(p);
 	sort_processes(p);
+	sort_array(p->metrics, p->metrics_count, sizeof(*p->metrics), compare_metrics);
+}
+
+const struct profile_metrics *profile_metrics_near(const struct profile *p, uint32_t pid, uint32_t tid,
+						   uint64_t time_ns)
+{
+	const struct profile_metrics *before = NULL;
+	size_t lo = 0, hi = p->metrics_count;
+
+	/* The first reading of pid at or after time_ns; the event's own is there, an interval one just before. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_metrics *m = &p->metrics[mid];
+
+		if (m->pid < pid || (m->pid == pid && m->time_ns < time_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->metrics_count && p->metrics[i].pid == pid && p->metrics[i].time_ns == time_ns; i++)
+		if (p->metrics[i].at_event && p->metrics[i].tid == tid)
+			return &p->metrics[i];
+	for (size_t i = lo; i-- > 0 && p->metrics[i].pid == pid;)
+		if (!p->metrics[i].at_event) {
+			before = &p->metrics[i];
+			break;
+		}
+	return before;
 }
 
 void profile_set_process_name(struct profile *p, uint32_t pid, const char *name, uint64_t time_ns)
@@ -486,8 +581,26 @@ void profile_release(struct profile *p)
 	}
 	for (size_t i = 0; i < p->location_count; i++)
 		profile_frames_free(p->locations[i].frames, p->locations[i].frame_count);
-	for (size_t i = 0; i < p->stack_count; i++)
+	for (size_t i = 0; i < p->stack_count; i++) {
 		free(p->stacks[i].locations);
+		free(p->stacks[i].hits);
+	}
+	for (size_t i = 0; i < p->event_count; i++)
+		free(p->events[i].name);
+	free(p->events);
+	for (size_t i = 0; i < p->probe_count; i++) {
+		free(p->probes[i].binary);
+		free(p->probes[i].function);
+		free(p->probes[i].build_id);
+		for (uint32_t a = 0; a < p->probes[i].arg_count; a++)
+			free(p->probes[i].args[a].name);
+	}
+	free(p->probes);
+	for (size_t i = 0; i < p->hit_count; i++)
+		for (int a = 0; a < PROFILE_PROBE_ARGS; a++)
+			free(p->hits[i].strings[a]);
+	free(p->hits);
+	free(p->metrics);
 	free(p->modules);
 	free(p->locations);
 	free(p->stacks);
@@ -543,7 +656,26 @@ const char *profile_unwind_name(enum profile_unwind unwind)
 
 const char *profile_sample_kind_name(enum profile_sample_kind kind)
 {
-	return kind == PROFILE_SAMPLE_OFF_CPU ? "off_cpu" : "on_cpu";
+	return kind == PROFILE_SAMPLE_OFF_CPU ? "off_cpu" : kind == PROFILE_SAMPLE_EVENT ? "event" : "on_cpu";
+}
+
+const char *profile_arg_type_name(enum profile_arg_type type)
+{
+	switch (type) {
+	case PROFILE_ARG_S64: return "s64";
+	case PROFILE_ARG_U64: return "u64";
+	case PROFILE_ARG_PTR: return "ptr";
+	case PROFILE_ARG_STR: return "str";
+	}
+	return "?";
+}
+
+bool profile_stack_context(const struct profile_stack *s, uint32_t d, uint32_t *hit)
+{
+	if (!s->hits || d >= s->depth || s->hits[d] == PROFILE_NO_HIT)
+		return false;
+	*hit = s->hits[d];
+	return true;
 }
 
 char *profile_module_short_name(const struct profile_module *m)

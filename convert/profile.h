@@ -79,10 +79,81 @@ struct profile_location {
 	bool synthetic;		    /* a marker convert made up, not an address: "[user stack error -EFAULT]" */
 };
 
-/* What a sample measures. One recording may hold both kinds; a stack holds samples of one kind. */
+/*
+ * What a sample measures. One recording may hold every kind; a stack holds samples of one kind. Events
+ * (fatal signals, C++ exceptions) are stacks too, but they measure no time: their stacks have a count and no
+ * nanoseconds, are counted apart (profile.events, not total_samples), and the outputs that show time or
+ * samples (folded, d3, speedscope, pprof) leave them out; -f report and -f trace show them
+ * (docs/formats.md).
+ */
 enum profile_sample_kind {
-	PROFILE_SAMPLE_ON_CPU = 0, /* timer/cycles samples: weight = the sampling period in ns */
-	PROFILE_SAMPLE_OFF_CPU = 1 /* the thread left the CPU (sched_switch): weight = ns until it ran again */
+	PROFILE_SAMPLE_ON_CPU = 0,  /* timer/cycles samples: weight = the sampling period in ns */
+	PROFILE_SAMPLE_OFF_CPU = 1, /* the thread left the CPU (sched_switch): weight = ns until it ran again */
+	PROFILE_SAMPLE_EVENT = 2    /* something happened to the thread (profile_event): no weight */
+};
+
+#define PROFILE_NO_HIT UINT32_MAX
+
+/* The type of a probe argument (the recording's "NAME:TYPE"). */
+enum profile_arg_type {
+	PROFILE_ARG_S64, /* an integer register, shown signed */
+	PROFILE_ARG_U64, /* shown unsigned */
+	PROFILE_ARG_PTR, /* an address, shown in hex */
+	PROFILE_ARG_STR	 /* a string the argument pointed to, captured at the call */
+};
+
+#define PROFILE_PROBE_ARGS 6
+
+/* A probe the recorder attached (`record --probe 'BINARY:FUNCTION(ARG, ...)'`). */
+struct profile_probe {
+	uint32_t probe_id; /* the recording's */
+	char *binary;	   /* as recorded */
+	char *function;
+	char *build_id;	   /* the binary's, lowercase hex, or NULL: then no frame can be matched to it */
+	uint64_t address;  /* the function's ELF address (st_value) in the binary */
+	uint32_t arg_count;
+	struct profile_probe_arg {
+		char *name;
+		enum profile_arg_type type;
+	} args[PROFILE_PROBE_ARGS];
+	uint64_t hits; /* PROBE_HIT blocks of this probe in the recording */
+};
+
+/*
+ * The values one call of a probed function was entered with: the context of the frame of that call in
+ * the stacks that show it (profile_stack.hits). Only the hits some frame shows are kept here.
+ */
+struct profile_hit {
+	uint32_t probe;	  /* index into profile.probes */
+	uint64_t time_ns; /* when the call was entered */
+	uint64_t values[PROFILE_PROBE_ARGS]; /* raw argument registers, probe->arg_count of them */
+	char *strings[PROFILE_PROBE_ARGS];   /* PROFILE_ARG_STR arguments: the captured string (up to a NUL), or
+						NULL when it could not be read */
+};
+
+/* What happened at an event (the recording's enum srec_event_type). */
+enum profile_event_type {
+	PROFILE_EVENT_SIGNAL = 1,   /* a fatal signal delivered to the thread */
+	PROFILE_EVENT_EXCEPTION = 2 /* a C++ exception thrown */
+};
+
+/* One event: a fatal signal or an exception, with the stack of its thread at that moment. */
+struct profile_event {
+	uint64_t time_ns;
+	uint32_t stack; /* index into profile.stacks: its thread, name and frames (kind PROFILE_SAMPLE_EVENT) */
+	enum profile_event_type type;
+	int32_t signo, code; /* signal: number and si_code */
+	uint64_t address;    /* signal: the faulting address; exception: the thrown object */
+	char *name;	     /* exception: the type's mangled name ("St13runtime_error"); else NULL */
+};
+
+/* A process's counters at one moment (PROCESS_METRICS). */
+struct profile_metrics {
+	uint64_t time_ns;
+	uint32_t pid, tid;	/* tid: the thread of the event it was taken with, else 0 */
+	bool at_event;		/* taken with an event of thread tid at time_ns; else an interval reading */
+	uint32_t threads;
+	uint64_t user_time_ns, system_time_ns, rss_bytes, vm_bytes;
 };
 
 /*
@@ -102,6 +173,10 @@ struct profile_stack {
 	uint64_t off_cpu_ns;  /* summed time off the CPU of its off-CPU samples */
 	int32_t user_error;   /* 0, or the -errno of the first failed user stack read (stack still counted) */
 	int32_t kernel_error; /* likewise for the kernel stack */
+	/* NULL, or per location (leaf first) the index into profile.hits of the call whose values its frame
+	 * shows, or PROFILE_NO_HIT: the frame's context (convert/enrich.c). Part of the stack's key: the same
+	 * frames with other values are another stack. */
+	uint32_t *hits;
 };
 
 /*
@@ -154,6 +229,20 @@ struct profile {
 	uint64_t off_cpu_samples;  /* of which off-CPU */
 	uint64_t total_on_cpu_ns;  /* summed on_cpu_ns of every stack */
 	uint64_t total_off_cpu_ns; /* summed off_cpu_ns of every stack */
+	/* Events (fatal signals, exceptions), sorted by time then stack by profile_finish(). */
+	struct profile_event *events;
+	size_t event_count, event_cap;
+	/* Probes, in the recording's order; the hits frames show; process metrics by pid, then time. */
+	struct profile_probe *probes;
+	size_t probe_count, probe_cap;
+	struct profile_hit *hits;
+	size_t hit_count, hit_cap;
+	struct profile_metrics *metrics;
+	size_t metrics_count, metrics_cap;
+	uint64_t probe_hits;	     /* PROBE_HIT blocks read */
+	uint64_t lost_probe_hits;    /* from STATS: hits the recorder dropped */
+	uint64_t lost_event_samples; /* from STATS: events the recorder dropped */
+	const char *context_omitted; /* why no frame got context although probes were hit (static), or NULL */
 	/* Honest summary counters. */
 	uint64_t lost_samples;	      /* from the recording's STATS block */
 	uint64_t user_stack_errors;   /* samples whose user stack failed */
@@ -197,10 +286,19 @@ struct profile_sample_info {
 	uint64_t time_ns;
 	uint64_t weight_ns; /* period (on-CPU) or time off the CPU (off-CPU) */
 	int32_t user_error, kernel_error;
+	const uint32_t *hits; /* NULL, or per location the profile.hits index of its context (PROFILE_NO_HIT) */
 };
-/* Counts one sample of this stack (locations leaf first), and keeps it in the timeline if asked to. */
-void profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
+/*
+ * Counts one sample of this stack (locations leaf first), and keeps it in the timeline if asked to (not an
+ * event: see profile_add_event). Returns the stack's index (valid until profile_finish).
+ */
+uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
 			uint32_t depth);
+/* Adds an event whose stack profile_add_sample (kind PROFILE_SAMPLE_EVENT) returned; takes event->name. */
+void profile_add_event(struct profile *p, const struct profile_event *event);
+/* The metrics of the event of tid at time_ns, else the latest interval reading of pid before it, or NULL. */
+const struct profile_metrics *profile_metrics_near(const struct profile *p, uint32_t pid, uint32_t tid,
+						   uint64_t time_ns);
 /* Counts a sample whose user stack did not reach its outermost frame, and why (a static string or NULL). */
 void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason);
 /* Gives frameless locations an unnamed frame, sorts stacks deterministically (and the timeline by time,
@@ -225,8 +323,12 @@ char *profile_location_fallback_name(const struct profile *p, const struct profi
 /* How a frame was found, as outputs spell it: "frame_pointer", "cfi", "frame_pointer_leaf_fix", "kernel",
  * "pc", "none". */
 const char *profile_unwind_name(enum profile_unwind unwind);
-/* A sample kind as outputs spell it: "on_cpu", "off_cpu". */
+/* A sample kind as outputs spell it: "on_cpu", "off_cpu", "event". */
 const char *profile_sample_kind_name(enum profile_sample_kind kind);
+/* An argument type as the recording spells it: "s64", "u64", "ptr", "str". */
+const char *profile_arg_type_name(enum profile_arg_type type);
+/* The stack's location d shows the context of hit profile.hits[*hit] in its outermost (physical) frame. */
+bool profile_stack_context(const struct profile_stack *s, uint32_t d, uint32_t *hit);
 /* The basename of a module's path without brackets or " (deleted)": "libc.so.6", "vdso", "kernel.kallsyms". */
 char *profile_module_short_name(const struct profile_module *m);
 

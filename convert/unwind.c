@@ -259,7 +259,7 @@ static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uin
  * the outermost frame (the return address is undefined), -1 when the step cannot be made.
  */
 static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
-		    uint64_t *pc)
+		    uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
 
@@ -271,6 +271,7 @@ static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, stru
 			return -1;
 		cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
 	}
+	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
 	memset(caller, 0, sizeof(*caller));
@@ -381,6 +382,13 @@ static struct unwind_module *module_of(struct unwinder *u, uint32_t index)
 	return m->file.reason ? NULL : m;
 }
 
+const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module)
+{
+	struct unwind_module *m = module_of(u, module);
+
+	return m ? &m->file : NULL;
+}
+
 /*
  * The CFI rule for frame f, or NULL when none covers it. *missing is set when the frame is in a file that
  * could not be found: its CFI is unknown, not absent, and guessing with the frame pointer there would skip
@@ -464,12 +472,17 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			reason = "the module's file was not found";
 			goto out;
 		}
+		f->cfa = 0;
 		if (rule) {
-			step = cfi_step(rule, &r, &m, &caller, &pc);
+			step = cfi_step(rule, &r, &m, &caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
 			step = fp_step(&r, &m, &caller, &pc);
+			/* The frame record's address + 16 is the CFA of a function that made one; an interrupted
+			 * function may not have made it yet (or never does), and its rbp is then its caller's. */
+			if (step > 0 && f->is_return_address)
+				f->cfa = r.v[CFI_REG_FP] + 2 * sizeof(uint64_t);
 			method = PROFILE_UNWIND_FRAME_POINTER;
 			activation = false;
 		}
@@ -521,7 +534,7 @@ bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint6
 	struct regs r, caller;
 	struct memory m;
 	bool missing;
-	uint64_t pc;
+	uint64_t pc, cfa;
 
 	if (!load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf_pc)
 		return false;
@@ -530,7 +543,7 @@ bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint6
 	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
 	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
 		return false;
-	if (cfi_step(rule, &r, &m, &caller, &pc) != 1 || pc == 0)
+	if (cfi_step(rule, &r, &m, &caller, &pc, &cfa) != 1 || pc == 0)
 		return false;
 	*return_address = pc;
 	return true;

@@ -22,6 +22,7 @@
 
 #include "../formats/recording.h"
 #include "debug_file.h"
+#include "module_file.h"
 #include "process_maps.h"
 #include "profile.h"
 
@@ -37,6 +38,14 @@ struct unwind_frame {
 	uint32_t module;	/* profile module, or PROFILE_NO_MODULE when no mapping covers pc */
 	bool is_return_address; /* look it up at pc - 1: a call's return address, not an interrupted pc */
 	enum profile_unwind method;
+	/*
+	 * The frame's canonical frame address (the stack pointer before the call that made it: on x86-64 its
+	 * stack pointer at entry plus 8), as the CFI rule at its pc computes it, or its frame pointer + 16 where a
+	 * frame-pointer step found its caller; 0 when unknown: frames of a frame-pointer walk while recording
+	 * (fp mode: IPs only), and an interrupted frame without CFI, whose frame pointer may still be its
+	 * caller's. Probe context is matched to calls by it (enrich.h).
+	 */
+	uint64_t cfa;
 };
 
 /* What a sample kept of its user context. */
@@ -65,6 +74,8 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address);
 /* Resolves pc of the sample's process to its module and file offset (PROFILE_NO_MODULE when unmapped). */
 void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
+/* The open file of profile module `module` (opened on first use), or NULL when it cannot be found. */
+const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module);
 void unwinder_free(struct unwinder *u);
 
 #endif

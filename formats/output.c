@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-extern const struct output_format output_folded, output_pprof, output_speedscope, output_d3, output_trace;
+extern const struct output_format output_folded, output_pprof, output_speedscope, output_d3, output_trace,
+	output_report;
 
 const struct output_format *const output_formats[] = {
 	&output_folded,
@@ -14,6 +15,7 @@ const struct output_format *const output_formats[] = {
 	&output_speedscope,
 	&output_d3,
 	&output_trace,
+	&output_report,
 	NULL,
 };
 
@@ -55,6 +57,8 @@ uint64_t output_stack_value(const struct profile_stack *stack, enum output_kind 
 {
 	bool off = stack->kind == PROFILE_SAMPLE_OFF_CPU;
 
+	if (stack->kind == PROFILE_SAMPLE_EVENT)
+		return 0; /* an event is no sample and no time: -f report and -f trace show it */
 	switch (kind) {
 	case OUTPUT_KIND_DEFAULT:
 	case OUTPUT_KIND_ON_CPU:

@@ -31,6 +31,8 @@ struct output_options {
 	bool annotate;	    /* --annotate: _[k] kernel, _[j] JIT, _[i] inlined on every such frame */
 	bool addrs;	    /* --addrs: unnamed frames as "[module <offset>]" */
 	bool thread_names;  /* --thread-names */
+	bool all_events;    /* --all-events: report also every sample with a frame with probe context (needs the
+			       profile's timeline) */
 };
 
 struct output_format {

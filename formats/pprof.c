@@ -19,7 +19,11 @@
  *     address, and can symbolize it later from the mapping's build ID and file offset.
  *   - Functions: deduplicated by (name, system_name, filename, start_line).
  *   - Labels: pid and tid (numbers), comm (the process: its main thread's name), thread_name and kind
- *     (strings).
+ *     (strings); then the probe context of the stack's frames (convert/enrich.h), leaf first, one label
+ *     "FUNCTION.ARG" per argument: a number (s64, u64 as its bits) or a string (a pointer in hex, a
+ *     captured string).
+ *   - Events (fatal signals, exceptions) are no samples and have no values to give: left out (-f report
+ *     and -f trace show them).
  *   - Comments: the record command line, host, kernel, event, and any lost samples.
  *
  * Deterministic: tables are filled in profile order (already deterministic), protobuf-c packs fields in
@@ -377,6 +381,38 @@ static Perftools__Profiles__Label *fill_label(Perftools__Profiles__Label *label,
 	return label;
 }
 
+/*
+ * The labels of one frame's context into l[]: "FUNCTION.ARG" with a number (s64, u64 as its bits) or a
+ * string ("0x..." for a pointer, the captured text for a string, "" when it could not be read). Returns
+ * their count, the probe's arg_count.
+ */
+static size_t context_labels(const struct profile *profile, const struct profile_hit *hit,
+			     struct string_table *strings, Perftools__Profiles__Label *l)
+{
+	const struct profile_probe *probe = &profile->probes[hit->probe];
+
+	for (uint32_t a = 0; a < probe->arg_count; a++) {
+		char *key = xasprintf("%s.%s", probe->function, probe->args[a].name), hex[24];
+		Perftools__Profiles__Label *label = fill_label(&l[a], intern(strings, key));
+
+		switch (probe->args[a].type) {
+		case PROFILE_ARG_S64:
+		case PROFILE_ARG_U64:
+			label->num = (int64_t)hit->values[a];
+			break;
+		case PROFILE_ARG_PTR:
+			snprintf(hex, sizeof(hex), "0x%" PRIx64, hit->values[a]);
+			label->str = intern(strings, hex);
+			break;
+		case PROFILE_ARG_STR:
+			label->str = intern(strings, hit->strings[a] ? hit->strings[a] : "");
+			break;
+		}
+		free(key);
+	}
+	return probe->arg_count;
+}
+
 /* Compresses data as a gzip member with a fixed header (no name, no time) and writes it to out. */
 static int write_gzip(const uint8_t *data, size_t size, FILE *out)
 {
@@ -425,6 +461,7 @@ static int pprof_write(const struct profile *profile, const struct output_option
 	bool default_off_cpu = kind == OUTPUT_KIND_OFF_CPU || (kind == OUTPUT_KIND_WALL && !profile->on_cpu_samples);
 	const char *default_type = default_off_cpu ? "off_cpu" : "cpu";
 	int64_t key_pid, key_tid, key_comm, key_thread, key_kind;
+	size_t sample_count = 0, label_count = 0;
 	uint8_t *packed;
 	size_t packed_size;
 	int ret;
@@ -508,24 +545,42 @@ static int pprof_write(const struct profile *profile, const struct output_option
 	key_comm = intern(&strings, "comm");
 	key_thread = intern(&strings, "thread_name");
 	key_kind = intern(&strings, "kind");
-	for (size_t i = 0; i < profile->stack_count; i++)
-		id_count += profile->stacks[i].depth;
-	samples = xcalloc(profile->stack_count + 1, sizeof(*samples));
-	labels = xcalloc(LABELS * profile->stack_count + 1, sizeof(*labels));
-	label_ptrs = xcalloc(LABELS * profile->stack_count + 1, sizeof(*label_ptrs));
+	for (size_t i = 0; i < profile->stack_count; i++) {
+		const struct profile_stack *s = &profile->stacks[i];
+		uint32_t hit;
+
+		if (s->kind == PROFILE_SAMPLE_EVENT)
+			continue; /* no sample: events are in -f report and -f trace */
+		id_count += s->depth;
+		sample_count++;
+		for (uint32_t d = 0; d < s->depth; d++)
+			if (profile_stack_context(s, d, &hit))
+				label_count += profile->probes[profile->hits[hit].probe].arg_count;
+	}
+	label_count += LABELS * sample_count;
+	samples = xcalloc(sample_count + 1, sizeof(*samples));
+	labels = xcalloc(label_count + 1, sizeof(*labels));
+	label_ptrs = xcalloc(label_count + 1, sizeof(*label_ptrs));
 	location_ids = xcalloc(id_count + 1, sizeof(*location_ids));
-	values = xcalloc(VALUES * profile->stack_count + 1, sizeof(*values));
-	p.n_sample = profile->stack_count;
-	p.sample = xcalloc(profile->stack_count + 1, sizeof(*p.sample));
+	values = xcalloc(VALUES * sample_count + 1, sizeof(*values));
+	p.n_sample = sample_count;
+	p.sample = xcalloc(sample_count + 1, sizeof(*p.sample));
 	id_count = 0;
+	label_count = 0;
+	sample_count = 0;
 	for (size_t i = 0, run_start = 0; i < profile->stack_count; i++) {
 		const struct profile_stack *s = &profile->stacks[i];
-		Perftools__Profiles__Sample *sample = &samples[i];
-		Perftools__Profiles__Label *l = &labels[LABELS * i];
+		Perftools__Profiles__Sample *sample = &samples[sample_count];
+		Perftools__Profiles__Label *l = &labels[label_count];
+		int64_t *v = &values[VALUES * sample_count];
 		char thread[17], process[17];
+		size_t n = LABELS;
+		uint32_t hit;
 
 		if (i == 0 || s->pid != profile->stacks[i - 1].pid)
 			run_start = i;
+		if (s->kind == PROFILE_SAMPLE_EVENT)
+			continue;
 		comm_string(s->comm, thread);
 		comm_string(process_comm(profile, run_start), process);
 		perftools__profiles__sample__init(sample);
@@ -534,20 +589,25 @@ static int pprof_write(const struct profile *profile, const struct output_option
 		for (uint32_t d = 0; d < s->depth; d++)
 			location_ids[id_count++] = (uint64_t)s->locations[d] + 1;
 		sample->n_value = VALUES;
-		sample->value = &values[VALUES * i];
-		values[VALUES * i] = s->count;
-		values[VALUES * i + 1] = s->on_cpu_ns;
-		values[VALUES * i + 2] = s->off_cpu_ns;
+		sample->value = v;
+		v[0] = s->count;
+		v[1] = s->on_cpu_ns;
+		v[2] = s->off_cpu_ns;
 		fill_label(&l[0], key_pid)->num = s->pid;
 		fill_label(&l[1], key_tid)->num = s->tid;
 		fill_label(&l[2], key_comm)->str = intern(&strings, process);
 		fill_label(&l[3], key_thread)->str = intern(&strings, thread);
 		fill_label(&l[4], key_kind)->str = intern(&strings, profile_sample_kind_name(s->kind));
-		for (int k = 0; k < LABELS; k++)
-			label_ptrs[LABELS * i + k] = &l[k];
-		sample->n_label = LABELS;
-		sample->label = &label_ptrs[LABELS * i];
-		p.sample[i] = sample;
+		/* The context of probed frames, leaf first: "FUNCTION.ARG" = the value of the call active there. */
+		for (uint32_t d = 0; d < s->depth; d++)
+			if (profile_stack_context(s, d, &hit))
+				n += context_labels(profile, &profile->hits[hit], &strings, &l[n]);
+		for (size_t k = 0; k < n; k++)
+			label_ptrs[label_count + k] = &l[k];
+		sample->n_label = n;
+		sample->label = &label_ptrs[label_count];
+		label_count += n;
+		p.sample[sample_count++] = sample;
 	}
 
 	add_comments(profile, &p, &strings);

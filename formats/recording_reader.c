@@ -355,6 +355,148 @@ int recording_parse_user_regs(const void *body, uint32_t size, const struct srec
 	return 0;
 }
 
+int recording_parse_sample_event(const void *body, uint32_t size, const struct srec_sample *s,
+				 struct srec_sample_event *out, const char **name)
+{
+	size_t offset = sizeof(*s) + ((size_t)s->user_depth + s->kernel_depth) * sizeof(uint64_t);
+	const unsigned char *p = body;
+	const char *n;
+
+	if ((s->kind == SREC_SAMPLE_EVENT) != !!(s->flags & SREC_SAMPLE_EVENT_INFO))
+		return -1;
+	if (!(s->flags & SREC_SAMPLE_EVENT_INFO))
+		return 1;
+	if (s->flags & SREC_SAMPLE_USER_REGS) {
+		struct srec_user_regs regs;
+		const uint64_t *values;
+		const uint8_t *stack;
+
+		if (recording_parse_user_regs(body, size, s, &regs, &values, &stack) < 0)
+			return -1;
+		offset = (size_t)(stack - p) + regs.stack_size;
+	}
+	/* After stack bytes of any length the event need not be aligned: copied, never cast. */
+	if (size < offset || size - offset < sizeof(*out))
+		return -1;
+	memcpy(out, p + offset, sizeof(*out));
+	offset += sizeof(*out);
+	if (out->name_size > SREC_EVENT_NAME_MAX || out->name_size > size - offset)
+		return -1;
+	n = (const char *)p + offset;
+	if (out->name_size && n[out->name_size - 1] != '\0')
+		return -1;
+	*name = out->name_size ? n : "";
+	return 0;
+}
+
+static const char *const arg_type_names[] = { [RECORDING_ARG_S64] = "s64", [RECORDING_ARG_U64] = "u64",
+					       [RECORDING_ARG_PTR] = "ptr", [RECORDING_ARG_STR] = "str" };
+
+const char *recording_arg_type_name(enum recording_arg_type type)
+{
+	return (size_t)type < ARRAY_SIZE(arg_type_names) ? arg_type_names[type] : "?";
+}
+
+/* The type named by the TYPE of an argument's "NAME:TYPE", or -1. */
+static int arg_type(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(arg_type_names); i++)
+		if (!strcmp(type, arg_type_names[i]))
+			return (int)i;
+	return -1;
+}
+
+int recording_parse_probe(const void *body, uint32_t size, struct recording_probe *out)
+{
+	const char *p, *end;
+
+	memset(out, 0, sizeof(*out));
+	if (size < sizeof(out->header))
+		return -1;
+	memcpy(&out->header, body, sizeof(out->header));
+	if (out->header.arg_count > SREC_PROBE_ARGS_MAX || out->header.build_id_size > SREC_BUILD_ID_MAX ||
+	    out->header.strings_size > size - sizeof(out->header))
+		return -1;
+	p = (const char *)body + sizeof(out->header);
+	end = p + out->header.strings_size;
+	/* binary, function, then one "NAME:TYPE" per argument: each string ends before `end` in a NUL. */
+	for (uint32_t i = 0; i < 2 + out->header.arg_count; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p)), *colon;
+		int type;
+
+		if (!nul || nul == p)
+			return -1;
+		if (i == 0) {
+			out->binary = p;
+		} else if (i == 1) {
+			out->function = p;
+		} else {
+			struct recording_probe_arg *a = &out->args[i - 2];
+
+			colon = memchr(p, ':', (size_t)(nul - p));
+			if (!colon || colon == p || colon - p > RECORDING_ARG_NAME_MAX || (type = arg_type(colon + 1)) < 0)
+				return -1;
+			for (const char *c = p; c < colon; c++)
+				if (!(*c == '_' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+				      (*c >= 'A' && *c <= 'Z')))
+					return -1;
+			a->name = p;
+			a->name_len = (uint32_t)(colon - p);
+			a->type = (enum recording_arg_type)type;
+		}
+		p = nul + 1;
+	}
+	return 0;
+}
+
+int recording_parse_probe_hit(const void *body, uint32_t size, struct srec_probe_hit *out, const uint64_t **values,
+			      const uint8_t **strings)
+{
+	const unsigned char *p = body;
+	size_t need;
+
+	if (size < sizeof(*out))
+		return -1;
+	memcpy(out, body, sizeof(*out));
+	if (out->value_count > SREC_PROBE_ARGS_MAX)
+		return -1;
+	need = sizeof(*out) + (size_t)out->value_count * sizeof(uint64_t) + out->strings_size;
+	if (need > size)
+		return -1;
+	*values = (const uint64_t *)(p + sizeof(*out));
+	*strings = p + sizeof(*out) + (size_t)out->value_count * sizeof(uint64_t);
+	return 0;
+}
+
+int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t count, const char **ptrs,
+				uint32_t *lens)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		uint16_t len;
+
+		if (size - off < sizeof(len))
+			return -1;
+		memcpy(&len, strings + off, sizeof(len)); /* packed: not aligned */
+		off += sizeof(len);
+		if (len > SREC_PROBE_STRING_MAX - 1 || len > size - off)
+			return -1;
+		ptrs[i] = (const char *)strings + off;
+		lens[i] = len;
+		off += len;
+	}
+	return off == size ? 0 : -1;
+}
+
+int recording_parse_process_metrics(const void *body, uint32_t size, struct srec_process_metrics *out)
+{
+	if (size < offsetof(struct srec_process_metrics, user_time_ns))
+		return -1;
+	copy_fixed(out, sizeof(*out), body, size);
+	return 0;
+}
+
 int recording_parse_mapping(const void *body, uint32_t size, struct srec_mapping *out, const char **path)
 {
 	const char *p;
@@ -444,6 +586,9 @@ const char *recording_block_name(uint32_t type)
 	case SREC_BLOCK_STATS: return "stats";
 	case SREC_BLOCK_FILE: return "file";
 	case SREC_BLOCK_END: return "end";
+	case SREC_BLOCK_PROBE: return "probe";
+	case SREC_BLOCK_PROBE_HIT: return "probe hit";
+	case SREC_BLOCK_PROCESS_METRICS: return "process metrics";
 	default: return NULL;
 	}
 }

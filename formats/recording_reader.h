@@ -111,6 +111,56 @@ int recording_parse_file(const void *body, uint32_t size, struct srec_file *out,
 			 const void **data);
 
 /*
+ * The event that ends an event sample (SREC_SAMPLE_EVENT_INFO): after the IPs, and after the user registers
+ * and stack bytes when s has SREC_SAMPLE_USER_REGS. Returns 0 with *out and *name (NUL-terminated, "" when the
+ * event has none) set, 1 when the sample carries no event, -1 when it does not fit the block, the flag and the
+ * kind disagree, or the name is unterminated or longer than SREC_EVENT_NAME_MAX.
+ */
+int recording_parse_sample_event(const void *body, uint32_t size, const struct srec_sample *s,
+				 struct srec_sample_event *out, const char **name);
+
+/* The type of a probe argument, from the "NAME:TYPE" strings of a PROBE block. */
+enum recording_arg_type {
+	RECORDING_ARG_S64, /* "s64": an integer, shown signed */
+	RECORDING_ARG_U64, /* "u64" */
+	RECORDING_ARG_PTR, /* "ptr": an address, shown in hex */
+	RECORDING_ARG_STR  /* "str": a captured string (the value is its address) */
+};
+
+#define RECORDING_ARG_NAME_MAX 64 /* the longest argument name a PROBE block may carry */
+
+/* A PROBE block, checked: every pointer points into the block body and every string is NUL-terminated. */
+struct recording_probe {
+	struct srec_probe header;
+	const char *binary;   /* the binary's path as recorded, non-empty */
+	const char *function; /* the function's name, non-empty */
+	struct recording_probe_arg {
+		const char *name; /* not NUL-terminated at the ':': name_len bytes of [A-Za-z0-9_] */
+		uint32_t name_len;
+		enum recording_arg_type type;
+	} args[SREC_PROBE_ARGS_MAX]; /* header.arg_count of them */
+};
+int recording_parse_probe(const void *body, uint32_t size, struct recording_probe *out);
+/* "s64", "u64", "ptr" or "str", as PROBE blocks spell them. */
+const char *recording_arg_type_name(enum recording_arg_type type);
+
+/*
+ * A PROBE_HIT block: *values its value_count (at most SREC_PROBE_ARGS_MAX) raw values, *strings its
+ * strings_size bytes of packed strings (split them with recording_split_hit_strings).
+ */
+int recording_parse_probe_hit(const void *body, uint32_t size, struct srec_probe_hit *out, const uint64_t **values,
+			      const uint8_t **strings);
+/*
+ * Splits the packed strings of a probe hit into count strings (one per "str" argument, in order): ptrs[i]
+ * and lens[i] (bytes, no NUL; not NUL-terminated in the block). Returns 0, or -1 when they do not fill
+ * exactly size bytes or one is longer than SREC_PROBE_STRING_MAX - 1.
+ */
+int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t count, const char **ptrs,
+				uint32_t *lens);
+/* A PROCESS_METRICS block (a shorter body is zero-filled past its thread count). */
+int recording_parse_process_metrics(const void *body, uint32_t size, struct srec_process_metrics *out);
+
+/*
  * HOST block: calls fn for each "key=value" string with key and value split. Strings without '=' or not
  * terminated are skipped.
  */

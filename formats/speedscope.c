@@ -99,6 +99,8 @@ struct writer {
 
 static bool shown(enum output_kind kind, enum profile_sample_kind sample_kind)
 {
+	if (sample_kind == PROFILE_SAMPLE_EVENT)
+		return false; /* no interval: events are in -f report and -f trace */
 	if (kind == OUTPUT_KIND_WALL)
 		return true;
 	return (kind == OUTPUT_KIND_OFF_CPU) == (sample_kind == PROFILE_SAMPLE_OFF_CPU);

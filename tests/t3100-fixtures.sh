@@ -10,7 +10,7 @@ convert() { stackrec convert "$FIXTURES/$1.rec" --symfs "$FIXTURES/sysroot" --no
 
 # The fixture programs are found by build ID in fixtures/debug, the vDSO is the image embedded in the
 # recording; libc and ld.so stay unnamed. -v says where each module came from, shown when a test fails.
-for rec in inline short chain unwind deep offcpu; do
+for rec in inline short chain unwind deep offcpu crash; do
 	for format in folded pprof speedscope d3 trace; do
 		if [ $format = pprof ]; then compare=cmp; else compare=test_cmp; fi
 		test_expect_success "$rec.rec converts to the expected $format" "

@@ -178,6 +178,33 @@ if [ "${SANITIZE:-}" = 1 ]; then test_set_prereq SANITIZE; else test_set_prereq 
 # fuzz_prereq: for the libFuzzer tests. Sets CLANG, FUZZ_SECONDS (default 20) and BUILD_DIR (where make puts
 # fuzz targets: the directory above $UNIT_DIR), and the prerequisite FUZZER when clang can link
 # -fsanitize=fuzzer (clang's libFuzzer runtime, Debian's libclang-rt-14-dev).
+# Synthetic recordings of programs compiled by a test (tests/unit/test-convert.c "write OUT <script"), with
+# instruction pointers from nm and objdump, at load address $BASE (the test sets it).
+write_rec() { "$UNIT_DIR/test-convert" write "$@"; }
+
+# vaddr SYMBOL [PROGRAM]: link-time address of SYMBOL as hex without 0x.
+vaddr() { nm "${2:-prog}" | awk -v s="$1" '$3 == s { print $1 }'; }
+# ret_after_call CALLER CALLEE [PROGRAM]: the return address of CALLER's call to CALLEE.
+ret_after_call() {
+	objdump -d --no-show-raw-insn "${3:-prog}" | awk -v caller="<$1>:" -v callee="<$2>" '
+		$2 == caller { inside = 1; next }
+		inside && /^$/ { inside = 0 }
+		inside && want { sub(":", "", $1); print $1; exit }
+		inside && $2 == "call" && $4 == callee { want = 1 }'
+}
+# runtime ADDR: hex address in the process, for the mapping written by text_mapping.
+runtime() { printf '%x' $((BASE + 0x$1)); }
+# text_mapping PID PROGRAM BUILD_ID TIME: the MAPPING line of PROGRAM's executable segment at BASE.
+text_mapping() {
+	local type off va pa filesz memsz flags rest
+	readelf -lW "$2" | while read -r type off va pa filesz memsz flags rest; do
+		[ "$type" = LOAD ] && [[ "$flags $rest" == *E* ]] || continue
+		printf "mapping %s %x %x %x %s %s %s\n" "$1" $((BASE + va - va % 4096)) $((BASE + va + filesz)) \
+			$((off - off % 4096)) "$PWD/$2" "$3" "$4"
+	done
+}
+build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+
 fuzz_prereq() {
 	CLANG=${CLANG:-clang}
 	FUZZ_SECONDS=${FUZZ_SECONDS:-20}

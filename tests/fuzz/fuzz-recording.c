@@ -102,6 +102,60 @@ static int visit(void *ctx, uint32_t type, const void *body, uint32_t size)
 					sink += stack[regs.stack_size - 1];
 			}
 		}
+		{
+			struct srec_sample_event event;
+			const char *name;
+
+			if (recording_parse_sample_event(body, size, &sample, &event, &name) == 0) {
+				ASSERT(sample.kind == SREC_SAMPLE_EVENT && (sample.flags & SREC_SAMPLE_EVENT_INFO));
+				ASSERT(event.name_size <= SREC_EVENT_NAME_MAX);
+				ASSERT(!event.name_size || ((const unsigned char *)name >= bytes + sizeof(sample) &&
+							    (const unsigned char *)name + event.name_size <= bytes + size));
+				ASSERT(strlen(name) < (event.name_size ? event.name_size : 1));
+				sink += event.type + event.address;
+			}
+		}
+	}
+	{
+		struct recording_probe probe;
+		struct srec_probe_hit hit;
+		struct srec_process_metrics metrics;
+		const uint64_t *values;
+		const uint8_t *strings;
+
+		if (recording_parse_probe(body, size, &probe) == 0) {
+			ASSERT(probe.header.arg_count <= SREC_PROBE_ARGS_MAX);
+			ASSERT(probe.header.build_id_size <= SREC_BUILD_ID_MAX);
+			ASSERT(probe.binary[0] && probe.function[0]);
+			ASSERT((const unsigned char *)probe.function + strlen(probe.function) < bytes + size);
+			for (uint32_t a = 0; a < probe.header.arg_count; a++) {
+				ASSERT(probe.args[a].name_len >= 1 && probe.args[a].name_len <= RECORDING_ARG_NAME_MAX);
+				ASSERT((const unsigned char *)probe.args[a].name + probe.args[a].name_len < bytes + size);
+				ASSERT(probe.args[a].type <= RECORDING_ARG_STR);
+				sink += (unsigned char)probe.args[a].name[probe.args[a].name_len - 1];
+			}
+			sink += strlen(probe.binary);
+		}
+		if (recording_parse_probe_hit(body, size, &hit, &values, &strings) == 0) {
+			const char *ptrs[SREC_PROBE_ARGS_MAX];
+			uint32_t lens[SREC_PROBE_ARGS_MAX];
+
+			ASSERT(hit.value_count <= SREC_PROBE_ARGS_MAX);
+			ASSERT(strings + hit.strings_size <= bytes + size);
+			for (uint32_t i = 0; i < hit.value_count; i++)
+				sink += values[i];
+			/* Any number of strings may be asked for: the split must stay inside the bytes. */
+			for (uint32_t n = 0; n <= SREC_PROBE_ARGS_MAX; n++)
+				if (recording_split_hit_strings(strings, hit.strings_size, n, ptrs, lens) == 0)
+					for (uint32_t i = 0; i < n; i++) {
+						ASSERT((const uint8_t *)ptrs[i] + lens[i] <= strings + hit.strings_size);
+						ASSERT(lens[i] < SREC_PROBE_STRING_MAX);
+						if (lens[i])
+							sink += (unsigned char)ptrs[i][lens[i] - 1];
+					}
+		}
+		if (recording_parse_process_metrics(body, size, &metrics) == 0)
+			sink += metrics.rss_bytes + metrics.threads;
 	}
 	if (recording_parse_mapping(body, size, &mapping, &path) == 0) {
 		ASSERT(mapping.path_size >= 1 && mapping.path_size <= size - sizeof(mapping));

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../convert/demangle.h"
+#include "../../convert/enrich.h"
 #include "../../convert/jit_maps.h"
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
@@ -422,8 +423,211 @@ static void test_jit_maps(void)
 	jit_maps_release(&maps);
 }
 
+/* A PROBE_HIT body of a probe with arguments (id:s64, name:str). */
+static size_t hit(uint64_t *buf, uint32_t pid, uint32_t tid, uint64_t time_ns, uint64_t cfa, int64_t id,
+		  const char *name)
+{
+	struct srec_probe_hit h = { .time_ns = time_ns, .pid = pid, .tid = tid, .probe_id = 7, .value_count = 2,
+				    .cfa = cfa };
+	uint16_t len = (uint16_t)strlen(name);
+	unsigned char *b = (unsigned char *)buf;
+
+	h.strings_size = (uint16_t)(2 + len);
+	memcpy(b, &h, sizeof(h));
+	buf[4] = (uint64_t)id;
+	buf[5] = 0x5000;
+	memcpy(b + 48, &len, 2);
+	memcpy(b + 50, name, len);
+	return 50 + len;
+}
+
+/* The directory of the checked-in fixtures: this binary is ROOT/build*\/tests/test-convert. */
+static char *fixtures_dir(void)
+{
+	char *exe = realpath("/proc/self/exe", NULL), *slash, *dir;
+
+	for (int i = 0; exe && i < 3 && (slash = strrchr(exe, '/')); i++)
+		*slash = '\0';
+	dir = exe ? xasprintf("%s/fixtures", exe) : NULL;
+	free(exe);
+	return dir;
+}
+
+/*
+ * Enrichment (convert/enrich.c) on the real symbols of fixtures/bin/unwind: a probe on descend() (st_value
+ * 0x12c0), locations in descend and in hot, hits of several calls, threads and depths. A frame gets the
+ * latest hit of its own thread, probe and CFA at or before the sample, or nothing.
+ */
+static void test_enrich(void)
+{
+	static const char build_id[] = "7463e9a7aa7b858681f82125c018da6486b5afc7";
+	struct recording_probe probe = { .header = { .probe_id = 7, .arg_count = 2, .address = 0x12c0,
+						     .build_id_size = 20 },
+					 .binary = "/x/unwind", .function = "descend",
+					 .args = { { "id", 2, RECORDING_ARG_S64 }, { "name", 4, RECORDING_ARG_STR } } };
+	char *dir = fixtures_dir(), *bin = dir ? xasprintf("%s/bin/unwind", dir) : NULL;
+	const char *dirs[1] = { dir };
+	struct debug_file_search search = { .dirs = dirs, .dir_count = 1 };
+	struct process_maps maps;
+	struct profile p;
+	struct enricher *e;
+	struct unwinder *u;
+	uint32_t module, in_descend, in_hot, locs[4], hits[4];
+	uint64_t cfas[4], buf[32], ordinal = 0;
+	struct {
+		uint32_t pid, tid;
+		uint64_t time_ns, cfa;
+		int64_t id;
+		const char *name;
+	} calls[] = {
+		{ 10, 11, 100, 0x7000, 1, "one" },   /* three calls at one depth, one after the other */
+		{ 10, 11, 200, 0x7000, 2, "two" },
+		{ 10, 11, 300, 0x7000, 3, "three" },
+		{ 10, 11, 250, 0x6f00, 99, "deep" }, /* a recursive call inside the second */
+		{ 10, 12, 280, 0x7000, 50, "other" }, /* another thread, same CFA */
+		{ 20, 11, 290, 0x7000, 60, "other" }, /* another process, same tid and CFA */
+	};
+
+	for (size_t i = 0; i < sizeof(build_id) / 2; i++) {
+		unsigned int byte;
+
+		sscanf(build_id + 2 * i, "%2x", &byte);
+		probe.header.build_id[i] = (uint8_t)byte;
+	}
+	unsetenv("DEBUGINFOD_URLS");
+	profile_init(&p);
+	process_maps_init(&maps);
+	process_maps_finish(&maps);
+	module = profile_intern_module(&p, bin ? bin : "?", build_id, 0x1000, 0x2000, 0x1000, false);
+	in_descend = profile_intern_location(&p, PROFILE_LOCATION_USER, module, 0x55550012d0, 0x12d0, true,
+					     PROFILE_UNWIND_CFI);
+	in_hot = profile_intern_location(&p, PROFILE_LOCATION_USER, module, 0x5555001330, 0x1330, true,
+					 PROFILE_UNWIND_CFI);
+	u = unwinder_new(&p, &maps, &search);
+	e = enricher_new(&p, 1 << 20);
+	ok(enrich_add_probe(e, &probe) == 0 && enrich_add_probe(e, &probe) < 0, "enrich: a probe id is added once");
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+		size_t n = hit(buf, calls[i].pid, calls[i].tid, calls[i].time_ns, calls[i].cfa, calls[i].id, calls[i].name);
+
+		enrich_add_hit(e, ordinal++, buf, (uint32_t)n);
+	}
+	enrich_finish_hits(e, false, true);
+	ok(!p.context_omitted && p.probe_hits == ARRAY_SIZE(calls) && p.probes[0].hits == ARRAY_SIZE(calls),
+	   "enrich: hits counted, context trusted");
+
+	/* At 260: the recursive call innermost, the second call outside it; hot's frame has no probe. */
+	locs[0] = in_hot, locs[1] = in_descend, locs[2] = in_descend;
+	cfas[0] = 0x6e00, cfas[1] = 0x6f00, cfas[2] = 0x7000;
+	ok(enrich_stack(e, u, 10, 11, 260, locs, cfas, 3, hits), "enrich: a stack with probed frames gets context");
+	ok(hits[0] == PROFILE_NO_HIT && hits[1] != PROFILE_NO_HIT && hits[2] != PROFILE_NO_HIT &&
+	   p.hits[hits[1]].time_ns == 250 && p.hits[hits[2]].time_ns == 200,
+	   "enrich: recursion: each frame the call at its own CFA, the latest before the sample");
+	/* At 300 exactly, the third call (entered then); at 150 the first; before any, nothing. */
+	ok(enrich_stack(e, u, 10, 11, 300, locs + 2, cfas + 2, 1, hits) && p.hits[hits[0]].time_ns == 300,
+	   "enrich: a hit at the sample's time is the frame's call");
+	ok(enrich_stack(e, u, 10, 11, 150, locs + 2, cfas + 2, 1, hits) && p.hits[hits[0]].time_ns == 100,
+	   "enrich: a later call's values never reach an earlier sample");
+	ok(!enrich_stack(e, u, 10, 11, 50, locs + 2, cfas + 2, 1, hits) && hits[0] == PROFILE_NO_HIT,
+	   "enrich: no call entered yet: no context");
+	/* Other threads and processes see their own calls only; an unknown CFA or another CFA gets nothing. */
+	ok(enrich_stack(e, u, 10, 12, 400, locs + 2, cfas + 2, 1, hits) && p.hits[hits[0]].time_ns == 280,
+	   "enrich: another thread gets its own call");
+	ok(!enrich_stack(e, u, 30, 11, 400, locs + 2, cfas + 2, 1, hits), "enrich: a thread without hits gets none");
+	cfas[3] = 0;
+	locs[3] = in_descend;
+	ok(!enrich_stack(e, u, 10, 11, 400, locs + 3, cfas + 3, 1, hits) && enrich_frames_without_cfa(e) == 1,
+	   "enrich: a frame whose CFA is unknown gets none, and is counted");
+	cfas[3] = 0x7008;
+	ok(!enrich_stack(e, u, 10, 11, 400, locs + 3, cfas + 3, 1, hits), "enrich: no call at the frame's CFA: none");
+
+	/* Pass 3: the values of the hits shown, read again in file order. */
+	ok(enrich_wants_values(e), "enrich: values are wanted for the hits shown");
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+		size_t n = hit(buf, calls[i].pid, calls[i].tid, calls[i].time_ns, calls[i].cfa, calls[i].id, calls[i].name);
+
+		enrich_add_hit_values(e, i, buf, (uint32_t)n);
+	}
+	{
+		bool all = true;
+
+		for (size_t h = 0; h < p.hit_count; h++) {
+			size_t i = 0;
+
+			while (i < ARRAY_SIZE(calls) && calls[i].time_ns != p.hits[h].time_ns)
+				i++;
+			all = all && i < ARRAY_SIZE(calls) && (int64_t)p.hits[h].values[0] == calls[i].id &&
+			      p.hits[h].strings[1] && !strcmp(p.hits[h].strings[1], calls[i].name);
+		}
+		ok(all && p.hit_count == 5, "enrich: each shown hit has its own call's id and name");
+	}
+	enricher_free(e);
+
+	/* Lost hits: no frame gets context, and the reason is given; likewise a hit of no probe. */
+	p.lost_probe_hits = 1;
+	e = enricher_new(&p, 1 << 20);
+	enrich_add_hit(e, 0, buf, (uint32_t)hit(buf, 10, 11, 100, 0x7000, 1, "one"));
+	enrich_finish_hits(e, false, true);
+	ok(p.context_omitted && !enrich_stack(e, u, 10, 11, 200, locs + 2, cfas + 2, 1, hits),
+	   "enrich: lost hits: no context, a reason");
+	enricher_free(e);
+	p.lost_probe_hits = 0;
+	p.context_omitted = NULL;
+	e = enricher_new(&p, 1 << 20);
+	hit(buf, 10, 11, 100, 0x7000, 1, "one");
+	((struct srec_probe_hit *)buf)->probe_id = 8;
+	ok(enrich_add_hit(e, 0, buf, 64) < 0, "enrich: a hit of an unknown probe is refused");
+	enrich_finish_hits(e, false, true);
+	ok(p.context_omitted && !enrich_stack(e, u, 10, 11, 200, locs + 2, cfas + 2, 1, hits),
+	   "enrich: ... and ends context");
+	enricher_free(e);
+	/* More hits than the file's size can hold (a quarter per byte, plus 1,024): none is trusted. */
+	p.context_omitted = NULL;
+	p.probe_count = 1;
+	e = enricher_new(&p, 0);
+	for (uint64_t i = 0; i < 1100; i++)
+		enrich_add_hit(e, i, buf, (uint32_t)hit(buf, 10, 11, 100 + i, 0x7000, 1, "x"));
+	enrich_finish_hits(e, false, true);
+	ok(p.context_omitted && strstr(p.context_omitted, "file's size") &&
+		   !enrich_stack(e, u, 10, 11, 5000, locs + 2, cfas + 2, 1, hits),
+	   "enrich: a file with more hits than its size implies gets no context");
+	enricher_free(e);
+	unwinder_free(u);
+	process_maps_release(&maps);
+	profile_release(&p);
+	free(bin);
+	free(dir);
+}
+
+/* Events measure no time: counted apart, out of every value of the outputs that show time or samples. */
+static void test_events(void)
+{
+	struct profile p;
+	uint32_t stack[1], index;
+	struct profile_sample_info s = { .pid = 1, .tid = 1, .comm = "c", .kind = PROFILE_SAMPLE_EVENT, .time_ns = 5 };
+
+	profile_init(&p);
+	p.keep_timeline = true;
+	stack[0] = profile_intern_marker(&p, PROFILE_LOCATION_USER, "f");
+	index = profile_add_sample(&p, &s, stack, 1);
+	profile_add_event(&p, &(struct profile_event){ .time_ns = 5, .stack = index, .type = PROFILE_EVENT_SIGNAL,
+							.signo = 11, .code = 1 });
+	add(&p, 1, 1, "c", ON, 4, 1000, stack, 1, 0);
+	profile_finish(&p);
+	ok(p.event_count == 1 && p.total_samples == 1 && p.timeline_count == 1 && p.total_on_cpu_ns == 1000,
+	   "events: not samples, not in the timeline");
+	ok(p.stacks[p.events[0].stack].kind == PROFILE_SAMPLE_EVENT, "events: the event's stack follows the sort");
+	for (size_t i = 0; i < p.stack_count; i++)
+		if (p.stacks[i].kind == PROFILE_SAMPLE_EVENT)
+			ok(output_stack_value(&p.stacks[i], OUTPUT_KIND_ON_CPU) == 0 &&
+				   output_stack_value(&p.stacks[i], OUTPUT_KIND_WALL) == 0,
+			   "events: no value in folded, d3 or speedscope");
+	profile_release(&p);
+}
+
 static int run_tests(void)
 {
+	test_enrich();
+	test_events();
 	test_profile();
 	test_process_maps();
 	test_process_maps_fork();
@@ -591,6 +795,99 @@ static int write_recording(const char *path)
 				}
 				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
 			}
+		} else if (sscanf(p, "event %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1],
+				  a[2], a[3], a[4], a[5], a[6], a[7], a[8]) == 9) {
+			/* event PID TID COMM TIME UIPS KIPS signal SIGNO/CODE ADDR | exception NAME ADDR */
+			struct srec_sample s = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+						 .tid = (uint32_t)strtoul(a[1], NULL, 0),
+						 .time_ns = strtoull(a[3], NULL, 0),
+						 .kind = SREC_SAMPLE_EVENT,
+						 .flags = SREC_SAMPLE_EVENT_INFO };
+			size_t nu = parse_ips(a[4], ips, SREC_MAX_STACK_DEPTH);
+			size_t nk = parse_ips(a[5], ips + nu, SREC_MAX_STACK_DEPTH);
+			struct srec_sample_event ev = { .address = strtoull(a[8], NULL, 16) };
+			unsigned char tail[sizeof(ips) + sizeof(ev) + 4096];
+			size_t len = (nu + nk) * sizeof(*ips);
+
+			if (!strcmp(a[6], "signal")) {
+				ev.type = SREC_EVENT_SIGNAL;
+				sscanf(a[7], "%d/%d", &ev.signo, &ev.code);
+			} else {
+				ev.type = SREC_EVENT_EXCEPTION;
+				ev.name_size = (uint32_t)strlen(a[7]) + 1;
+			}
+			s.user_depth = (uint16_t)nu;
+			s.kernel_depth = (uint16_t)nk;
+			memcpy(s.comm, a[2], strnlen(a[2], sizeof(s.comm) - 1));
+			memcpy(tail, ips, len);
+			memcpy(tail + len, &ev, sizeof(ev));
+			len += sizeof(ev);
+			if (ev.name_size)
+				memcpy(tail + len, a[7], ev.name_size), len += ev.name_size;
+			recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), tail, len);
+		} else if ((n = sscanf(p, "probe %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1],
+				       a[2], a[3], a[4], a[5], a[6], a[7])) >= 5) {
+			/* probe ID BUILD_ID ADDR BINARY FUNCTION [NAME:TYPE ...] */
+			struct srec_mapping id;
+			struct srec_probe pr = { .probe_id = (uint32_t)strtoul(a[0], NULL, 0),
+						 .address = strtoull(a[2], NULL, 16) };
+			char strings[4 * 4096];
+			size_t len = 0;
+
+			parse_build_id(a[1], &id);
+			pr.build_id_size = id.build_id_size;
+			memcpy(pr.build_id, id.build_id, sizeof(pr.build_id));
+			for (int i = 3; i < n; i++) {
+				memcpy(strings + len, a[i], strlen(a[i]) + 1);
+				len += strlen(a[i]) + 1;
+			}
+			pr.arg_count = (uint32_t)(n - 5);
+			pr.strings_size = (uint32_t)len;
+			recording_writer_add(&w, SREC_BLOCK_PROBE, &pr, sizeof(pr), strings, len);
+		} else if (sscanf(p, "hit %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4],
+				  a[5], a[6]) == 7) {
+			/* hit PID TID TIME PROBE CFA V1,V2,... STR1|STR2|... ("-": none) */
+			struct srec_probe_hit h = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+						    .tid = (uint32_t)strtoul(a[1], NULL, 0),
+						    .time_ns = strtoull(a[2], NULL, 0),
+						    .probe_id = (uint32_t)strtoul(a[3], NULL, 0),
+						    .cfa = strtoull(a[4], NULL, 16) };
+			unsigned char tail[SREC_PROBE_ARGS_MAX * 8 + 4096];
+			size_t nv = parse_ips(a[5], ips, SREC_PROBE_ARGS_MAX), len = nv * 8;
+
+			memcpy(tail, ips, len);
+			for (char *str = strcmp(a[6], "-") ? strtok(a[6], "|") : NULL; str; str = strtok(NULL, "|")) {
+				uint16_t sl = (uint16_t)strlen(str);
+
+				memcpy(tail + len, &sl, 2);
+				memcpy(tail + len + 2, str, sl);
+				len += 2 + sl;
+			}
+			h.value_count = (uint16_t)nv;
+			h.strings_size = (uint16_t)(len - nv * 8);
+			recording_writer_add(&w, SREC_BLOCK_PROBE_HIT, &h, sizeof(h), tail, len);
+		} else if (sscanf(p, "metrics %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4],
+				  a[5]) == 6) {
+			/* metrics PID TID TIME interval|event THREADS RSS_BYTES */
+			struct srec_process_metrics m = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
+							  .tid = (uint32_t)strtoul(a[1], NULL, 0),
+							  .time_ns = strtoull(a[2], NULL, 0),
+							  .reason = !strcmp(a[3], "event") ? SREC_METRICS_EVENT
+											   : SREC_METRICS_INTERVAL,
+							  .threads = (uint32_t)strtoul(a[4], NULL, 0),
+							  .rss_bytes = strtoull(a[5], NULL, 0),
+							  .user_time_ns = 1500000000,
+							  .system_time_ns = 250000000,
+							  .vm_bytes = 2 * strtoull(a[5], NULL, 0) };
+
+			recording_writer_add(&w, SREC_BLOCK_PROCESS_METRICS, &m, sizeof(m), NULL, 0);
+		} else if (sscanf(p, "stats %4095s %4095s %4095s", a[0], a[1], a[2]) == 3) {
+			/* stats SAMPLES LOST_PROBE_HITS LOST_EVENTS */
+			struct srec_stats st = { .samples = strtoull(a[0], NULL, 0),
+						 .lost_probe_hits = strtoull(a[1], NULL, 0),
+						 .lost_event_samples = strtoull(a[2], NULL, 0) };
+
+			recording_writer_add(&w, SREC_BLOCK_STATS, &st, sizeof(st), NULL, 0);
 		} else if (sscanf(p, "stats %4095s", a[0]) == 1) {
 			struct srec_stats st = { .samples = strtoull(a[0], NULL, 0) };
 

@@ -339,6 +339,85 @@ static void check_pprof(const char *data, size_t size)
 	free(raw);
 }
 
+/* Writes format `name` of profile p to memory (caller frees). */
+static char *write_profile(const struct profile *p, const char *name, const struct output_options *options,
+			   size_t *size)
+{
+	char *data = NULL;
+	FILE *out = open_memstream(&data, size);
+
+	if (!out || output_format_find(name)->write(p, options, out) != 0)
+		*size = 0;
+	if (out)
+		fclose(out);
+	return data;
+}
+
+/*
+ * Probe context in pprof (labels), trace (a context member) and report: the profile of the other checks
+ * with a probe on top() whose call is known in the first stack (location 1, "top").
+ */
+static void check_context(void)
+{
+	struct profile p = test_profile;
+	struct profile_stack with_context[sizeof(stacks) / sizeof(stacks[0])];
+	uint32_t hits[4] = { PROFILE_NO_HIT, 0, PROFILE_NO_HIT, PROFILE_NO_HIT };
+	struct profile_probe probe = { .probe_id = 3, .binary = "/usr/bin/app", .function = "top", .arg_count = 3,
+				       .args = { { "id", PROFILE_ARG_S64 }, { "p", PROFILE_ARG_PTR }, { "s", PROFILE_ARG_STR } },
+				       .hits = 1 };
+	struct profile_hit hit = { .probe = 0, .time_ns = 42, .values = { (uint64_t)-5, 0x1000, 0x2000 },
+				   .strings = { NULL, NULL, "a\"b\n" } };
+	struct output_options all = { .all_events = true };
+	Perftools__Profiles__Profile *pp;
+	const Perftools__Profiles__Sample *sample;
+	size_t size, raw_size;
+	char *data;
+	uint8_t *raw;
+	int labels_ok = 0;
+
+	memcpy(with_context, stacks, sizeof(stacks));
+	with_context[0].hits = hits;
+	p.stacks = with_context;
+	p.probes = &probe;
+	p.probe_count = 1;
+	p.hits = &hit;
+	p.hit_count = 1;
+
+	data = write_profile(&p, "pprof", &all, &size);
+	raw = gunzip(data, size, &raw_size);
+	pp = raw ? perftools__profiles__profile__unpack(NULL, raw_size, raw) : NULL;
+	if (pp && pp->n_sample == 5) {
+		sample = pp->sample[0];
+		labels_ok = sample->n_label == 8 && !strcmp(str(pp, sample->label[5]->key), "top.id") &&
+			    sample->label[5]->num == -5 && !strcmp(str(pp, sample->label[6]->key), "top.p") &&
+			    !strcmp(str(pp, sample->label[6]->str), "0x1000") &&
+			    !strcmp(str(pp, sample->label[7]->key), "top.s") &&
+			    !strcmp(str(pp, sample->label[7]->str), "a\"b\n") && pp->sample[1]->n_label == 5;
+	}
+	ok(labels_ok, "pprof: a frame's context as labels FUNCTION.ARG of its sample, numbers and strings");
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(raw);
+	free(data);
+
+	data = write_profile(&p, "trace", &all, &size);
+	ok(size && strstr(data, "\"function\":\"top\",\"system_name\":\"top\"") &&
+		   strstr(data, "\"synthetic\":false,\"context\":{\"probe\":3,\"function\":\"top\",\"time_ns\":42,"
+				"\"values\":{\"id\":-5,\"p\":\"0x1000\",\"s\":\"a\\\"b\\n\"}}}") &&
+		   strstr(data, "\"probes\":[{\"id\":3,\"binary\":\"/usr/bin/app\",\"function\":\"top\",\"build_id\":null,"
+				"\"address\":\"0x0\",\"args\":[{\"name\":\"id\",\"type\":\"s64\"},{\"name\":\"p\",\"type\":"
+				"\"ptr\"},{\"name\":\"s\",\"type\":\"str\"}],\"hits\":1}]"),
+	   "trace: the context member on the frame of the call, the probes in the header");
+	free(data);
+
+	data = write_profile(&p, "report", &all, &size);
+	ok(size && strstr(data, "on-CPU sample with probe context") &&
+		   strstr(data, "top at app.c:40 [app]\n        id = -5\n        p = 0x1000\n        s = \"a\\\"b\\n\"\n") &&
+		   strstr(data, "no fatal signals or exceptions recorded\n"),
+	   "report --all-events: a report per sample with context, values signed, in hex, quoted and escaped");
+	free(data);
+}
+
 static void check_json_writer(void)
 {
 	struct json_writer w;
@@ -418,6 +497,8 @@ int main(int argc, char **argv)
 	data = check_format(dir, "pprof", &plain, "pprof.pb.gz", &size);
 	check_pprof(data, size);
 	free(data);
+
+	check_context();
 
 	data = check_format(dir, "speedscope", &plain, "speedscope.json", &size);
 	ok(size && strstr(data, "\"name\":\"app (pid 100, tid 100)\"") &&

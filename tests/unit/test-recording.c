@@ -890,7 +890,9 @@ static void test_block_names(void)
 	} names[] = { { SREC_BLOCK_HOST, "host" },	   { SREC_BLOCK_SAMPLE, "sample" },
 		      { SREC_BLOCK_TASK, "task" },	   { SREC_BLOCK_MAPPING, "mapping" },
 		      { SREC_BLOCK_KALLSYMS, "kallsyms" }, { SREC_BLOCK_STATS, "stats" },
-		      { SREC_BLOCK_END, "end" },	   { SREC_BLOCK_FILE, "file" } };
+		      { SREC_BLOCK_END, "end" },	   { SREC_BLOCK_FILE, "file" },
+		      { SREC_BLOCK_PROBE, "probe" },	   { SREC_BLOCK_PROBE_HIT, "probe hit" },
+		      { SREC_BLOCK_PROCESS_METRICS, "process metrics" } };
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		const char *got = recording_block_name(names[i].type);
@@ -1688,6 +1690,203 @@ static void test_writer_abandon_and_errors(void)
 
 /* ---- the fuzzing seed corpus ---- */
 
+/* A PROBE body: header, binary, function, then the "NAME:TYPE" strings of args (NULL-terminated list). */
+static size_t probe_body(unsigned char *body, uint32_t id, const char *binary, const char *function,
+			 const char *const *args)
+{
+	struct srec_probe p = { .probe_id = id, .address = 0x1139, .build_id_size = 4, .build_id = { 1, 2, 3, 4 } };
+	size_t n = sizeof(p);
+
+	memcpy(body + n, binary, strlen(binary) + 1);
+	n += strlen(binary) + 1;
+	memcpy(body + n, function, strlen(function) + 1);
+	n += strlen(function) + 1;
+	for (; *args; args++, p.arg_count++) {
+		memcpy(body + n, *args, strlen(*args) + 1);
+		n += strlen(*args) + 1;
+	}
+	p.strings_size = (uint32_t)(n - sizeof(p));
+	memcpy(body, &p, sizeof(p));
+	return n;
+}
+
+/* A PROBE_HIT body of a probe (id:s64, name:str): values id and a pointer, then the string. */
+static size_t hit_body(unsigned char *body, uint32_t probe, uint64_t time_ns, uint64_t cfa, int64_t id,
+		       const char *name)
+{
+	struct srec_probe_hit h = { .time_ns = time_ns, .pid = 2, .tid = 3, .probe_id = probe, .value_count = 2,
+				    .cfa = cfa };
+	uint64_t values[2] = { (uint64_t)id, 0x5000 };
+	uint16_t len = (uint16_t)strlen(name);
+	size_t n = sizeof(h);
+
+	h.strings_size = (uint16_t)(sizeof(len) + len);
+	memcpy(body, &h, sizeof(h));
+	memcpy(body + n, values, sizeof(values));
+	n += sizeof(values);
+	memcpy(body + n, &len, sizeof(len));
+	memcpy(body + n + sizeof(len), name, len);
+	return n + sizeof(len) + len;
+}
+
+/*
+ * An event SAMPLE body: one user IP, then (with regs) registers SP and IP and 13 bytes of stack, so that the
+ * event after them is not aligned, then the event and its name.
+ */
+static size_t event_body(unsigned char *body, uint32_t type, int32_t signo, int32_t code, uint64_t address,
+			 const char *name, bool regs)
+{
+	struct srec_sample s = { .time_ns = 250, .pid = 2, .tid = 3, .kind = SREC_SAMPLE_EVENT, .user_depth = 1,
+				 .flags = SREC_SAMPLE_EVENT_INFO | (regs ? SREC_SAMPLE_USER_REGS : 0), .comm = "e" };
+	struct srec_user_regs r = { .machine = 62, .reg_count = 2, .stack_size = 13,
+				    .reg_mask = (1ull << 7) | (1ull << 16), .stack_wanted = 8192 };
+	struct srec_sample_event e = { .type = type, .signo = signo, .code = code, .address = address,
+				       .name_size = name ? (uint32_t)strlen(name) + 1 : 0 };
+	uint64_t ip = 0x401000, reg_values[2] = { 0x7ffc0000, 0x401000 };
+	size_t n = 0;
+
+	memcpy(body + n, &s, sizeof(s)), n += sizeof(s);
+	memcpy(body + n, &ip, sizeof(ip)), n += sizeof(ip);
+	if (regs) {
+		memcpy(body + n, &r, sizeof(r)), n += sizeof(r);
+		memcpy(body + n, reg_values, sizeof(reg_values)), n += sizeof(reg_values);
+		memset(body + n, 0xab, r.stack_size), n += r.stack_size;
+	}
+	memcpy(body + n, &e, sizeof(e)), n += sizeof(e);
+	if (name)
+		memcpy(body + n, name, e.name_size), n += e.name_size;
+	return n;
+}
+
+static void test_parse_probe(void)
+{
+	uint64_t buf[64];
+	unsigned char *body = (unsigned char *)buf;
+	struct recording_probe p;
+	size_t n = probe_body(body, 7, "/bin/app", "parse_record", (const char *const[]){ "id:s64", "name:str", NULL });
+
+	REQUIRE(recording_parse_probe(body, (uint32_t)n, &p) == 0);
+	CHECK_EQ(p.header.probe_id, 7);
+	CHECK(!strcmp(p.binary, "/bin/app") && !strcmp(p.function, "parse_record"));
+	CHECK_EQ(p.header.arg_count, 2);
+	CHECK(p.args[0].name_len == 2 && !memcmp(p.args[0].name, "id", 2) && p.args[0].type == RECORDING_ARG_S64);
+	CHECK(p.args[1].name_len == 4 && !memcmp(p.args[1].name, "name", 4) && p.args[1].type == RECORDING_ARG_STR);
+	/* Every cut of the strings, a string without its NUL, is refused. */
+	for (size_t cut = sizeof(struct srec_probe); cut < n; cut++)
+		CHECK(recording_parse_probe(body, (uint32_t)cut, &p) < 0);
+	((struct srec_probe *)body)->strings_size--;
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	((struct srec_probe *)body)->strings_size++;
+	((struct srec_probe *)body)->arg_count = SREC_PROBE_ARGS_MAX + 1;
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	((struct srec_probe *)body)->arg_count = 3; /* more than the strings hold */
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	((struct srec_probe *)body)->arg_count = 2;
+	((struct srec_probe *)body)->build_id_size = SREC_BUILD_ID_MAX + 1;
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	((struct srec_probe *)body)->build_id_size = 4;
+	((struct srec_probe *)body)->strings_size = 0xffffffffu;
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	/* Bad argument strings: no type, an unknown type, an empty name, a name that is no identifier. */
+	static const char *const bad[] = { "id", "id:int", ":s64", "i d:s64", "id:s64x", "a-b:u64" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		n = probe_body(body, 7, "/bin/app", "f", (const char *const[]){ bad[i], NULL });
+		CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0);
+	}
+	n = probe_body(body, 7, "", "f", (const char *const[]){ NULL });
+	CHECK(recording_parse_probe(body, (uint32_t)n, &p) < 0); /* empty binary */
+	n = probe_body(body, 7, "/b", "f", (const char *const[]){ "p:ptr", "n:u64", NULL });
+	REQUIRE(recording_parse_probe(body, (uint32_t)n, &p) == 0);
+	CHECK(p.args[0].type == RECORDING_ARG_PTR && p.args[1].type == RECORDING_ARG_U64);
+}
+
+static void test_parse_probe_hit(void)
+{
+	uint64_t buf[64];
+	unsigned char *body = (unsigned char *)buf;
+	struct srec_probe_hit h;
+	const uint64_t *values;
+	const uint8_t *strings;
+	const char *ptrs[SREC_PROBE_ARGS_MAX];
+	uint32_t lens[SREC_PROBE_ARGS_MAX];
+	size_t n = hit_body(body, 7, 100, 0x7ffc1000, -3, "rec-3");
+
+	REQUIRE(recording_parse_probe_hit(body, (uint32_t)n, &h, &values, &strings) == 0);
+	CHECK(h.probe_id == 7 && h.cfa == 0x7ffc1000 && h.time_ns == 100 && h.value_count == 2);
+	CHECK((int64_t)values[0] == -3);
+	REQUIRE(recording_split_hit_strings(strings, h.strings_size, 1, ptrs, lens) == 0);
+	CHECK(lens[0] == 5 && !memcmp(ptrs[0], "rec-3", 5));
+	/* Strings that do not fill their size exactly, in either direction, are refused. */
+	CHECK(recording_split_hit_strings(strings, h.strings_size, 0, ptrs, lens) < 0);
+	CHECK(recording_split_hit_strings(strings, h.strings_size, 2, ptrs, lens) < 0);
+	CHECK(recording_split_hit_strings(strings, h.strings_size - 1, 1, ptrs, lens) < 0);
+	for (size_t cut = 0; cut < n; cut++)
+		CHECK(recording_parse_probe_hit(body, (uint32_t)cut, &h, &values, &strings) < 0);
+	((struct srec_probe_hit *)body)->value_count = SREC_PROBE_ARGS_MAX + 1;
+	CHECK(recording_parse_probe_hit(body, (uint32_t)n + 64, &h, &values, &strings) < 0);
+	{
+		/* A string longer than a capture can be. */
+		uint8_t packed[2 + SREC_PROBE_STRING_MAX];
+		uint16_t len = SREC_PROBE_STRING_MAX;
+
+		memcpy(packed, &len, 2);
+		memset(packed + 2, 'x', SREC_PROBE_STRING_MAX);
+		CHECK(recording_split_hit_strings(packed, sizeof(packed), 1, ptrs, lens) < 0);
+	}
+}
+
+static void test_parse_event_and_metrics(void)
+{
+	uint64_t buf[64];
+	unsigned char *body = (unsigned char *)buf;
+	struct srec_sample s;
+	struct srec_sample_event e;
+	struct srec_process_metrics m;
+	const uint64_t *ips;
+	const char *name;
+	size_t n = event_body(body, SREC_EVENT_SIGNAL, 11, 1, 0xdead, NULL, true);
+
+	REQUIRE(recording_parse_sample(body, (uint32_t)n, &s, &ips) == 0);
+	REQUIRE(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) == 0);
+	CHECK(e.type == SREC_EVENT_SIGNAL && e.signo == 11 && e.code == 1 && e.address == 0xdead && !strcmp(name, ""));
+	for (size_t cut = sizeof(s) + 8; cut < n; cut++)
+		if (recording_parse_sample(body, (uint32_t)cut, &s, &ips) == 0)
+			CHECK(recording_parse_sample_event(body, (uint32_t)cut, &s, &e, &name) < 0);
+	n = event_body(body, SREC_EVENT_EXCEPTION, 0, 0, 0x1000, "St13runtime_error", false);
+	REQUIRE(recording_parse_sample(body, (uint32_t)n, &s, &ips) == 0);
+	REQUIRE(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) == 0);
+	CHECK(e.type == SREC_EVENT_EXCEPTION && !strcmp(name, "St13runtime_error"));
+	/* The name's NUL is part of it; a name without one, or longer than allowed, is refused. */
+	body[n - 1] = 'x';
+	CHECK(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) < 0);
+	body[n - 1] = '\0';
+	/* The flag without the kind, and the kind without the flag, are refused; neither is "no event". */
+	s.kind = SREC_SAMPLE_ON_CPU;
+	CHECK(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) < 0);
+	s.flags = 0;
+	CHECK(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) == 1);
+	s.kind = SREC_SAMPLE_EVENT;
+	CHECK(recording_parse_sample_event(body, (uint32_t)n, &s, &e, &name) < 0);
+	{
+		struct srec_sample_event big = { .type = 2, .name_size = SREC_EVENT_NAME_MAX + 1 };
+		uint64_t b[(sizeof(struct srec_sample) + 8 + sizeof(big) + SREC_EVENT_NAME_MAX + 8) / 8 + 1] = { 0 };
+		struct srec_sample hs = { .kind = SREC_SAMPLE_EVENT, .flags = SREC_SAMPLE_EVENT_INFO, .user_depth = 1 };
+
+		memcpy(b, &hs, sizeof(hs));
+		memcpy((char *)b + sizeof(hs) + 8, &big, sizeof(big));
+		CHECK(recording_parse_sample_event(b, sizeof(b), &hs, &e, &name) < 0);
+	}
+	/* Metrics: full, shorter (zero-filled past the thread count), too short. */
+	{
+		struct srec_process_metrics full = { .time_ns = 5, .pid = 2, .reason = SREC_METRICS_INTERVAL, .threads = 3,
+						     .rss_bytes = 4096, .vm_bytes = 8192 };
+
+		CHECK(recording_parse_process_metrics(&full, sizeof(full), &m) == 0 && m.rss_bytes == 4096);
+		CHECK(recording_parse_process_metrics(&full, 24, &m) == 0 && m.threads == 3 && m.rss_bytes == 0);
+		CHECK(recording_parse_process_metrics(&full, 23, &m) < 0);
+	}
+}
+
 static void write_corpus_file(const char *dir, const char *name, const void *data, size_t size)
 {
 	char *path = xasprintf("%s/%s", dir, name);
@@ -1779,6 +1978,31 @@ static int write_corpus(const char *dir)
 		len += put_block(stream + len, SREC_BLOCK_END, &e, sizeof(e));
 		write_corpus_file(dir, "blocks-all.srb", stream, len);
 	}
+	/* format 1.2: a probe, its hits, metrics and event samples (signal after registers, exception) */
+	memcpy(stream, "SRBLOCKS", 8);
+	len = 8;
+	{
+		unsigned char body[512];
+		size_t n;
+
+		n = probe_body(body, 7, "/bin/app", "parse_record", (const char *const[]){ "id:s64", "name:str", NULL });
+		len += put_block(stream + len, SREC_BLOCK_PROBE, body, n);
+		n = hit_body(body, 7, 100, 0x7ffc1000, 3, "rec-3");
+		len += put_block(stream + len, SREC_BLOCK_PROBE_HIT, body, n);
+		n = hit_body(body, 7, 200, 0x7ffc1000, 4, "");
+		len += put_block(stream + len, SREC_BLOCK_PROBE_HIT, body, n);
+		{
+			struct srec_process_metrics m = { .time_ns = 250, .pid = 2, .tid = 3, .reason = SREC_METRICS_EVENT,
+							  .threads = 1, .rss_bytes = 1 << 20 };
+
+			len += put_block(stream + len, SREC_BLOCK_PROCESS_METRICS, &m, sizeof(m));
+		}
+		n = event_body(body, SREC_EVENT_SIGNAL, 11, 1, 0xdead, NULL, true);
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE, body, n);
+		n = event_body(body, SREC_EVENT_EXCEPTION, 0, 0, 0x1000, "St13runtime_error", false);
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE, body, n);
+		write_corpus_file(dir, "blocks-probes.srb", stream, len);
+	}
 	return 0;
 }
 
@@ -1812,6 +2036,9 @@ int main(int argc, char **argv)
 	run_test("grown and shrunk bodies through writer and reader", test_growth_through_file);
 	run_test("sample parser rejects malformed bodies", test_parse_sample_rejects);
 	run_test("mapping parser rejects malformed bodies", test_parse_mapping_rejects);
+	run_test("probe parser: strings bounded and checked, malformed bodies refused", test_parse_probe);
+	run_test("probe hit parser and string split: every size checked", test_parse_probe_hit);
+	run_test("event after IPs and after registers and stack; metrics", test_parse_event_and_metrics);
 	run_test("host strings: key=value, malformed ones skipped", test_parse_host);
 	run_test("last frame truncated at every byte: earlier frames read, cut short reported",
 		 test_truncated_last_frame);
