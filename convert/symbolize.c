@@ -28,6 +28,13 @@
 #include "demangle.h"
 #include "symbolizer.h"
 
+/* A symbol that may name code, as binutils chooses them (symtab_index_build). */
+struct code_symbol {
+	GElf_Addr value;
+	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
+	uint32_t order;		 /* its position in the table */
+};
+
 struct symbolize {
 	struct symbolizer_module module;
 	struct symbolizer_options options;
@@ -35,6 +42,9 @@ struct symbolize {
 	const char *section_name;	 /* -j: addresses are offsets into this section */
 	GElf_Addr section_low, section_high; /* its address range */
 	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
+	struct code_symbol *symtab; /* symtab_index_build */
+	size_t symtab_count;
+	bool symtab_built;
 };
 
 static void usage(FILE *out)
@@ -130,21 +140,31 @@ static bool named_section(struct symbolize *s)
 	return false;
 }
 
-/*
- * The symbol binutils names code at addr with when DWARF does not (bfd's _bfd_elf_find_function): the
- * nearest at or before addr in the same section that is no data, section or file symbol (sizes do not
- * bound it; of several at one address the first), and for a local symbol the file symbol before it as its
- * file. libdwfl's dwfl_module_addrinfo differs on each point, so the command follows binutils here.
- */
-static const char *symtab_function(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr low, GElf_Addr high,
-				   const char **file)
+static int compare_code_symbols(const void *a, const void *b)
 {
-	const char *best = NULL, *last_file = NULL;
-	GElf_Addr best_value = 0;
+	const struct code_symbol *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order; /* qsort is not stable */
+}
+
+/*
+ * The symbols binutils names code with when DWARF does not (bfd's _bfd_elf_find_function): no data, section
+ * or file symbols, none undefined or absolute, none of annobin's markers; for a local symbol the file symbol
+ * before it is its file, for a global one only when no other symbol came between. Sorted by address and, at
+ * one address, in table order: binutils takes the first of several at one address. Built once, on the first
+ * address DWARF does not name, instead of reading the whole symbol table for each such address.
+ */
+static void symtab_index_build(struct symbolize *s)
+{
+	Dwfl_Module *mod = s->module.file.mod;
+	const char *last_file = NULL;
 	bool symbol_seen = false, file_after_symbol = false;
+	size_t capacity = 0;
 	int n = dwfl_module_getsymtab(mod);
 
-	*file = NULL;
+	s->symtab_built = true;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr value;
@@ -160,18 +180,50 @@ static const char *symtab_function(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr l
 		}
 		symbol_seen = true;
 		if (type == STT_OBJECT || type == STT_TLS || type == STT_SECTION || type == STT_COMMON ||
-		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || value < low || value >= high)
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
 			continue;
 		if (!sym.st_size && GELF_ST_BIND(sym.st_info) == STB_LOCAL && type == STT_NOTYPE &&
 		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
 			continue; /* annobin's markers, which bfd passes over too */
-		if (value > addr || (best && value <= best_value))
-			continue;
-		best = name;
-		best_value = value;
-		*file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file : NULL;
+		GROW(s->symtab, capacity, s->symtab_count + 1);
+		s->symtab[s->symtab_count++] = (struct code_symbol){
+			.value = value,
+			.name = name,
+			.order = (uint32_t)i,
+			.file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file
+													 : NULL,
+		};
 	}
-	return best;
+	sort_array(s->symtab, s->symtab_count, sizeof(*s->symtab), compare_code_symbols);
+}
+
+/*
+ * The symbol binutils names code at addr with: the nearest at or before addr in the same section [low, high)
+ * (sizes do not bound it; of several at one address the first), and its file. libdwfl's dwfl_module_addrinfo
+ * differs on each point, so the command follows binutils here.
+ */
+static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low, const char **file)
+{
+	size_t lo = 0, hi;
+
+	*file = NULL;
+	if (!s->symtab_built)
+		symtab_index_build(s);
+	hi = s->symtab_count;
+	while (lo < hi) { /* the first symbol after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->symtab[mid].value <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || s->symtab[lo - 1].value < low)
+		return NULL;
+	while (lo > 1 && s->symtab[lo - 2].value == s->symtab[lo - 1].value)
+		lo--; /* the first in the table at that address */
+	*file = s->symtab[lo - 1].file;
+	return s->symtab[lo - 1].name;
 }
 
 /* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
@@ -221,7 +273,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
 	if (count && !sym.st_value && !sym.st_info)
 		return count; /* DWARF named the function */
-	name = symtab_function(mod, dwfl_addr, low + s->module.file.bias, high + s->module.file.bias, &file);
+	name = symtab_function(s, dwfl_addr, low + s->module.file.bias, &file);
 	if (!count)
 		*frames = xcalloc(1, sizeof(**frames));
 	f = &(*frames)[count ? count - 1 : 0];
@@ -436,6 +488,7 @@ int cmd_symbolize(int argc, char **argv)
 		}
 	}
 	free(line);
+	free(s.symtab);
 	symbolizer_module_close(&s.module);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);

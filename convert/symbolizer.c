@@ -64,6 +64,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 void symbolizer_module_close(struct symbolizer_module *st)
 {
 	cu_index_release(&st->cu);
+	scope_index_release(&st->scopes);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -162,10 +163,14 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	*cu_out = *cudie;
 	*cu_bias = dbias;
 	*have_cu = true;
-	nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
-	if (nscopes <= 0)
-		goto out;
-	nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	nchain = scope_index_chain(&st->scopes, cudie, addr - dbias, &chain);
+	if (nchain < 0) { /* a unit the index could not walk: libdw's own answer, read from the unit's root */
+		chain = NULL;
+		nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
+		if (nscopes <= 0)
+			goto out;
+		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	}
 	if (nchain <= 0)
 		goto out;
 	out = xcalloc((size_t)nchain, sizeof(*out));

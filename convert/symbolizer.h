@@ -27,6 +27,7 @@
 #include "kernel_symbols.h"
 #include "module_file.h"
 #include "profile.h"
+#include "scope_index.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
@@ -42,6 +43,7 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
+	struct scope_index scopes; /* each unit's scope tree, walked once */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 };
