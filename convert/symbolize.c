@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../commands.h"
 #include "../formats/json_writer.h"
 #include "../util.h"
@@ -68,6 +69,7 @@ static void usage(FILE *out)
 		"      --json            one JSON object per line and address (see docs/symbolize.md)\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
+		"      --no-cache        do not use the symbol cache (docs/symbol-cache.md)\n"
 		"  -v, --verbose         say on stderr where the binary's file and debug information came from\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -378,20 +380,66 @@ static void print_json(struct symbolize *s, uint64_t addr, const struct profile_
 
 static void answer(struct symbolize *s, const char *text)
 {
-	uint64_t addr = strtoull(text, NULL, 16); /* as bfd_scan_vma: an optional 0x, digits up to the first other */
+	uint64_t addr = strtoull(text, NULL, 16), elf_addr; /* as bfd_scan_vma: an optional 0x, digits up to the first other */
 	struct profile_frame *frames;
 	uint32_t count;
 
 	if (s->address_digits == 8)
 		addr &= 0xffffffffu;
 	/* With -j the address is an offset into the section, and printed as given. */
-	count = covered(s, s->section_name ? addr + s->section_low : addr, &frames);
+	elf_addr = s->section_name ? addr + s->section_low : addr;
+	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
+		count = covered(s, elf_addr, &frames);
+	} else if (!symbolizer_cached(&s->module, elf_addr, &frames, &count)) {
+		count = covered(s, elf_addr, &frames);
+		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
+	}
 	if (s->json)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
 	profile_frames_free(frames, count);
-	fflush(stdout); /* a program on the other end of a pipe waits for this answer before sending the next */
+}
+
+/*
+ * Answers each line of stdin. Input is read in blocks, and the answers so far are flushed before each read
+ * that may wait: a program on the other end of a pipe, sending one address at a time, has its answer before
+ * we wait for its next address, and a file of addresses is answered without a write per address.
+ */
+static void answer_stdin(struct symbolize *s)
+{
+	size_t size = 0, capacity = 1 << 16, start = 0;
+	char *buf = xmalloc(capacity + 1);
+
+	for (;;) {
+		char *nl;
+		ssize_t n;
+
+		while ((nl = memchr(buf + start, '\n', size - start))) {
+			*nl = '\0';
+			answer(s, buf + start);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, size - start); /* the part of a line read so far */
+		size -= start;
+		start = 0;
+		if (size == capacity) {
+			capacity *= 2;
+			buf = xrealloc(buf, capacity + 1);
+		}
+		fflush(stdout);
+		n = read(STDIN_FILENO, buf + size, capacity - size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size += (size_t)n;
+	}
+	if (size) { /* a last line without its newline */
+		buf[size] = '\0';
+		answer(s, buf);
+	}
+	free(buf);
 }
 
 int cmd_symbolize(int argc, char **argv)
@@ -411,6 +459,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "no-cache", no_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -420,8 +469,8 @@ int cmd_symbolize(int argc, char **argv)
 	struct profile_module m = { 0 };
 	char build_id[2 * 64 + 1];
 	const char *binary = "a.out"; /* addr2line's default */
-	char *line = NULL;
-	size_t line_size = 0;
+	char *cache_dir = NULL;
+	bool no_cache = false;
 	int opt, status = 0;
 
 	optind = 0;
@@ -446,6 +495,7 @@ int cmd_symbolize(int argc, char **argv)
 			}
 			break;
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
+		case 'K': no_cache = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); goto release_options;
 		default: usage(stderr); status = 2; goto release_options;
@@ -464,6 +514,10 @@ int cmd_symbolize(int argc, char **argv)
 		goto release_options;
 	}
 	m.build_id = build_id[0] ? build_id : NULL;
+	if (!no_cache)
+		cache_dir = cache_dir_default();
+	s.options.symbol_cache_dir = cache_dir;
+	s.options.cache_rules = "addr2line";
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
 	if (s.module.file.reason) {
@@ -479,19 +533,18 @@ int cmd_symbolize(int argc, char **argv)
 			for (int i = optind; i < argc; i++)
 				answer(&s, argv[i]);
 		} else {
-			while (getline(&line, &line_size, stdin) > 0)
-				answer(&s, line);
+			answer_stdin(&s);
 		}
 		if (ferror(stdout) || fflush(stdout) == EOF) {
 			error("cannot write the answers: %s", strerror(errno));
 			status = 1;
 		}
 	}
-	free(line);
 	free(s.symtab);
 	symbolizer_module_close(&s.module);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
+	free(cache_dir);
 release_options:
 	symbolizer_options_release(&s.options);
 	return status;
