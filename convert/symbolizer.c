@@ -176,6 +176,7 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	symbol_cache_close(&st->cache, st->has_symtab, st->debug_reason);
 	cu_index_release(&st->cu);
 	scope_index_release(&st->scopes);
+	symbol_table_release(&st->symbols);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -351,16 +352,15 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 	const char *name;
 	Dwarf_Die cudie;
 	Dwarf_Addr cu_bias = 0;
-	GElf_Off offset;
 	uint32_t count;
 	bool have_cu;
 
 	symbolizer_module_load(st);
 	memset(symbol, 0, sizeof(*symbol));
 	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
-	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
+	/* The ELF symbol only when DWARF did not name the function. */
 	name = !count || !strcmp(frames[count - 1].function, "??")
-		       ? dwfl_module_addrinfo(st->file.mod, addr, &offset, symbol, NULL, NULL, NULL)
+		       ? symbol_table_addrinfo(&st->symbols, st->file.mod, addr, symbol)
 		       : NULL;
 	if (!count && name) {
 		frames = xcalloc(1, sizeof(*frames));

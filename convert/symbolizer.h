@@ -29,6 +29,7 @@
 #include "profile.h"
 #include "scope_index.h"
 #include "symbol_cache.h"
+#include "symbol_table.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
@@ -47,6 +48,7 @@ struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
 	struct scope_index scopes; /* each unit's scope tree, walked once */
+	struct symbol_table symbols; /* the symbol table, sorted once */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 	bool loaded;		  /* has_symtab and debug_reason were found (DWARF is read then) */
