@@ -6,7 +6,9 @@
 #   B. convert speed: samples per second of `stackrec convert -f folded` against perf's own ways to fold;
 #   C. stack completeness: how often stacks of Debian's programs built without frame pointers (python3, xz,
 #      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame;
-#   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
+#   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost;
+#   E. symbolize speed: addresses/s and peak memory of `stackrec symbolize` (symbol cache cold, warm, off)
+#      against addr2line, llvm-symbolizer and eu-addr2line on libc (libc6-dbg).
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -52,6 +54,8 @@ need xz xz-utils
 need sqlite3 sqlite3
 need timeout coreutils
 need awk mawk
+need readelf binutils
+[ -x /usr/bin/time ] || die "'/usr/bin/time' not found: install the Debian package time (make bench installs it)"
 [ -x "$python" ] || die "no python3 at '$python': install the Debian package python3 (or set PYTHON=PATH)"
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' ||
@@ -456,6 +460,57 @@ else
 fi
 out '
 '
+
+# --- E. symbolize speed ---------------------------------------------------------------------------------
+
+# The same address lists for every tool, each run reading them from a file and writing to /dev/null; the
+# stackrec rows differ only in the symbol cache: cold (emptied before each run), warm (filled by the cold run
+# before), off (--no-cache). llvm-symbolizer and eu-addr2line rows appear when they are installed (Debian:
+# llvm, elfutils).
+e_libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
+e_distinct=$([ "$quick" = 1 ] && echo 5000 || echo 20000)
+e_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
+note "E. symbolize speed: libc, $e_distinct distinct and $e_skewed skewed addresses, $reps runs per tool"
+mkdir -p "$work/e"
+out 'E. Symbolize speed: %s, %s distinct random .text addresses and %s drawn from them skewed (weight\n' \
+	"${e_libc:-libc}" "$e_distinct" "$e_skewed"
+out '   1/rank); addresses/s at the median wall time of %s runs (cpu: user+system time), peak RSS (largest);\n' "$reps"
+out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run\n\n'
+out '  %-9s %-22s %12s %12s %9s\n' list tool addresses/s "(cpu)" "peak RSS"
+# e_run LABEL LIST SETUP -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running SETUP each time.
+e_run() {
+	local label=$1 list=$2 setup=$3 n wall cpu rss
+	shift 4
+	: >"$work/e/times"
+	for _ in $(seq 1 "$reps"); do
+		eval "$setup"
+		/usr/bin/time -f '%e %U %S %M' -o "$work/e/time" "$@" <"$list" >/dev/null 2>"$work/e/err" ||
+			{ note "  $label failed: $(tail -n 2 "$work/e/err")"; return 0; }
+		cat "$work/e/time" >>"$work/e/times"
+	done
+	n=$(wc -l <"$list")
+	wall=$(awk '{ print $1 }' "$work/e/times" | median)
+	cpu=$(awk '{ print $2 + $3 }' "$work/e/times" | median)
+	rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/e/times")
+	out '  %-9s %-22s %12s %12s %9s\n' "$(basename "$list" | sed 's/.*\.//')" "$label" \
+		"$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
+		"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss"
+}
+if [ -n "$e_libc" ]; then
+	"$python" "$here/workloads/addresses.py" "$e_libc" "$e_distinct" "$e_skewed" "$work/e/libc"
+	for list in "$work/e/libc.distinct" "$work/e/libc.skewed"; do
+		e_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -- "$stackrec" symbolize -e "$e_libc" -f -i
+		e_run "stackrec warm" "$list" : -- "$stackrec" symbolize -e "$e_libc" -f -i
+		e_run "stackrec --no-cache" "$list" : -- "$stackrec" symbolize --no-cache -e "$e_libc" -f -i
+		e_run "addr2line" "$list" : -- addr2line -e "$e_libc" -f -i
+		command -v llvm-symbolizer >/dev/null &&
+			e_run "llvm-symbolizer" "$list" : -- llvm-symbolizer --obj="$e_libc" --functions --inlines
+		command -v eu-addr2line >/dev/null && e_run "eu-addr2line" "$list" : -- eu-addr2line -e "$e_libc" -f -i
+	done
+else
+	out '  no /lib/x86_64-linux-gnu/libc.so.6 on this machine\n'
+fi
+out '\n'
 
 # --- report ---------------------------------------------------------------------------------------------
 

@@ -127,8 +127,9 @@ bad_string:
 	return "a string outside the file";
 }
 
-bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
-			    uint32_t *count)
+/* The answer for address in view v; its strings copied, or with borrow pointing into the view. */
+static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
+		      uint32_t *count, bool borrow)
 {
 	size_t lo = 0, hi = v->address_count;
 	const struct symbol_cache_address *a;
@@ -151,9 +152,9 @@ bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address,
 		struct profile_frame *out = &(*frames)[i];
 		const char *s;
 
-		out->function = (s = string_at(v, in->function)) ? xstrdup(s) : NULL;
-		out->system_name = (s = string_at(v, in->system_name)) ? xstrdup(s) : NULL;
-		out->file = (s = string_at(v, in->file)) ? xstrdup(s) : NULL;
+		out->function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
+		out->system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
+		out->file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
 		out->line = in->line;
 		out->column = in->column;
 		out->discriminator = in->discriminator;
@@ -161,6 +162,12 @@ bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address,
 		out->inlined = in->flags & 1;
 	}
 	return true;
+}
+
+bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
+			    uint32_t *count)
+{
+	return view_find(v, address, frames, count, false);
 }
 
 /* ---- the directory -------------------------------------------------------------------------------- */
@@ -243,10 +250,22 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 	close(fd);
 }
 
-bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
-			 uint32_t *count)
+static size_t address_slot(uint64_t address, size_t slot_count)
 {
-	return c->valid && symbol_cache_view_find(&c->view, address, frames, count);
+	address ^= address >> 29;
+	address *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(address ^ (address >> 32)) & (slot_count - 1);
+}
+
+/* The pending answer for address, or NULL. */
+static const struct symbol_cache_pending *pending_find(const struct symbol_cache *c, uint64_t address)
+{
+	if (!c->slot_count)
+		return NULL;
+	for (size_t i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
+		if (c->pending[c->pending_slots[i] - 1].address == address)
+			return &c->pending[c->pending_slots[i] - 1];
+	return NULL;
 }
 
 static struct profile_frame *copy_frames(const struct profile_frame *frames, uint32_t count)
@@ -262,13 +281,61 @@ static struct profile_frame *copy_frames(const struct profile_frame *frames, uin
 	return out;
 }
 
+bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
+			 uint32_t *count)
+{
+	const struct symbol_cache_pending *p;
+
+	if (c->valid && symbol_cache_view_find(&c->view, address, frames, count))
+		return true;
+	p = pending_find(c, address);
+	if (!p)
+		return false;
+	*frames = copy_frames(p->frames, p->count);
+	*count = p->count;
+	return true;
+}
+
+bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count)
+{
+	const struct symbol_cache_pending *p;
+
+	if (c->valid && view_find(&c->view, address, frames, count, true))
+		return true;
+	p = pending_find(c, address);
+	if (!p)
+		return false;
+	*frames = p->count ? xmalloc(p->count * sizeof(**frames)) : NULL;
+	if (p->count)
+		memcpy(*frames, p->frames, p->count * sizeof(**frames));
+	*count = p->count;
+	return true;
+}
+
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
 {
-	if (!c->dir || count > SYMBOL_CACHE_MAX_FRAMES)
+	size_t i;
+
+	if (!c->dir || count > SYMBOL_CACHE_MAX_FRAMES || c->pending_count >= UINT32_MAX - 1 ||
+	    pending_find(c, address))
 		return;
+	if (2 * (c->pending_count + 1) > c->slot_count) {
+		c->slot_count = c->slot_count ? 2 * c->slot_count : 1024;
+		free(c->pending_slots);
+		c->pending_slots = xcalloc(c->slot_count, sizeof(*c->pending_slots));
+		for (size_t j = 0; j < c->pending_count; j++) {
+			for (i = address_slot(c->pending[j].address, c->slot_count); c->pending_slots[i];
+			     i = (i + 1) & (c->slot_count - 1))
+				;
+			c->pending_slots[i] = (uint32_t)j + 1;
+		}
+	}
 	GROW(c->pending, c->pending_capacity, c->pending_count + 1);
 	c->pending[c->pending_count++] =
 		(struct symbol_cache_pending){ .address = address, .frames = copy_frames(frames, count), .count = count };
+	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
+		;
+	c->pending_slots[i] = (uint32_t)c->pending_count;
 }
 
 bool symbol_cache_has_symtab(const struct symbol_cache *c)
@@ -552,6 +619,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 	for (size_t i = 0; i < c->pending_count; i++)
 		profile_frames_free(c->pending[i].frames, c->pending[i].count);
 	free(c->pending);
+	free(c->pending_slots);
 	if (c->map)
 		munmap(c->map, c->map_size);
 	free(c->dir);

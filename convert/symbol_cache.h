@@ -110,6 +110,8 @@ struct symbol_cache {
 	bool valid;
 	struct symbol_cache_pending *pending; /* answers to add */
 	size_t pending_count, pending_capacity;
+	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
+	size_t slot_count;
 };
 
 /*
@@ -118,9 +120,13 @@ struct symbol_cache {
  */
 void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key);
 
-/* The cached answer for address: true with *frames allocated (free with profile_frames_free). */
+/* The answer for address from the entry or added in this run: true with *frames allocated (free with
+ * profile_frames_free). */
 bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
 			 uint32_t *count);
+
+/* The same, its strings borrowed from the cache (valid until symbol_cache_close): free only *frames. */
+bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count);
 
 /* Remembers the answer for address (copied), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);

@@ -306,33 +306,71 @@ static const char *file_name(const struct symbolize *s, const char *file)
 	return file;
 }
 
+/* A number in decimal, without printf: printf was most of a warm run's time. */
+static void put_uint(uint32_t n)
+{
+	char buf[10], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+}
+
+/* "0x" and addr in hex, digits wide, zero-padded ("0x%0*" PRIx64). */
+static void put_address(uint64_t addr, int digits)
+{
+	char buf[2 + 16];
+	int n = 0;
+
+	for (uint64_t a = addr; a; a >>= 4)
+		n++;
+	if (n < digits)
+		n = digits;
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = n + 1; i >= 2; i--, addr >>= 4)
+		buf[i] = "0123456789abcdef"[addr & 15];
+	fwrite_unlocked(buf, 1, (size_t)n + 2, stdout);
+}
+
 static void print_text(struct symbolize *s, uint64_t addr, const struct profile_frame *frames, uint32_t count)
 {
-	if (s->addresses)
-		printf("0x%0*" PRIx64 "%s", s->address_digits, addr, s->pretty ? ": " : "\n");
+	if (s->addresses) {
+		put_address(addr, s->address_digits);
+		fputs_unlocked(s->pretty ? ": " : "\n", stdout);
+	}
 	if (!count) {
 		if (s->functions)
-			fputs(s->pretty ? "?? " : "??\n", stdout);
-		fputs("??:0\n", stdout);
+			fputs_unlocked(s->pretty ? "?? " : "??\n", stdout);
+		fputs_unlocked("??:0\n", stdout);
 		return;
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		const struct profile_frame *f = &frames[i];
 
-		if (s->functions)
-			printf("%s%s", f->function && *f->function ? f->function : "??", s->pretty ? " at " : "\n");
-		printf("%s:", file_name(s, f->file));
+		if (s->functions) {
+			fputs_unlocked(f->function && *f->function ? f->function : "??", stdout);
+			fputs_unlocked(s->pretty ? " at " : "\n", stdout);
+		}
+		fputs_unlocked(file_name(s, f->file), stdout);
+		putc_unlocked(':', stdout);
 		/* addr2line keeps the address's discriminator for the callers' lines too (it is one variable). */
-		if (f->line && frames[0].discriminator)
-			printf("%u (discriminator %u)\n", f->line, frames[0].discriminator);
-		else if (f->line)
-			printf("%u\n", f->line);
-		else
-			fputs("?\n", stdout);
+		if (f->line) {
+			put_uint(f->line);
+			if (frames[0].discriminator) {
+				fputs_unlocked(" (discriminator ", stdout);
+				put_uint(frames[0].discriminator);
+				putc_unlocked(')', stdout);
+			}
+			putc_unlocked('\n', stdout);
+		} else {
+			fputs_unlocked("?\n", stdout);
+		}
 		if (!s->inlines || i + 1 == count)
 			break;
 		if (s->pretty)
-			fputs(" (inlined by) ", stdout);
+			fputs_unlocked(" (inlined by) ", stdout);
 	}
 }
 
@@ -383,6 +421,7 @@ static void answer(struct symbolize *s, const char *text)
 	uint64_t addr = strtoull(text, NULL, 16), elf_addr; /* as bfd_scan_vma: an optional 0x, digits up to the first other */
 	struct profile_frame *frames;
 	uint32_t count;
+	bool borrowed = false;
 
 	if (s->address_digits == 8)
 		addr &= 0xffffffffu;
@@ -390,7 +429,9 @@ static void answer(struct symbolize *s, const char *text)
 	elf_addr = s->section_name ? addr + s->section_low : addr;
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
-	} else if (!symbolizer_cached(&s->module, elf_addr, &frames, &count)) {
+	} else if (symbolizer_cached_peek(&s->module, elf_addr, &frames, &count)) {
+		borrowed = true; /* printed before the cache is closed: no copies */
+	} else {
 		count = covered(s, elf_addr, &frames);
 		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
 	}
@@ -398,7 +439,10 @@ static void answer(struct symbolize *s, const char *text)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	profile_frames_free(frames, count);
+	if (borrowed)
+		free(frames);
+	else
+		profile_frames_free(frames, count);
 }
 
 /*

@@ -163,6 +163,12 @@ bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct pro
 	return symbol_cache_lookup(&st->cache, addr, frames, count);
 }
 
+bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
+			    uint32_t *count)
+{
+	return symbol_cache_peek(&st->cache, addr, frames, count);
+}
+
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count)
 {

@@ -67,6 +67,9 @@ void symbolizer_module_close(struct symbolizer_module *st);
 
 /* The answer cached for Dwfl address addr: true with *frames allocated (NULL when *count is 0). */
 bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count);
+/* The same with the strings borrowed from the cache until the module is closed: free only *frames. */
+bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
+			    uint32_t *count);
 /* Keeps the answer for addr in the symbol cache (a copy). */
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count);
