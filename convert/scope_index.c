@@ -277,19 +277,12 @@ static uint32_t first_containing(const struct scope_unit *u, uint32_t n, Dwarf_A
 
 static uint32_t top_containing(const struct scope_unit *u, Dwarf_Addr pc)
 {
-	size_t lo = 0, hi = u->top_count;
+	size_t i;
 
 	if (!u->top)
 		return first_containing(u, u->first_top, pc);
-	while (lo < hi) { /* the last range starting at or before pc */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (u->top[mid].low <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && pc < u->top[lo - 1].high ? u->top[lo - 1].node : NO_NODE;
+	i = UPPER_BOUND(u->top, u->top_count, low, pc); /* the last range starting at or before pc: i - 1 */
+	return i && pc < u->top[i - 1].high ? u->top[i - 1].node : NO_NODE;
 }
 
 int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain)

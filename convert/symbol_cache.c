@@ -131,20 +131,12 @@ bad_string:
 static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
 		      uint32_t *count, bool borrow)
 {
-	size_t lo = 0, hi = v->address_count;
+	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
 	const struct symbol_cache_address *a;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v->addresses[mid].address < address)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == v->address_count || v->addresses[lo].address != address)
+	if (!i || v->addresses[i - 1].address != address)
 		return false;
-	a = &v->addresses[lo];
+	a = &v->addresses[i - 1];
 	*count = a->frame_count;
 	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
 	for (uint32_t i = 0; i < a->frame_count; i++) {

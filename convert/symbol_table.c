@@ -125,28 +125,12 @@ static bool better(const struct symbol_table_entry *best, const struct symbol_ta
 		(best->sym.st_size >= s->sym.st_size && binding_value(&best->sym) < binding_value(&s->sym)));
 }
 
-/* The position of the first symbol above addr: the symbols at or below it are [0, return). */
-static size_t upper_bound(const struct symbol_table_entry *entries, size_t count, GElf_Addr addr)
-{
-	size_t lo = 0, hi = count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (entries[mid].value <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The symbol with a size covering addr that libdwfl chooses among entries, or NULL when none covers it. */
 static const struct symbol_table_entry *covering(const struct symbol_table_entry *entries, const GElf_Addr *ends,
 						 size_t count, GElf_Addr addr)
 {
 	const struct symbol_table_entry *best = NULL, **found = NULL;
-	size_t lo = upper_bound(entries, count, addr), n = 0, cap = 0;
+	size_t lo = UPPER_BOUND(entries, count, value, addr), n = 0, cap = 0;
 
 	for (size_t j = lo; j-- > 0 && ends[j] > addr;) { /* below j no symbol reaches addr */
 		const struct symbol_table_entry *e = &entries[j];
@@ -197,7 +181,8 @@ static long section_of(Dwfl_Module *mod, GElf_Addr addr)
 static const struct symbol_table_entry *sizeless(const struct symbol_table *t, Dwfl_Module *mod, GElf_Addr addr,
 						 bool *ask_libdwfl)
 {
-	size_t g = upper_bound(t->globals, t->global_count, addr), l = upper_bound(t->locals, t->local_count, addr);
+	size_t g = UPPER_BOUND(t->globals, t->global_count, value, addr);
+	size_t l = UPPER_BOUND(t->locals, t->local_count, value, addr);
 	const struct symbol_table_entry *best = NULL;
 	long addr_section = -2;
 	GElf_Addr m = 0;

@@ -206,26 +206,18 @@ static void symtab_index_build(struct symbolize *s)
  */
 static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low, const char **file)
 {
-	size_t lo = 0, hi;
+	size_t i;
 
 	*file = NULL;
 	if (!s->symtab_built)
 		symtab_index_build(s);
-	hi = s->symtab_count;
-	while (lo < hi) { /* the first symbol after addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->symtab[mid].value <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || s->symtab[lo - 1].value < low)
+	i = UPPER_BOUND(s->symtab, s->symtab_count, value, addr);
+	if (!i || s->symtab[i - 1].value < low)
 		return NULL;
-	while (lo > 1 && s->symtab[lo - 2].value == s->symtab[lo - 1].value)
-		lo--; /* the first in the table at that address */
-	*file = s->symtab[lo - 1].file;
-	return s->symtab[lo - 1].name;
+	while (i > 1 && s->symtab[i - 2].value == s->symtab[i - 1].value)
+		i--; /* the first in the table at that address */
+	*file = s->symtab[i - 1].file;
+	return s->symtab[i - 1].name;
 }
 
 /* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
