@@ -135,7 +135,11 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 		free(rules);
 		if (st->cache.valid) {
 			st->has_symtab = symbol_cache_has_symtab(&st->cache);
-			st->debug_reason = symbol_cache_debug_reason(&st->cache);
+			/* The reason outlives the entry (it names unnamed locations): asked again, in the rare case
+			 * there is one, rather than pointing into the mapped file. */
+			if (symbol_cache_debug_reason(&st->cache))
+				st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path,
+										 st->file.elf);
 		}
 	}
 }
