@@ -483,8 +483,10 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 	size = (size_t)(h.strings_offset + h.strings_size);
 	h.file_size = size;
 	out = xcalloc(1, size);
-	memcpy(out + h.addresses_offset, b.addresses, b.address_count * sizeof(*b.addresses));
-	memcpy(out + h.frames_offset, b.frames, b.frame_count * sizeof(*b.frames));
+	if (b.address_count) /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(out + h.addresses_offset, b.addresses, b.address_count * sizeof(*b.addresses));
+	if (b.frame_count)
+		memcpy(out + h.frames_offset, b.frames, b.frame_count * sizeof(*b.frames));
 	memcpy(out + h.strings_offset, b.pool.bytes, b.pool.size);
 	memcpy(out, &h, sizeof(h));
 	h.crc = entry_crc(out, size);
