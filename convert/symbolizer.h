@@ -24,18 +24,19 @@
 
 #include "cu_index.h"
 #include "debug_file.h"
+#include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "module_file.h"
 #include "profile.h"
 #include "scope_index.h"
 #include "symbol_cache.h"
-#include "symbol_table.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
 	const char *symbol_cache_dir;	  /* the symbol cache (symbol_cache.h) is in CACHE/symbols; NULL: off */
 	const char *cache_rules;	  /* the naming rules of the answers cached: "profile", "addr2line" */
+	unsigned int jobs;		  /* modules symbolized at once, by as many threads (convert -j); 0 or 1: one */
 };
 
 /* Adds a --debug-dir (made absolute). -1 with a message when it cannot be used: a usage error. */
@@ -48,8 +49,9 @@ struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
 	struct scope_index scopes; /* each unit's scope tree, walked once */
-	struct symbol_table symbols; /* the symbol table, sorted once */
+	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
+	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 	bool loaded;		  /* has_symtab and debug_reason were found (DWARF is read then) */
 	const struct profile_module *module;
@@ -86,7 +88,8 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,
 				 GElf_Sym *symbol);
 
-/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags. */
+/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags: options->jobs modules
+ * at a time, each by one thread; the result does not depend on the number. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
 		       const struct symbolizer_options *options);
 

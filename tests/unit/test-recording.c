@@ -812,8 +812,8 @@ static void test_many_frames(void)
 
 static void test_unknown_types(void)
 {
-	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, SREC_BLOCK_PROBE_CONTEXT,
-					  SREC_BLOCK_PROCESS_METRICS, 13, 14, 1000, 0xffffffffu };
+	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 14, 15, 16, 17, 1000,
+					  0xffffffffu };
 	static const unsigned sizes[] = { 0, 1, 7, 8, 9, 100, 4097 };
 	char *path = tmp_path("unknown.rec");
 	unsigned char junk[4097];
