@@ -23,7 +23,7 @@ BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginf
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
 # frame pointers), libc's symbols (__libc_start_call_main).
-BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk
+BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk time binutils elfutils llvm
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.
@@ -148,14 +148,26 @@ $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_UNWIND_SRCS) \
 		-ldw -lelf -ldebuginfod -lzstd -lz
 
+# make fuzz-symbol-cache [FUZZ_SECONDS=60]: the same for the symbol cache's reader (tests/fuzz/fuzz-symbol-cache.c),
+# from the entries in tests/fuzz/symbol-cache-corpus/, learning in $(OUT)/fuzz/symbol-cache-corpus/, crashing
+# inputs in $(OUT)/fuzz/symbol-cache-crash-*.
+FUZZ_SYMBOL_CACHE_SRCS := util.c cache_dir.c convert/symbol_cache.c convert/profile.c
+
+$(OUT)/fuzz/fuzz-symbol-cache: tests/fuzz/fuzz-symbol-cache.c $(FUZZ_SYMBOL_CACHE_SRCS) convert/symbol_cache.h \
+		convert/profile.h util.h cache_dir.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SYMBOL_CACHE_SRCS) -lz
+
 $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
 
-.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds
+.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
+fuzz-symbol-cache-build: $(OUT)/fuzz/fuzz-symbol-cache
 
 fuzz: fuzz-build
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
@@ -167,6 +179,12 @@ fuzz-unwind: fuzz-unwind-build
 	$(Q)mkdir -p $(OUT)/fuzz/unwind-corpus
 	$(Q)$(OUT)/fuzz/fuzz-unwind -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -dict=tests/fuzz/fuzz-unwind.dict \
 		-artifact_prefix=$(OUT)/fuzz/unwind- -print_final_stats=1 $(OUT)/fuzz/unwind-corpus tests/fuzz/unwind-corpus
+
+fuzz-symbol-cache: fuzz-symbol-cache-build
+	$(Q)mkdir -p $(OUT)/fuzz/symbol-cache-corpus
+	$(Q)$(OUT)/fuzz/fuzz-symbol-cache -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+		-artifact_prefix=$(OUT)/fuzz/symbol-cache- -print_final_stats=1 $(OUT)/fuzz/symbol-cache-corpus \
+		tests/fuzz/symbol-cache-corpus
 
 fuzz-unwind-seeds: $(OUT)/fuzz/unwind-seeds
 	$(Q)mkdir -p tests/fuzz/unwind-corpus

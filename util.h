@@ -74,6 +74,24 @@ const char *errno_name(int err);
 /* qsort for arrays that may be empty, and then NULL: qsort(NULL, 0, ...) is undefined behaviour. */
 void sort_array(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
 
+/*
+ * The number of leading elements of array[0..count) whose member `field` is at most key, for an array sorted
+ * by that member: a binary search for the first element above key (the symbol, range or entry at or before
+ * an address is then array[result - 1]).
+ */
+#define UPPER_BOUND(array, count, field, key)                    \
+	({                                                       \
+		size_t lo_ = 0, hi_ = (count);                   \
+		while (lo_ < hi_) {                              \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;     \
+			if ((array)[mid_].field <= (key))        \
+				lo_ = mid_ + 1;                  \
+			else                                     \
+				hi_ = mid_;                      \
+		}                                                \
+		lo_;                                             \
+	})
+
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);
 #define GROW(array, capacity, needed) \

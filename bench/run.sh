@@ -8,7 +8,9 @@
 #      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame;
 #   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
 #   E. probe cost: slowdown of a target whose function is called about a million times a second under
-#      record --probe on that function, hits per second, lost hits.
+#      record --probe on that function, hits per second, lost hits;
+#   F. symbolize speed: addresses/s and peak memory of `stackrec symbolize` (symbol cache cold, warm, off)
+#      against addr2line, llvm-symbolizer and eu-addr2line on libc (libc6-dbg).
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -57,6 +59,8 @@ need xz xz-utils
 need sqlite3 sqlite3
 need timeout coreutils
 need awk mawk
+need readelf binutils
+[ -x /usr/bin/time ] || die "'/usr/bin/time' not found: install the Debian package time (make bench installs it)"
 node=$(command -v node || command -v nodejs || true) # optional: B's JIT workload
 [ -x "$python" ] || die "no python3 at '$python': install the Debian package python3 (or set PYTHON=PATH)"
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
@@ -348,15 +352,16 @@ out 'B. Convert speed: samples/s = samples / median wall time of %s conversions 
 out '   each workload recorded once by each tool and mode:\n'
 out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
-out '   perf script and report --no-inline for node (docs/performance.md)\n\n'
-out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
-out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" samples "+ fold" "-g folded" "perf script"
+out '   perf script and report --no-inline for node (docs/performance.md);\n'
+out '   stackrec: its symbol cache emptied before each conversion (cold), then the same conversion again (warm)\n\n'
+out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "perf" "perf script" "perf report" "stackrec vs"
+out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" "warm" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
 # b_workload LABEL HZ PERF-OPTS -- COMMAND...: one row per call-graph mode; PERF-OPTS go to perf script and
 # perf report
 b_workload() {
-	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate ratio
+	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate warm_rate ratio
 	shift 4
 	for cg in fp dwarf; do
 		for tool in sr perf; do
@@ -367,10 +372,14 @@ b_workload() {
 			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
 			for _ in $(seq 1 "$reps"); do
 				if [ "$tool" = sr ]; then
-					t0=$(now_ns)
-					"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
-						die "stackrec convert failed: $(tail -n 3 "$rec.log")"
-					echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.convert"
+					# cold: the symbol cache emptied first; warm: the same conversion again
+					rm -rf "$STACKREC_CACHE_DIR/symbols"
+					for pass in convert warm; do
+						t0=$(now_ns)
+						"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
+							die "stackrec convert failed: $(tail -n 3 "$rec.log")"
+						echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.$pass"
+					done
 				else
 					# perf script into a file, then the folding step; the two times summed
 					# shellcheck disable=SC2086 # perf_opts: words
@@ -394,13 +403,14 @@ b_workload() {
 		if mode_supported "sr-$cg"; then
 			ss=$(cat "$work/b/$label-sr-$cg.samples")
 			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
+			warm_rate=$(rate "$ss" "$work/b/$label-sr-$cg.warm")
 			ratio=-
 			[ "$script_rate" = aborted ] ||
 				ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
 		else
-			ss=n/a convert_rate="n/a" ratio=n/a
+			ss=n/a convert_rate="n/a" warm_rate=n/a ratio=n/a
 		fi
-		out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
+		out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$warm_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
 }
 b_workload cpu-fp "$b_hz" "" -- "$work/cpu-fp" "$b_iter"
@@ -558,6 +568,57 @@ out '\n'
 elif want E; then
 	out 'E. Probe cost: stackrec %s\n\n' "$NA"
 fi
+
+# --- F. symbolize speed ---------------------------------------------------------------------------------
+
+# The same address lists for every tool, each run reading them from a file and writing to /dev/null; the
+# stackrec rows differ only in the symbol cache: cold (emptied before each run), warm (filled by the cold run
+# before), off (--no-cache). llvm-symbolizer and eu-addr2line rows appear when they are installed (Debian:
+# llvm, elfutils).
+f_libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
+f_distinct=$([ "$quick" = 1 ] && echo 5000 || echo 20000)
+f_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
+note "F. symbolize speed: libc, $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
+mkdir -p "$work/f"
+out 'F. Symbolize speed: %s, %s distinct random .text addresses and %s drawn from them skewed (weight\n' \
+	"${f_libc:-libc}" "$f_distinct" "$f_skewed"
+out '   1/rank); addresses/s at the median wall time of %s runs (cpu: user+system time), peak RSS (largest);\n' "$reps"
+out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run\n\n'
+out '  %-9s %-22s %12s %12s %9s\n' list tool addresses/s "(cpu)" "peak RSS"
+# f_run LABEL LIST SETUP -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running SETUP each time.
+f_run() {
+	local label=$1 list=$2 setup=$3 n wall cpu rss
+	shift 4
+	: >"$work/f/times"
+	for _ in $(seq 1 "$reps"); do
+		eval "$setup"
+		/usr/bin/time -f '%e %U %S %M' -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
+			{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
+		cat "$work/f/time" >>"$work/f/times"
+	done
+	n=$(wc -l <"$list")
+	wall=$(awk '{ print $1 }' "$work/f/times" | median)
+	cpu=$(awk '{ print $2 + $3 }' "$work/f/times" | median)
+	rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times")
+	out '  %-9s %-22s %12s %12s %9s\n' "$(basename "$list" | sed 's/.*\.//')" "$label" \
+		"$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
+		"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss"
+}
+if [ -n "$f_libc" ]; then
+	"$python" "$here/workloads/addresses.py" "$f_libc" "$f_distinct" "$f_skewed" "$work/f/libc"
+	for list in "$work/f/libc.distinct" "$work/f/libc.skewed"; do
+		f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -- "$stackrec" symbolize -e "$f_libc" -f -i
+		f_run "stackrec warm" "$list" : -- "$stackrec" symbolize -e "$f_libc" -f -i
+		f_run "stackrec --no-cache" "$list" : -- "$stackrec" symbolize --no-cache -e "$f_libc" -f -i
+		f_run "addr2line" "$list" : -- addr2line -e "$f_libc" -f -i
+		command -v llvm-symbolizer >/dev/null &&
+			f_run "llvm-symbolizer" "$list" : -- llvm-symbolizer --obj="$f_libc" --functions --inlines
+		command -v eu-addr2line >/dev/null && f_run "eu-addr2line" "$list" : -- eu-addr2line -e "$f_libc" -f -i
+	done
+else
+	out '  no /lib/x86_64-linux-gnu/libc.so.6 on this machine\n'
+fi
+out '\n'
 
 # --- report ---------------------------------------------------------------------------------------------
 

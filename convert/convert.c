@@ -84,7 +84,7 @@ static void usage(FILE *out)
 		"                        /usr/lib/debug are looked up there, not on this machine (as perf's)\n"
 		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
-		"      --no-cache        do not look in the build-ID cache\n"
+		"      --no-cache        do not use the build-ID cache or the symbol cache\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
 		"      --all-events      report: also one report per sample with a frame with probe context\n"
@@ -661,6 +661,7 @@ int cmd_convert(int argc, char **argv)
 	if (!no_cache)
 		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
 	sym.search.cache_dir = cache_dir;
+	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
 	if (archive_path) {
 		archive_dir = archive_extract(archive_path);
 		if (!archive_dir) {

@@ -22,11 +22,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../commands.h"
 #include "../formats/json_writer.h"
 #include "../util.h"
 #include "demangle.h"
 #include "symbolizer.h"
+
+/* A symbol that may name code, as binutils chooses them (symtab_index_build). */
+struct code_symbol {
+	GElf_Addr value;
+	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
+	uint32_t order;		 /* its position in the table */
+};
 
 struct symbolize {
 	struct symbolizer_module module;
@@ -35,6 +43,9 @@ struct symbolize {
 	const char *section_name;	 /* -j: addresses are offsets into this section */
 	GElf_Addr section_low, section_high; /* its address range */
 	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
+	struct code_symbol *symtab; /* symtab_index_build */
+	size_t symtab_count;
+	bool symtab_built;
 };
 
 static void usage(FILE *out)
@@ -58,6 +69,7 @@ static void usage(FILE *out)
 		"      --json            one JSON object per line and address (see docs/symbolize.md)\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
+		"      --no-cache        do not use the symbol cache (docs/symbol-cache.md)\n"
 		"  -v, --verbose         say on stderr where the binary's file and debug information came from\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -130,21 +142,31 @@ static bool named_section(struct symbolize *s)
 	return false;
 }
 
-/*
- * The symbol binutils names code at addr with when DWARF does not (bfd's _bfd_elf_find_function): the
- * nearest at or before addr in the same section that is no data, section or file symbol (sizes do not
- * bound it; of several at one address the first), and for a local symbol the file symbol before it as its
- * file. libdwfl's dwfl_module_addrinfo differs on each point, so the command follows binutils here.
- */
-static const char *symtab_function(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr low, GElf_Addr high,
-				   const char **file)
+static int compare_code_symbols(const void *a, const void *b)
 {
-	const char *best = NULL, *last_file = NULL;
-	GElf_Addr best_value = 0;
+	const struct code_symbol *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order; /* qsort is not stable */
+}
+
+/*
+ * The symbols binutils names code with when DWARF does not (bfd's _bfd_elf_find_function): no data, section
+ * or file symbols, none undefined or absolute, none of annobin's markers; for a local symbol the file symbol
+ * before it is its file, for a global one only when no other symbol came between. Sorted by address and, at
+ * one address, in table order: binutils takes the first of several at one address. Built once, on the first
+ * address DWARF does not name, instead of reading the whole symbol table for each such address.
+ */
+static void symtab_index_build(struct symbolize *s)
+{
+	Dwfl_Module *mod = s->module.file.mod;
+	const char *last_file = NULL;
 	bool symbol_seen = false, file_after_symbol = false;
+	size_t capacity = 0;
 	int n = dwfl_module_getsymtab(mod);
 
-	*file = NULL;
+	s->symtab_built = true;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr value;
@@ -160,18 +182,42 @@ static const char *symtab_function(Dwfl_Module *mod, GElf_Addr addr, GElf_Addr l
 		}
 		symbol_seen = true;
 		if (type == STT_OBJECT || type == STT_TLS || type == STT_SECTION || type == STT_COMMON ||
-		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || value < low || value >= high)
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
 			continue;
 		if (!sym.st_size && GELF_ST_BIND(sym.st_info) == STB_LOCAL && type == STT_NOTYPE &&
 		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
 			continue; /* annobin's markers, which bfd passes over too */
-		if (value > addr || (best && value <= best_value))
-			continue;
-		best = name;
-		best_value = value;
-		*file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file : NULL;
+		GROW(s->symtab, capacity, s->symtab_count + 1);
+		s->symtab[s->symtab_count++] = (struct code_symbol){
+			.value = value,
+			.name = name,
+			.order = (uint32_t)i,
+			.file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file
+													 : NULL,
+		};
 	}
-	return best;
+	sort_array(s->symtab, s->symtab_count, sizeof(*s->symtab), compare_code_symbols);
+}
+
+/*
+ * The symbol binutils names code at addr with: the nearest at or before addr in the same section [low, high)
+ * (sizes do not bound it; of several at one address the first), and its file. libdwfl's dwfl_module_addrinfo
+ * differs on each point, so the command follows binutils here.
+ */
+static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low, const char **file)
+{
+	size_t i;
+
+	*file = NULL;
+	if (!s->symtab_built)
+		symtab_index_build(s);
+	i = UPPER_BOUND(s->symtab, s->symtab_count, value, addr);
+	if (!i || s->symtab[i - 1].value < low)
+		return NULL;
+	while (i > 1 && s->symtab[i - 2].value == s->symtab[i - 1].value)
+		i--; /* the first in the table at that address */
+	*file = s->symtab[i - 1].file;
+	return s->symtab[i - 1].name;
 }
 
 /* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
@@ -221,7 +267,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
 	if (count && !sym.st_value && !sym.st_info)
 		return count; /* DWARF named the function */
-	name = symtab_function(mod, dwfl_addr, low + s->module.file.bias, high + s->module.file.bias, &file);
+	name = symtab_function(s, dwfl_addr, low + s->module.file.bias, &file);
 	if (!count)
 		*frames = xcalloc(1, sizeof(**frames));
 	f = &(*frames)[count ? count - 1 : 0];
@@ -252,33 +298,71 @@ static const char *file_name(const struct symbolize *s, const char *file)
 	return file;
 }
 
+/* A number in decimal, without printf: printf was most of a warm run's time. */
+static void put_uint(uint32_t n)
+{
+	char buf[10], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+}
+
+/* "0x" and addr in hex, digits wide, zero-padded ("0x%0*" PRIx64). */
+static void put_address(uint64_t addr, int digits)
+{
+	char buf[2 + 16];
+	int n = 0;
+
+	for (uint64_t a = addr; a; a >>= 4)
+		n++;
+	if (n < digits)
+		n = digits;
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int i = n + 1; i >= 2; i--, addr >>= 4)
+		buf[i] = "0123456789abcdef"[addr & 15];
+	fwrite_unlocked(buf, 1, (size_t)n + 2, stdout);
+}
+
 static void print_text(struct symbolize *s, uint64_t addr, const struct profile_frame *frames, uint32_t count)
 {
-	if (s->addresses)
-		printf("0x%0*" PRIx64 "%s", s->address_digits, addr, s->pretty ? ": " : "\n");
+	if (s->addresses) {
+		put_address(addr, s->address_digits);
+		fputs_unlocked(s->pretty ? ": " : "\n", stdout);
+	}
 	if (!count) {
 		if (s->functions)
-			fputs(s->pretty ? "?? " : "??\n", stdout);
-		fputs("??:0\n", stdout);
+			fputs_unlocked(s->pretty ? "?? " : "??\n", stdout);
+		fputs_unlocked("??:0\n", stdout);
 		return;
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		const struct profile_frame *f = &frames[i];
 
-		if (s->functions)
-			printf("%s%s", f->function && *f->function ? f->function : "??", s->pretty ? " at " : "\n");
-		printf("%s:", file_name(s, f->file));
+		if (s->functions) {
+			fputs_unlocked(f->function && *f->function ? f->function : "??", stdout);
+			fputs_unlocked(s->pretty ? " at " : "\n", stdout);
+		}
+		fputs_unlocked(file_name(s, f->file), stdout);
+		putc_unlocked(':', stdout);
 		/* addr2line keeps the address's discriminator for the callers' lines too (it is one variable). */
-		if (f->line && frames[0].discriminator)
-			printf("%u (discriminator %u)\n", f->line, frames[0].discriminator);
-		else if (f->line)
-			printf("%u\n", f->line);
-		else
-			fputs("?\n", stdout);
+		if (f->line) {
+			put_uint(f->line);
+			if (frames[0].discriminator) {
+				fputs_unlocked(" (discriminator ", stdout);
+				put_uint(frames[0].discriminator);
+				putc_unlocked(')', stdout);
+			}
+			putc_unlocked('\n', stdout);
+		} else {
+			fputs_unlocked("?\n", stdout);
+		}
 		if (!s->inlines || i + 1 == count)
 			break;
 		if (s->pretty)
-			fputs(" (inlined by) ", stdout);
+			fputs_unlocked(" (inlined by) ", stdout);
 	}
 }
 
@@ -326,20 +410,72 @@ static void print_json(struct symbolize *s, uint64_t addr, const struct profile_
 
 static void answer(struct symbolize *s, const char *text)
 {
-	uint64_t addr = strtoull(text, NULL, 16); /* as bfd_scan_vma: an optional 0x, digits up to the first other */
+	uint64_t addr = strtoull(text, NULL, 16), elf_addr; /* as bfd_scan_vma: an optional 0x, digits up to the first other */
 	struct profile_frame *frames;
 	uint32_t count;
+	bool borrowed = false;
 
 	if (s->address_digits == 8)
 		addr &= 0xffffffffu;
 	/* With -j the address is an offset into the section, and printed as given. */
-	count = covered(s, s->section_name ? addr + s->section_low : addr, &frames);
+	elf_addr = s->section_name ? addr + s->section_low : addr;
+	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
+		count = covered(s, elf_addr, &frames);
+	} else if (symbolizer_cached_peek(&s->module, elf_addr, &frames, &count)) {
+		borrowed = true; /* printed before the cache is closed: no copies */
+	} else {
+		count = covered(s, elf_addr, &frames);
+		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
+	}
 	if (s->json)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	profile_frames_free(frames, count);
-	fflush(stdout); /* a program on the other end of a pipe waits for this answer before sending the next */
+	if (borrowed)
+		free(frames);
+	else
+		profile_frames_free(frames, count);
+}
+
+/*
+ * Answers each line of stdin. Input is read in blocks, and the answers so far are flushed before each read
+ * that may wait: a program on the other end of a pipe, sending one address at a time, has its answer before
+ * we wait for its next address, and a file of addresses is answered without a write per address.
+ */
+static void answer_stdin(struct symbolize *s)
+{
+	size_t size = 0, capacity = 1 << 16, start = 0;
+	char *buf = xmalloc(capacity + 1);
+
+	for (;;) {
+		char *nl;
+		ssize_t n;
+
+		while ((nl = memchr(buf + start, '\n', size - start))) {
+			*nl = '\0';
+			answer(s, buf + start);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, size - start); /* the part of a line read so far */
+		size -= start;
+		start = 0;
+		if (size == capacity) {
+			capacity *= 2;
+			buf = xrealloc(buf, capacity + 1);
+		}
+		fflush(stdout);
+		n = read(STDIN_FILENO, buf + size, capacity - size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size += (size_t)n;
+	}
+	if (size) { /* a last line without its newline */
+		buf[size] = '\0';
+		answer(s, buf);
+	}
+	free(buf);
 }
 
 int cmd_symbolize(int argc, char **argv)
@@ -359,6 +495,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "debug-dir", required_argument, NULL, 'd' },
 		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "no-cache", no_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -368,8 +505,8 @@ int cmd_symbolize(int argc, char **argv)
 	struct profile_module m = { 0 };
 	char build_id[2 * 64 + 1];
 	const char *binary = "a.out"; /* addr2line's default */
-	char *line = NULL;
-	size_t line_size = 0;
+	char *cache_dir = NULL;
+	bool no_cache = false;
 	int opt, status = 0;
 
 	optind = 0;
@@ -394,6 +531,7 @@ int cmd_symbolize(int argc, char **argv)
 			}
 			break;
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
+		case 'K': no_cache = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); goto release_options;
 		default: usage(stderr); status = 2; goto release_options;
@@ -412,6 +550,10 @@ int cmd_symbolize(int argc, char **argv)
 		goto release_options;
 	}
 	m.build_id = build_id[0] ? build_id : NULL;
+	if (!no_cache)
+		cache_dir = cache_dir_default();
+	s.options.symbol_cache_dir = cache_dir;
+	s.options.cache_rules = "addr2line";
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
 	if (s.module.file.reason) {
@@ -427,18 +569,18 @@ int cmd_symbolize(int argc, char **argv)
 			for (int i = optind; i < argc; i++)
 				answer(&s, argv[i]);
 		} else {
-			while (getline(&line, &line_size, stdin) > 0)
-				answer(&s, line);
+			answer_stdin(&s);
 		}
 		if (ferror(stdout) || fflush(stdout) == EOF) {
 			error("cannot write the answers: %s", strerror(errno));
 			status = 1;
 		}
 	}
-	free(line);
+	free(s.symtab);
 	symbolizer_module_close(&s.module);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
+	free(cache_dir);
 release_options:
 	symbolizer_options_release(&s.options);
 	return status;

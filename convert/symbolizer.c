@@ -4,6 +4,8 @@
  * dwfl_module_addrdie + dwarf_getscopes for the innermost scope, dwarf_getscopes_die for the chain of
  * scopes that physically contain it, DW_AT_call_file/DW_AT_call_line of each inlined_subroutine for the
  * position in its caller, elf_symbols.c (libdwfl's dwfl_module_addrinfo rule, binary-searched) for the ELF symbol.
+ * dwarf_getscopes is answered from each unit's scope tree walked once (scope_index.h), and answers are kept
+ * between runs in the symbol cache (symbol_cache.h).
  *
  * One Dwfl per module file, reported at base 0: every file then keeps its own link-time addresses. One
  * Dwfl with each file at a distinct base would work for shared objects but not for two ET_EXEC
@@ -15,13 +17,16 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../util.h"
 #include "demangle.h"
 
@@ -45,29 +50,148 @@ void symbolizer_options_release(struct symbolizer_options *options)
 	options->search.dir_count = 0;
 }
 
+/* Appends " PATH SIZE MTIME" of path to *identity when it is a file. */
+static void identify_file(char **identity, const char *path)
+{
+	struct stat st;
+	char *more;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	more = xasprintf("%s%s%s %lld %lld.%09ld", *identity ? *identity : "", *identity ? "; " : "", path,
+			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	free(*identity);
+	*identity = more;
+}
+
+/*
+ * What the module's answers come from, for its symbol cache key: the file found, and every file libdwfl's
+ * search could take its DWARF from (DIR/.build-id/xx/rest.debug in each debug directory; the .gnu_debuglink
+ * target beside the file, in its .debug/ and under each debug directory), each as path, size and
+ * modification time. A debug file that turns up, changes or goes makes another identity, and the entry is
+ * rebuilt. The files are looked at, not asked libdwfl for: its find_debuginfo keeps what it opens in the
+ * module, as if DWARF were being read. NULL when the file cannot be identified (nothing is cached then).
+ */
+static char *module_identity(struct symbolizer_module *st)
+{
+	const struct debug_file_search *search = &st->options->search;
+	const char *link, *build_id = st->module->build_id;
+	char *identity = NULL, *dir, *slash;
+	GElf_Word crc = 0;
+
+	identify_file(&identity, st->file.path);
+	if (!identity)
+		return NULL;
+	for (size_t i = 0; i <= search->dir_count; i++) {
+		char *rel = build_id_hex_rel_path(build_id, ".debug"), *path;
+
+		dir = debug_file_dir(search, i);
+		path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
+		if (path)
+			identify_file(&identity, path);
+		free(path);
+		free(rel);
+		free(dir);
+	}
+	link = dwelf_elf_gnu_debuglink(st->file.elf, &crc);
+	if (link && !strchr(link, '/') && (slash = strrchr(st->file.path, '/'))) {
+		char *file_dir = xstrndup(st->file.path, (size_t)(slash - st->file.path)), *path;
+
+		path = xasprintf("%s/%s", file_dir, link);
+		identify_file(&identity, path);
+		free(path);
+		path = xasprintf("%s/.debug/%s", file_dir, link);
+		identify_file(&identity, path);
+		free(path);
+		for (size_t i = 0; i <= search->dir_count; i++) {
+			dir = debug_file_dir(search, i);
+			path = xasprintf("%s%s/%s", dir, file_dir, link);
+			identify_file(&identity, path);
+			free(path);
+			free(dir);
+		}
+		free(file_dir);
+	}
+	return identity;
+}
+
 void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
-	Dwarf_Addr dbias;
-	Dwarf *dw;
-
 	memset(st, 0, sizeof(*st));
+	st->module = m;
+	st->options = options;
 	module_file_open(&st->file, m, &options->search, callbacks);
 	if (st->file.reason)
 		return;
+	debug("'%s': symbolizing from %s", m->path, st->file.path);
+	if (options->symbol_cache_dir && m->build_id) {
+		char *identity = module_identity(st);
+		/* Demangling changes the names: its answers are another entry. */
+		char *rules = xasprintf("%s%s", options->cache_rules ? options->cache_rules : "profile",
+					options->demangle ? "-C" : "");
+		struct symbol_cache_key key = { .build_id = m->build_id, .rules = rules, .identity = identity };
+
+		if (identity)
+			symbol_cache_open(&st->cache, options->symbol_cache_dir, &key);
+		free(identity);
+		free(rules);
+		if (st->cache.valid) {
+			st->has_symtab = symbol_cache_has_symtab(&st->cache);
+			/* The reason outlives the entry (it names unnamed locations): asked again, in the rare case
+			 * there is one, rather than pointing into the mapped file. */
+			if (symbol_cache_debug_reason(&st->cache))
+				st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path,
+										 st->file.elf);
+		}
+	}
+}
+
+/* Reads the module's symbol table and DWARF, for the first address not in the cache. */
+static void symbolizer_module_load(struct symbolizer_module *st)
+{
+	const struct profile_module *m = st->module;
+	Dwarf_Addr dbias;
+	Dwarf *dw;
+
+	if (st->loaded || st->file.reason)
+		return;
+	st->loaded = true;
 	st->has_symtab = dwfl_module_getsymtab(st->file.mod) > 0;
+	st->debug_reason = NULL;
 	if ((dw = dwfl_module_getdwarf(st->file.mod, &dbias)) && !module_file_dwarf_files_ok(&st->file, dw))
 		st->no_dwarf = true;
 	else if (dw)
 		st->has_symtab = true;
 	else
-		st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->file.elf);
-	debug("'%s': symbolizing from %s", m->path, st->file.path);
+		st->debug_reason =
+			debug_file_rejected_debuginfo(&st->options->search, m->build_id, m->path, st->file.elf);
+}
+
+bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count)
+{
+	return symbol_cache_lookup(&st->cache, addr, frames, count);
+}
+
+bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
+			    uint32_t *count)
+{
+	return symbol_cache_peek(&st->cache, addr, frames, count);
+}
+
+void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
+			     uint32_t count)
+{
+	symbol_cache_add(&st->cache, addr, frames, count);
 }
 
 void symbolizer_module_close(struct symbolizer_module *st)
 {
+	if (st->cache.pending_count)
+		symbolizer_module_load(st); /* the entry records what the module has */
+	symbol_cache_close(&st->cache, st->has_symtab, st->debug_reason);
 	cu_index_release(&st->cu);
+	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
@@ -169,10 +293,14 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	*cu_out = *cudie;
 	*cu_bias = dbias;
 	*have_cu = true;
-	nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
-	if (nscopes <= 0)
-		goto out;
-	nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	nchain = scope_index_chain(&st->scopes, cudie, addr - dbias, &chain);
+	if (nchain < 0) { /* a unit the index could not walk: libdw's own answer, read from the unit's root */
+		chain = NULL;
+		nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
+		if (nscopes <= 0)
+			goto out;
+		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+	}
 	if (nchain <= 0)
 		goto out;
 	out = xcalloc((size_t)nchain, sizeof(*out));
@@ -245,6 +373,7 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 	uint32_t count;
 	bool have_cu;
 
+	symbolizer_module_load(st);
 	memset(symbol, 0, sizeof(*symbol));
 	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
 	/* The ELF symbol only when DWARF did not name the function. */
@@ -286,7 +415,10 @@ static void symbolize_user(struct profile *p, struct profile_location *loc, stru
 	if (loc->is_return_address && addr)
 		addr--; /* the call instruction, not the one after it */
 
-	count = symbolizer_name_address(st, addr, options, &frames, &sym);
+	if (!symbolizer_cached(st, addr, &frames, &count)) {
+		count = symbolizer_name_address(st, addr, options, &frames, &sym);
+		symbolizer_cache_answer(st, addr, frames, count);
+	}
 	if (!count)
 		return set_unnamed(p, loc, st->debug_reason		? st->debug_reason
 					   : st->has_symtab ? "no symbol covers the address"

@@ -28,10 +28,14 @@
 #include "kernel_symbols.h"
 #include "module_file.h"
 #include "profile.h"
+#include "scope_index.h"
+#include "symbol_cache.h"
 
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
+	const char *symbol_cache_dir;	  /* the symbol cache (symbol_cache.h) is in CACHE/symbols; NULL: off */
+	const char *cache_rules;	  /* the naming rules of the answers cached: "profile", "addr2line" */
 	unsigned int jobs;		  /* modules symbolized at once, by as many threads (convert -j); 0 or 1: one */
 };
 
@@ -44,17 +48,33 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
+	struct scope_index scopes; /* each unit's scope tree, walked once */
 	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
+	bool loaded;		  /* has_symtab and debug_reason were found (DWARF is read then) */
+	const struct profile_module *module;
+	const struct symbolizer_options *options;
+	struct symbol_cache cache; /* this module's answers from earlier runs, and those to add */
 };
 
-/* Opens module m's file the way convert does (by build ID, debug_file.h). On failure st->file.reason says
- * why; st is then still safe to close. */
+/* Opens module m's file the way convert does (by build ID, debug_file.h), and its symbol cache entry
+ * (symbol_cache.h) when options->symbol_cache_dir is set; DWARF is read only when an address is not in the
+ * cache. On failure st->file.reason says why; st is then still safe to close. m and options must outlive st. */
 void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
+/* Writes the answers added to the symbol cache, and closes everything. */
 void symbolizer_module_close(struct symbolizer_module *st);
+
+/* The answer cached for Dwfl address addr: true with *frames allocated (NULL when *count is 0). */
+bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count);
+/* The same with the strings borrowed from the cache until the module is closed: free only *frames. */
+bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
+			    uint32_t *count);
+/* Keeps the answer for addr in the symbol cache (a copy). */
+void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
+			     uint32_t count);
 
 /*
  * Names Dwfl address addr of an open module (convert's locations and `stackrec symbolize` both come here):

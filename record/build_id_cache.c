@@ -56,65 +56,6 @@ static uint64_t hash_id(const uint8_t *id, size_t n)
 	return h;
 }
 
-/* Who the cache is for: the invoking user under sudo (-1: no such group), else us. */
-static void invoking_user(uid_t *uid, gid_t *gid)
-{
-	if (sudo_invoker(uid, gid))
-		return;
-	*uid = geteuid();
-	*gid = getegid();
-}
-
-/* Gives a directory we just made to uid, if its parent is theirs: their home, their ~/.cache, their cache.
- * Opened without following a symlink, and its parent found through "..", where it really is: a symlink
- * earlier in the path (~/.cache -> /etc) must not get root to make a directory of theirs elsewhere. */
-static void own_new_dir(int dirfd, const char *name, uid_t uid, gid_t gid)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int parent = fd >= 0 ? openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	struct stat st;
-
-	if (parent >= 0 && fstat(parent, &st) == 0 && st.st_uid == uid && fchown(fd, uid, gid) < 0)
-		debug("cannot give '%s' to uid %u: %s", name, (unsigned int)uid, strerror(errno));
-	if (parent >= 0)
-		close(parent);
-	if (fd >= 0)
-		close(fd);
-}
-
-/* Creates the missing directories of path, 0700 and, when we are root for another user, theirs where their
- * parent is. */
-static int mkdir_p(const char *path, uid_t uid, gid_t gid)
-{
-	char *copy = xstrdup(path);
-	bool give = geteuid() == 0 && uid != 0;
-	int ret = 0;
-
-	if (!*copy) {
-		free(copy);
-		errno = ENOENT;
-		return -1;
-	}
-	for (char *p = copy + 1;; p++) {
-		bool last = !*p;
-
-		if (!last && *p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, 0700) == 0) {
-			if (give)
-				own_new_dir(AT_FDCWD, copy, uid, gid);
-		} else if (errno != EEXIST) {
-			ret = -1;
-		}
-		if (last)
-			break;
-		*p = '/';
-	}
-	free(copy);
-	return ret;
-}
-
 static void cache_unusable(struct recorder *rec, const char *why)
 {
 	warning("not using the build-ID cache '%s': %s", rec->cache_dir, why);
@@ -133,8 +74,8 @@ static int cache_open(struct recorder *rec, bool create)
 		return 0;
 	if (cache_broken)
 		return -1;
-	invoking_user(&uid, &gid);
-	if (create && mkdir_p(rec->cache_dir, uid, gid) < 0) {
+	cache_dir_invoking_user(&uid, &gid);
+	if (create && cache_dir_mkdir_p(rec->cache_dir, uid, gid) < 0) {
 		cache_unusable(rec, strerror(errno));
 		return -1;
 	}
@@ -159,7 +100,7 @@ static int cache_open(struct recorder *rec, bool create)
 		chown_entries = geteuid() == 0 && st.st_uid != 0;
 	}
 	if (create && mkdirat(cache_fd, ".build-id", 0700) == 0 && chown_entries)
-		own_new_dir(cache_fd, ".build-id", entry_uid, entry_gid);
+		cache_dir_own_new_dir(cache_fd, ".build-id", entry_uid, entry_gid);
 	fd = openat(cache_fd, ".build-id", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT || create)
@@ -175,7 +116,7 @@ static int cache_open(struct recorder *rec, bool create)
 static int open_subdir(const char *name, bool create)
 {
 	if (create && mkdirat(ids_fd, name, 0700) == 0 && chown_entries)
-		own_new_dir(ids_fd, name, entry_uid, entry_gid);
+		cache_dir_own_new_dir(ids_fd, name, entry_uid, entry_gid);
 	return openat(ids_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 

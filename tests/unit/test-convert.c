@@ -1,6 +1,6 @@
 /*
  * test-convert.c — unit tests of convert's parts (profile, process maps, kernel symbols, demangling,
- * folded output), and a small recording writer for tests/t3000-convert.sh.
+ * folded output, the sorted ELF symbol table), and a small recording writer for tests/t3000-convert.sh.
  *
  *   test-convert                 runs the unit tests, prints TAP, exits 1 on any failure
  *   test-convert write OUT       writes a recording to OUT from a script on stdin, one block per line:
@@ -37,6 +37,7 @@
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
+#include "../../convert/elf_symbols.h"
 #include "../../formats/output.h"
 #include "../../formats/recording_writer.h"
 #include "../../util.h"
@@ -624,6 +625,97 @@ static void test_events(void)
 	profile_release(&p);
 }
 
+/* Whether Dwfl address addr lies in an executable section of mod's file: code, what the symbolizer names. */
+static bool in_code(Dwfl_Module *mod, GElf_Addr addr)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_EXECINSTR) && addr >= sh->sh_addr + bias &&
+		    addr - (sh->sh_addr + bias) < sh->sh_size)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * elf_symbols_lookup answers as dwfl_module_addrinfo does, the same name and symbol, at code addresses
+ * around the start and the end of symbols spread over the whole table (sized, size-less, aliases, padding
+ * between functions) of this test program and of libc (with its debug file's full symbol table when
+ * libc6-dbg is installed). (Outside code they differ: at 0, libdwfl names an absolute version symbol.)
+ */
+static void test_symbol_table_file(const char *path)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks callbacks = { .find_elf = dwfl_build_id_find_elf,
+						  .find_debuginfo = dwfl_standard_find_debuginfo,
+						  .section_address = dwfl_offline_section_address,
+						  .debuginfo_path = &debuginfo_path };
+	struct elf_symbols table = { 0 };
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	Dwfl_Module *mod;
+	int n, step, checked = 0, mismatches = 0;
+	char *title;
+
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_offline(dwfl, "module", path, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	n = mod ? dwfl_module_getsymtab(mod) : -1;
+	if (n <= 1) {
+		printf("# %s: no symbols, skipped\n", path);
+		dwfl_end(dwfl);
+		return;
+	}
+	step = n / 500 + 1;
+	for (int i = 1; i < n; i += step) {
+		GElf_Sym sym;
+		GElf_Addr value;
+
+		if (!dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL))
+			continue;
+		GElf_Addr around[] = { value - 1, value, value + 1, value + sym.st_size - 1, value + sym.st_size,
+				       value + sym.st_size + 3 };
+		for (size_t j = 0; j < ARRAY_SIZE(around); j++) {
+			GElf_Sym a, b;
+			GElf_Off offset;
+			const char *x, *y;
+
+			if (!in_code(mod, around[j]))
+				continue;
+			x = elf_symbols_lookup(&table, mod, around[j], &a);
+			y = dwfl_module_addrinfo(mod, around[j], &offset, &b, NULL, NULL, NULL);
+			checked++;
+			if (!x != !y || (x && (strcmp(x, y) || memcmp(&a, &b, sizeof(a))))) {
+				if (mismatches++ < 5)
+					printf("#   %s 0x%" PRIx64 ": '%s', libdwfl '%s'\n", path, (uint64_t)around[j],
+					       x ? x : "(none)", y ? y : "(none)");
+			}
+		}
+	}
+	title = xasprintf("elf_symbols answers as dwfl_module_addrinfo: %d addresses of %s", checked, path);
+	ok(mismatches == 0 && checked > 0, title);
+	free(title);
+	elf_symbols_release(&table);
+	dwfl_end(dwfl);
+}
+
+static void test_symbol_table(void)
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (len > 0) {
+		self[len] = '\0';
+		test_symbol_table_file(self);
+	}
+	if (access("/lib/x86_64-linux-gnu/libc.so.6", R_OK) == 0)
+		test_symbol_table_file("/lib/x86_64-linux-gnu/libc.so.6");
+}
+
 static int run_tests(void)
 {
 	test_enrich();
@@ -635,6 +727,7 @@ static int run_tests(void)
 	test_demangle();
 	test_folded();
 	test_jit_maps();
+	test_symbol_table();
 	printf("1..%d\n", test_number);
 	return failures ? 1 : 0;
 }

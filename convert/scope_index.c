@@ -1,0 +1,329 @@
+/*
+ * scope_index.c — a unit's scope tree, walked once, answering dwarf_getscopes' question (see scope_index.h).
+ *
+ * The walk follows libdw's __libdw_visit_scopes with dwarf_getscopes' pruning: a DIE is kept when
+ * dwarf_ranges gives it a non-empty range (dwarf_haspc could match it), and its children are walked when it is
+ * kept and is a kind of DIE that may hold scopes. Nodes are kept in that visiting order with parent, first
+ * child and next sibling links, so that "the first child containing pc" is the one libdw would find.
+ */
+#include "scope_index.h"
+
+#include <dwarf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+
+#define NO_NODE UINT32_MAX
+#define MAX_DEPTH 512 /* deeper than any compiler nests scopes: such a unit is left to libdw */
+
+struct scope_node {
+	Dwarf_Die die;
+	uint32_t first_range, range_count; /* into scope_unit.ranges */
+	uint32_t parent, first_child, next_sibling;
+};
+
+struct scope_range {
+	Dwarf_Addr low, high;
+	uint32_t node;
+};
+
+struct scope_unit {
+	void *key;	     /* the unit DIE's address in the DWARF data */
+	Dwarf_Die cudie;
+	bool failed;	     /* libdw could not walk it: callers ask libdw */
+	struct scope_node *nodes;
+	size_t node_count, node_capacity;
+	struct scope_range *ranges; /* each node's ranges, by node */
+	size_t range_count, range_capacity;
+	uint32_t first_top;	    /* the first child of the unit DIE */
+	struct scope_range *top;    /* the top level's ranges sorted by address, when they do not overlap */
+	size_t top_count;
+};
+
+static bool may_have_scopes(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_module:
+	case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_catch_block:
+	case DW_TAG_try_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_subprogram:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct walk {
+	struct scope_unit *unit;
+	uint32_t last_child[MAX_DEPTH + 1]; /* the last node kept at each depth, to link its next sibling */
+};
+
+/* Keeps die as a child of parent at depth when it has ranges: *node_out is its node, or NO_NODE when it has
+ * none. -1 on a DWARF error. */
+static int keep(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth, uint32_t *node_out)
+{
+	struct scope_unit *u = w->unit;
+	size_t first = u->range_count;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	uint32_t node;
+
+	*node_out = NO_NODE;
+	/* Most DIEs (types, members, variables) have no address attribute of their own or through an origin:
+	 * dwarf_ranges would give them none, found faster from the abbreviation alone. */
+	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges) &&
+	    !dwarf_hasattr(die, DW_AT_abstract_origin) && !dwarf_hasattr(die, DW_AT_specification))
+		return 0;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (start >= end)
+			continue;
+		GROW(u->ranges, u->range_capacity, u->range_count + 1);
+		u->ranges[u->range_count++] = (struct scope_range){ .low = start, .high = end };
+	}
+	/* libdw passes over a missing .debug_ranges and fails on other errors; its error numbers are not public,
+	 * so any error leaves the unit to libdw, which then gives its own answer. */
+	if (off < 0 && dwarf_errno() != 0) {
+		u->range_count = first;
+		return -1;
+	}
+	if (u->range_count == first)
+		return 0;
+	if (u->node_count >= UINT32_MAX - 1)
+		return -1;
+	node = (uint32_t)u->node_count;
+	GROW(u->nodes, u->node_capacity, u->node_count + 1);
+	u->nodes[u->node_count++] = (struct scope_node){ .die = *die, .first_range = (uint32_t)first,
+							 .range_count = (uint32_t)(u->range_count - first),
+							 .parent = parent, .first_child = NO_NODE,
+							 .next_sibling = NO_NODE };
+	for (size_t i = first; i < u->range_count; i++)
+		u->ranges[i].node = node;
+	if (w->last_child[depth] != NO_NODE)
+		u->nodes[w->last_child[depth]].next_sibling = node;
+	else if (parent != NO_NODE)
+		u->nodes[parent].first_child = node;
+	else
+		u->first_top = node;
+	w->last_child[depth] = node;
+	*node_out = node;
+	return 0;
+}
+
+static int walk_children(struct walk *w, Dwarf_Die *child, uint32_t parent, unsigned depth);
+
+/* The children of die, at depth. */
+static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth)
+{
+	Dwarf_Die child;
+	int ret;
+
+	if (depth > MAX_DEPTH)
+		return -1;
+	w->last_child[depth] = NO_NODE;
+	ret = dwarf_child(die, &child);
+	if (ret != 0)
+		return ret < 0 ? -1 : 0;
+	return walk_children(w, &child, parent, depth);
+}
+
+/* child and its siblings; an imported unit's children are walked in its place, as libdw does. */
+static int walk_children(struct walk *w, Dwarf_Die *first, uint32_t parent, unsigned depth)
+{
+	Dwarf_Die child = *first;
+	int ret;
+
+	do {
+		while (dwarf_tag(&child) == DW_TAG_imported_unit) {
+			Dwarf_Die orig = child, imported;
+			Dwarf_Attribute attr;
+
+			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &imported) &&
+			    dwarf_child(&imported, &imported) == 0 && walk_children(w, &imported, parent, depth) < 0)
+				return -1;
+			if ((ret = dwarf_siblingof(&orig, &child)) != 0)
+				return ret < 0 ? -1 : 0;
+		}
+		uint32_t node;
+
+		if (keep(w, &child, parent, depth, &node) < 0)
+			return -1;
+		if (node != NO_NODE && may_have_scopes(dwarf_tag(&child)) && dwarf_haschildren(&child) &&
+		    walk_die(w, &child, node, depth + 1) < 0)
+			return -1;
+	} while ((ret = dwarf_siblingof(&child, &child)) == 0);
+	return ret < 0 ? -1 : 0;
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const struct scope_range *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The top level sorted by address, for a binary search, unless two of its nodes overlap: then which comes
+ * first in the DWARF decides, and the search goes through them in order. */
+static void sort_top(struct scope_unit *u)
+{
+	for (uint32_t n = u->first_top; n != NO_NODE; n = u->nodes[n].next_sibling)
+		u->top_count += u->nodes[n].range_count;
+	u->top = xmalloc((u->top_count ? u->top_count : 1) * sizeof(*u->top));
+	u->top_count = 0;
+	for (uint32_t n = u->first_top; n != NO_NODE; n = u->nodes[n].next_sibling)
+		for (uint32_t r = 0; r < u->nodes[n].range_count; r++)
+			u->top[u->top_count++] = u->ranges[u->nodes[n].first_range + r];
+	sort_array(u->top, u->top_count, sizeof(*u->top), compare_ranges);
+	for (size_t i = 1; i < u->top_count; i++) {
+		if (u->top[i].low < u->top[i - 1].high && u->top[i].node != u->top[i - 1].node) {
+			free(u->top);
+			u->top = NULL;
+			u->top_count = 0;
+			return;
+		}
+	}
+}
+
+static struct scope_unit *unit_build(Dwarf_Die *cudie)
+{
+	struct scope_unit *u = xcalloc(1, sizeof(*u));
+	struct walk *w = xmalloc(sizeof(*w));
+
+	u->key = cudie->addr;
+	u->cudie = *cudie;
+	u->first_top = NO_NODE;
+	w->unit = u;
+	if (walk_die(w, cudie, NO_NODE, 0) < 0) {
+		u->failed = true;
+		free(u->nodes);
+		free(u->ranges);
+		u->nodes = NULL;
+		u->ranges = NULL;
+	} else {
+		sort_top(u);
+	}
+	free(w);
+	return u;
+}
+
+static size_t slot_of(const struct scope_index *index, const void *key)
+{
+	uintptr_t h = (uintptr_t)key;
+
+	h ^= h >> 17;
+	h *= (uintptr_t)0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 7) & (index->capacity - 1);
+}
+
+static struct scope_unit *unit_of(struct scope_index *index, Dwarf_Die *cudie)
+{
+	size_t i;
+
+	if (index->capacity) {
+		for (i = slot_of(index, cudie->addr); index->units[i]; i = (i + 1) & (index->capacity - 1))
+			if (index->units[i]->key == cudie->addr)
+				return index->units[i];
+	}
+	if (2 * (index->count + 1) > index->capacity) {
+		struct scope_unit **old = index->units;
+		size_t old_capacity = index->capacity;
+
+		index->capacity = old_capacity ? 2 * old_capacity : 64;
+		index->units = xcalloc(index->capacity, sizeof(*index->units));
+		for (size_t j = 0; j < old_capacity; j++) {
+			if (!old[j])
+				continue;
+			for (i = slot_of(index, old[j]->key); index->units[i]; i = (i + 1) & (index->capacity - 1))
+				;
+			index->units[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = slot_of(index, cudie->addr); index->units[i]; i = (i + 1) & (index->capacity - 1))
+		;
+	index->units[i] = unit_build(cudie);
+	index->count++;
+	return index->units[i];
+}
+
+static bool node_has(const struct scope_unit *u, uint32_t n, Dwarf_Addr pc)
+{
+	const struct scope_node *node = &u->nodes[n];
+
+	for (uint32_t r = 0; r < node->range_count; r++) {
+		const struct scope_range *range = &u->ranges[node->first_range + r];
+
+		if (pc >= range->low && pc < range->high)
+			return true;
+	}
+	return false;
+}
+
+/* The first of n and its next siblings that contains pc, or NO_NODE. */
+static uint32_t first_containing(const struct scope_unit *u, uint32_t n, Dwarf_Addr pc)
+{
+	for (; n != NO_NODE; n = u->nodes[n].next_sibling)
+		if (node_has(u, n, pc))
+			return n;
+	return NO_NODE;
+}
+
+static uint32_t top_containing(const struct scope_unit *u, Dwarf_Addr pc)
+{
+	size_t i;
+
+	if (!u->top)
+		return first_containing(u, u->first_top, pc);
+	i = UPPER_BOUND(u->top, u->top_count, low, pc); /* the last range starting at or before pc: i - 1 */
+	return i && pc < u->top[i - 1].high ? u->top[i - 1].node : NO_NODE;
+}
+
+int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain)
+{
+	struct scope_unit *u = unit_of(index, cudie);
+	uint32_t n, inner = NO_NODE;
+	int count = 1; /* the unit */
+
+	if (u->failed)
+		return -1;
+	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc))
+		inner = n;
+	if (inner == NO_NODE)
+		return 0;
+	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
+		count++;
+	*chain = xmalloc((size_t)count * sizeof(**chain));
+	count = 0;
+	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
+		(*chain)[count++] = u->nodes[n].die;
+	(*chain)[count++] = u->cudie;
+	return count;
+}
+
+void scope_index_release(struct scope_index *index)
+{
+	for (size_t i = 0; i < index->capacity; i++) {
+		struct scope_unit *u = index->units[i];
+
+		if (!u)
+			continue;
+		free(u->nodes);
+		free(u->ranges);
+		free(u->top);
+		free(u);
+	}
+	free(index->units);
+	memset(index, 0, sizeof(*index));
+}

@@ -1,0 +1,35 @@
+/*
+ * scope_index.h — the chain of DWARF scopes at an address, from a tree of a unit's scopes walked once.
+ *
+ * dwarf_getscopes() and dwarf_getscopes_die() walk a unit's DIEs from its root for every address they are
+ * asked: on libc that was four fifths of `stackrec symbolize`'s time. This index walks a unit once, the first
+ * time one of its addresses is asked, and keeps only the DIEs dwarf_getscopes could descend into (those with
+ * address ranges, under units, functions, blocks, namespaces and classes, imported units read in place), with
+ * their ranges, in the order libdw visits them. An address is then answered as dwarf_getscopes answers it (the
+ * first DIE of each level that contains it, then the first of its children, and so on), without reading DWARF.
+ * A unit libdw could not walk (a DWARF error, nesting deeper than any compiler emits) is not indexed, and the
+ * caller asks libdw itself.
+ */
+#ifndef STACKREC_CONVERT_SCOPE_INDEX_H
+#define STACKREC_CONVERT_SCOPE_INDEX_H
+
+#include <elfutils/libdw.h>
+#include <stddef.h>
+
+struct scope_unit;
+
+struct scope_index {
+	struct scope_unit **units; /* open addressing on the unit DIE's address */
+	size_t capacity, count;
+};
+
+/*
+ * The scopes containing DWARF address pc in the unit of cudie, innermost first, as dwarf_getscopes(cudie, pc)
+ * then dwarf_getscopes_die() on its first scope give them (the unit itself last). Returns their number with
+ * *chain allocated (to free), 0 when no scope contains pc, or -1 when the unit cannot be indexed.
+ */
+int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain);
+
+void scope_index_release(struct scope_index *index);
+
+#endif

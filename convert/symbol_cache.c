@@ -1,0 +1,625 @@
+/*
+ * symbol_cache.c — the symbol cache's entries: checked when mapped, written whole and renamed, trimmed to a
+ * size cap (see symbol_cache.h for the format and why it holds answers per address).
+ *
+ * The directory is made and checked the way the build-ID cache is (cache_dir.h): the cache directory must
+ * belong to us or to the user it is for, CACHE/symbols is 0700, entries are 0600 and belong to the owner of
+ * the cache directory, and nothing below the cache directory is reached through a symbolic link.
+ */
+#include "symbol_cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../cache_dir.h"
+#include "../util.h"
+
+#define MAX_ENTRY_SIZE ((uint64_t)1 << 32) /* larger files are not ours */
+#define DEFAULT_CAP_MB 256
+
+struct symbol_cache_pending {
+	uint64_t address;
+	struct profile_frame *frames;
+	uint32_t count;
+};
+
+static uint32_t entry_crc(const void *data, size_t size)
+{
+	size_t skip = offsetof(struct symbol_cache_header, flags);
+	const unsigned char *p = (const unsigned char *)data + skip;
+	uLong crc = crc32(0, Z_NULL, 0);
+
+	for (size = size - skip; size;) { /* zlib takes uInt lengths */
+		uInt n = size > (1u << 30) ? (1u << 30) : (uInt)size;
+
+		crc = crc32(crc, p, n);
+		p += n;
+		size -= n;
+	}
+	return (uint32_t)crc;
+}
+
+/* Whether string offset off (or NONE, when none_ok) names a NUL-terminated string inside the pool. */
+static bool string_ok(const struct symbol_cache_view *v, uint32_t off, bool none_ok)
+{
+	if (off == SYMBOL_CACHE_NONE)
+		return none_ok;
+	return off < v->strings_size && memchr(v->strings + off, '\0', v->strings_size - off);
+}
+
+static const char *string_at(const struct symbol_cache_view *v, uint32_t off)
+{
+	return off == SYMBOL_CACHE_NONE ? NULL : v->strings + off;
+}
+
+/* A section [offset, offset + count * size) inside the file after the header, 8-byte aligned. */
+static bool section_ok(uint64_t offset, uint64_t count, uint64_t size, uint64_t file_size)
+{
+	if (offset < sizeof(struct symbol_cache_header) || offset % 8 || offset > file_size)
+		return false;
+	return count <= (file_size - offset) / size;
+}
+
+const char *symbol_cache_check(const void *data, size_t size, const struct symbol_cache_key *key,
+			       struct symbol_cache_view *view)
+{
+	const struct symbol_cache_header *h = data;
+	const char *base = data;
+
+	memset(view, 0, sizeof(*view));
+	if (size < sizeof(*h) || memcmp(h->magic, SYMBOL_CACHE_MAGIC, sizeof(h->magic)))
+		return "not a symbol cache entry";
+	if (h->version != SYMBOL_CACHE_VERSION || h->header_size != sizeof(*h))
+		return "another version";
+	if (h->file_size != size)
+		return "cut short or grown";
+	if (h->crc != entry_crc(data, size))
+		return "checksum mismatch";
+	if (!section_ok(h->addresses_offset, h->address_count, sizeof(*view->addresses), size) ||
+	    !section_ok(h->frames_offset, h->frame_count, sizeof(*view->frames), size) ||
+	    !section_ok(h->strings_offset, h->strings_size, 1, size))
+		return "a section outside the file";
+	view->header = h;
+	view->addresses = (const void *)(base + h->addresses_offset);
+	view->frames = (const void *)(base + h->frames_offset);
+	view->strings = base + h->strings_offset;
+	view->address_count = (size_t)h->address_count;
+	view->frame_count = (size_t)h->frame_count;
+	view->strings_size = (size_t)h->strings_size;
+	if (!string_ok(view, h->build_id, false) || !string_ok(view, h->rules, false) ||
+	    !string_ok(view, h->identity, false) || !string_ok(view, h->debug_reason, true))
+		goto bad_string;
+	for (size_t i = 0; i < view->address_count; i++) {
+		const struct symbol_cache_address *a = &view->addresses[i];
+
+		if (i && a->address <= view->addresses[i - 1].address)
+			goto bad;
+		if (a->frame_count > SYMBOL_CACHE_MAX_FRAMES || a->first_frame > view->frame_count ||
+		    a->frame_count > view->frame_count - a->first_frame)
+			goto bad;
+	}
+	for (size_t i = 0; i < view->frame_count; i++) {
+		const struct symbol_cache_frame *f = &view->frames[i];
+
+		if (!string_ok(view, f->function, true) || !string_ok(view, f->system_name, true) ||
+		    !string_ok(view, f->file, true) || f->flags > 1)
+			goto bad_string;
+	}
+	if (key && (strcmp(string_at(view, h->build_id), key->build_id) || strcmp(string_at(view, h->rules), key->rules)))
+		return "another binary or naming rules";
+	if (key && strcmp(string_at(view, h->identity), key->identity))
+		return "made from other files";
+	return NULL;
+bad:
+	memset(view, 0, sizeof(*view));
+	return "addresses out of order or frames outside the file";
+bad_string:
+	memset(view, 0, sizeof(*view));
+	return "a string outside the file";
+}
+
+/* The answer for address in view v; its strings copied, or with borrow pointing into the view. */
+static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
+		      uint32_t *count, bool borrow)
+{
+	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
+	const struct symbol_cache_address *a;
+
+	if (!i || v->addresses[i - 1].address != address)
+		return false;
+	a = &v->addresses[i - 1];
+	*count = a->frame_count;
+	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
+	for (uint32_t i = 0; i < a->frame_count; i++) {
+		const struct symbol_cache_frame *in = &v->frames[a->first_frame + i];
+		struct profile_frame *out = &(*frames)[i];
+		const char *s;
+
+		out->function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
+		out->system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
+		out->file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
+		out->line = in->line;
+		out->column = in->column;
+		out->discriminator = in->discriminator;
+		out->start_line = in->start_line;
+		out->inlined = in->flags & 1;
+	}
+	return true;
+}
+
+bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
+			    uint32_t *count)
+{
+	return view_find(v, address, frames, count, false);
+}
+
+/* ---- the directory -------------------------------------------------------------------------------- */
+
+/*
+ * Opens CACHE/symbols (made when create), checked as the build-ID cache is: CACHE must belong to us or to the
+ * user it is for, nothing below it is a symlink. Returns its descriptor or -1; *owner receives CACHE's owner.
+ */
+static int open_dir(const char *cache_dir, bool create, uid_t *owner, gid_t *group)
+{
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int cache_fd, fd;
+
+	cache_dir_invoking_user(&uid, &gid);
+	if (create && cache_dir_mkdir_p(cache_dir, uid, gid) < 0)
+		return -1;
+	cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cache_fd < 0)
+		return -1;
+	if (fstat(cache_fd, &st) < 0 || (st.st_uid != uid && st.st_uid != geteuid())) {
+		debug("not using the symbol cache in '%s': owned by uid %u", cache_dir, (unsigned int)st.st_uid);
+		close(cache_fd);
+		return -1;
+	}
+	*owner = st.st_uid;
+	*group = st.st_gid;
+	if (create && mkdirat(cache_fd, "symbols", 0700) == 0 && geteuid() == 0 && st.st_uid != 0)
+		cache_dir_own_new_dir(cache_fd, "symbols", st.st_uid, st.st_gid);
+	fd = openat(cache_fd, "symbols", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(cache_fd);
+	return fd;
+}
+
+void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key)
+{
+	struct stat st;
+	const char *why;
+	uid_t owner;
+	gid_t group;
+	int dir_fd, fd;
+
+	memset(c, 0, sizeof(*c));
+	if (!cache_dir || !key->build_id || strlen(key->build_id) < 4)
+		return;
+	c->dir = xstrdup(cache_dir);
+	c->name = xasprintf("%s.%s", key->build_id, key->rules);
+	c->key.build_id = xstrdup(key->build_id);
+	c->key.rules = xstrdup(key->rules);
+	c->key.identity = xstrdup(key->identity);
+	dir_fd = open_dir(cache_dir, false, &owner, &group);
+	if (dir_fd < 0)
+		return;
+	fd = openat(dir_fd, c->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	close(dir_fd);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > MAX_ENTRY_SIZE) {
+		close(fd);
+		return;
+	}
+	c->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (c->map == MAP_FAILED) {
+		c->map = NULL;
+		close(fd);
+		return;
+	}
+	c->map_size = (size_t)st.st_size;
+	why = symbol_cache_check(c->map, c->map_size, &c->key, &c->view);
+	if (why) {
+		debug("symbol cache entry '%s/symbols/%s' not used: %s", cache_dir, c->name, why);
+	} else {
+		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
+
+		c->valid = true;
+		futimens(fd, times); /* used now: the trim keeps it longest */
+		debug("symbol cache entry '%s/symbols/%s': %zu addresses", cache_dir, c->name, c->view.address_count);
+	}
+	close(fd);
+}
+
+static size_t address_slot(uint64_t address, size_t slot_count)
+{
+	address ^= address >> 29;
+	address *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(address ^ (address >> 32)) & (slot_count - 1);
+}
+
+/* The pending answer for address, or NULL. */
+static const struct symbol_cache_pending *pending_find(const struct symbol_cache *c, uint64_t address)
+{
+	if (!c->slot_count)
+		return NULL;
+	for (size_t i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
+		if (c->pending[c->pending_slots[i] - 1].address == address)
+			return &c->pending[c->pending_slots[i] - 1];
+	return NULL;
+}
+
+static struct profile_frame *copy_frames(const struct profile_frame *frames, uint32_t count)
+{
+	struct profile_frame *out = count ? xcalloc(count, sizeof(*out)) : NULL;
+
+	for (uint32_t i = 0; i < count; i++) {
+		out[i] = frames[i];
+		out[i].function = frames[i].function ? xstrdup(frames[i].function) : NULL;
+		out[i].system_name = frames[i].system_name ? xstrdup(frames[i].system_name) : NULL;
+		out[i].file = frames[i].file ? xstrdup(frames[i].file) : NULL;
+	}
+	return out;
+}
+
+bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
+			 uint32_t *count)
+{
+	const struct symbol_cache_pending *p;
+
+	if (c->valid && symbol_cache_view_find(&c->view, address, frames, count))
+		return true;
+	p = pending_find(c, address);
+	if (!p)
+		return false;
+	*frames = copy_frames(p->frames, p->count);
+	*count = p->count;
+	return true;
+}
+
+bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count)
+{
+	const struct symbol_cache_pending *p;
+
+	if (c->valid && view_find(&c->view, address, frames, count, true))
+		return true;
+	p = pending_find(c, address);
+	if (!p)
+		return false;
+	*frames = p->count ? xmalloc(p->count * sizeof(**frames)) : NULL;
+	if (p->count)
+		memcpy(*frames, p->frames, p->count * sizeof(**frames));
+	*count = p->count;
+	return true;
+}
+
+void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
+{
+	size_t i;
+
+	if (!c->dir || count > SYMBOL_CACHE_MAX_FRAMES || c->pending_count >= UINT32_MAX - 1 ||
+	    pending_find(c, address))
+		return;
+	if (2 * (c->pending_count + 1) > c->slot_count) {
+		c->slot_count = c->slot_count ? 2 * c->slot_count : 1024;
+		free(c->pending_slots);
+		c->pending_slots = xcalloc(c->slot_count, sizeof(*c->pending_slots));
+		for (size_t j = 0; j < c->pending_count; j++) {
+			for (i = address_slot(c->pending[j].address, c->slot_count); c->pending_slots[i];
+			     i = (i + 1) & (c->slot_count - 1))
+				;
+			c->pending_slots[i] = (uint32_t)j + 1;
+		}
+	}
+	GROW(c->pending, c->pending_capacity, c->pending_count + 1);
+	c->pending[c->pending_count++] =
+		(struct symbol_cache_pending){ .address = address, .frames = copy_frames(frames, count), .count = count };
+	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
+		;
+	c->pending_slots[i] = (uint32_t)c->pending_count;
+}
+
+bool symbol_cache_has_symtab(const struct symbol_cache *c)
+{
+	return c->view.header->flags & SYMBOL_CACHE_FLAG_HAS_SYMTAB;
+}
+
+const char *symbol_cache_debug_reason(const struct symbol_cache *c)
+{
+	return string_at(&c->view, c->view.header->debug_reason);
+}
+
+/* ---- writing ------------------------------------------------------------------------------------- */
+
+/* The string pool being written: each distinct string once, found again through a hash table. */
+struct pool {
+	char *bytes;
+	size_t size, capacity;
+	uint32_t *slots; /* offset + 1, 0 for an empty slot */
+	size_t slot_count, used;
+};
+
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void pool_rehash(struct pool *p)
+{
+	size_t count = p->slot_count ? 2 * p->slot_count : 1024;
+	uint32_t *old = p->slots;
+	size_t old_count = p->slot_count;
+
+	p->slots = xcalloc(count, sizeof(*p->slots));
+	p->slot_count = count;
+	for (size_t i = 0; i < old_count; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		for (j = hash_string(p->bytes + old[i] - 1) & (count - 1); p->slots[j]; j = (j + 1) & (count - 1))
+			;
+		p->slots[j] = old[i];
+	}
+	free(old);
+}
+
+/* The offset of s in the pool (added when new); NONE for NULL, or when the pool would pass 4 GiB. */
+static uint32_t pool_add(struct pool *p, const char *s)
+{
+	size_t len, j;
+
+	if (!s)
+		return SYMBOL_CACHE_NONE;
+	if (2 * (p->used + 1) > p->slot_count)
+		pool_rehash(p);
+	for (j = hash_string(s) & (p->slot_count - 1); p->slots[j]; j = (j + 1) & (p->slot_count - 1))
+		if (!strcmp(p->bytes + p->slots[j] - 1, s))
+			return p->slots[j] - 1;
+	len = strlen(s) + 1;
+	if (p->size + len >= SYMBOL_CACHE_NONE - 1)
+		return SYMBOL_CACHE_NONE;
+	GROW(p->bytes, p->capacity, p->size + len);
+	memcpy(p->bytes + p->size, s, len);
+	p->slots[j] = (uint32_t)p->size + 1;
+	p->used++;
+	p->size += len;
+	return (uint32_t)(p->size - len);
+}
+
+static int compare_pending(const void *a, const void *b)
+{
+	const struct symbol_cache_pending *x = a, *y = b;
+
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+struct builder {
+	struct symbol_cache_address *addresses;
+	size_t address_count, address_capacity;
+	struct symbol_cache_frame *frames;
+	size_t frame_count, frame_capacity;
+	struct pool pool;
+};
+
+static void add_answer(struct builder *b, uint64_t address, const struct profile_frame *frames, uint32_t count)
+{
+	GROW(b->addresses, b->address_capacity, b->address_count + 1);
+	b->addresses[b->address_count++] = (struct symbol_cache_address){
+		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
+	GROW(b->frames, b->frame_capacity, b->frame_count + count);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct profile_frame *f = &frames[i];
+
+		b->frames[b->frame_count++] = (struct symbol_cache_frame){
+			.function = pool_add(&b->pool, f->function),
+			.system_name = pool_add(&b->pool, f->system_name),
+			.file = pool_add(&b->pool, f->file),
+			.line = f->line,
+			.column = f->column,
+			.discriminator = f->discriminator,
+			.start_line = f->start_line,
+			.flags = f->inlined ? 1 : 0,
+		};
+	}
+}
+
+/* The entry's bytes: the mapped answers (when valid) merged with the new ones, by address. */
+static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason, size_t *size_out)
+{
+	struct builder b = { 0 };
+	struct symbol_cache_header h = { .version = SYMBOL_CACHE_VERSION, .header_size = sizeof(h) };
+	size_t old = c->valid ? c->view.address_count : 0, i = 0, j = 0, size;
+	char *out;
+
+	memcpy(h.magic, SYMBOL_CACHE_MAGIC, sizeof(h.magic));
+	h.flags = has_symtab ? SYMBOL_CACHE_FLAG_HAS_SYMTAB : 0;
+	h.build_id = pool_add(&b.pool, c->key.build_id);
+	h.rules = pool_add(&b.pool, c->key.rules);
+	h.identity = pool_add(&b.pool, c->key.identity);
+	h.debug_reason = pool_add(&b.pool, debug_reason);
+	sort_array(c->pending, c->pending_count, sizeof(*c->pending), compare_pending);
+	while (i < old || j < c->pending_count) {
+		uint64_t a = i < old ? c->view.addresses[i].address : UINT64_MAX;
+		uint64_t p = j < c->pending_count ? c->pending[j].address : UINT64_MAX;
+
+		if (j < c->pending_count && (i == old || p < a)) {
+			if (!b.address_count || b.addresses[b.address_count - 1].address != p)
+				add_answer(&b, p, c->pending[j].frames, c->pending[j].count);
+			j++;
+		} else {
+			struct profile_frame *frames = NULL;
+			uint32_t count = 0;
+
+			if (symbol_cache_view_find(&c->view, a, &frames, &count))
+				add_answer(&b, a, frames, count);
+			profile_frames_free(frames, count);
+			i++;
+			if (p == a)
+				j++; /* asked again by a run racing with this one: the same answer */
+		}
+	}
+	h.addresses_offset = sizeof(h);
+	h.address_count = b.address_count;
+	h.frames_offset = h.addresses_offset + b.address_count * sizeof(*b.addresses);
+	h.frame_count = b.frame_count;
+	h.strings_offset = h.frames_offset + b.frame_count * sizeof(*b.frames);
+	h.strings_size = b.pool.size;
+	size = (size_t)(h.strings_offset + h.strings_size);
+	h.file_size = size;
+	out = xcalloc(1, size);
+	if (b.address_count) /* memcpy from NULL is undefined even for 0 bytes */
+		memcpy(out + h.addresses_offset, b.addresses, b.address_count * sizeof(*b.addresses));
+	if (b.frame_count)
+		memcpy(out + h.frames_offset, b.frames, b.frame_count * sizeof(*b.frames));
+	memcpy(out + h.strings_offset, b.pool.bytes, b.pool.size);
+	memcpy(out, &h, sizeof(h));
+	h.crc = entry_crc(out, size);
+	memcpy(out, &h, sizeof(h));
+	free(b.addresses);
+	free(b.frames);
+	free(b.pool.bytes);
+	free(b.pool.slots);
+	*size_out = size;
+	return out;
+}
+
+struct dir_entry {
+	char *name;
+	off_t size;
+	time_t used;
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct dir_entry *x = a, *y = b;
+
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+/* Removes the least recently used entries (the newer of atime and mtime) while the directory is over the
+ * cap; temporary files of runs killed halfway go too once an hour old. */
+static void trim(int dir_fd)
+{
+	const char *cap_env = getenv("STACKREC_SYMBOL_CACHE_MB");
+	uint64_t cap = (cap_env && *cap_env ? strtoull(cap_env, NULL, 10) : DEFAULT_CAP_MB) << 20, total = 0;
+	struct dir_entry *entries = NULL;
+	size_t count = 0, capacity = 0;
+	int fd = dup(dir_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (e->d_name[0] == '.') {
+			if (st.st_mtime + 3600 < time(NULL))
+				unlinkat(dir_fd, e->d_name, 0);
+			continue;
+		}
+		GROW(entries, capacity, count + 1);
+		entries[count++] = (struct dir_entry){ .name = xstrdup(e->d_name), .size = st.st_size,
+						       .used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime };
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	if (total > cap) {
+		sort_array(entries, count, sizeof(*entries), by_use);
+		for (size_t i = 0; i < count && total > cap; i++) {
+			if (unlinkat(dir_fd, entries[i].name, 0) == 0) {
+				debug("evicted '%s' from the symbol cache", entries[i].name);
+				total -= (uint64_t)entries[i].size;
+			}
+		}
+	}
+	for (size_t i = 0; i < count; i++)
+		free(entries[i].name);
+	free(entries);
+}
+
+/* Writes the entry as a temporary file in the directory, renamed over the old one. */
+static void write_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason)
+{
+	char tmp[] = ".tmp.XXXXXX";
+	size_t size, done = 0;
+	uid_t owner;
+	gid_t group;
+	char *bytes;
+	int dir_fd = open_dir(c->dir, true, &owner, &group), fd;
+
+	if (dir_fd < 0) {
+		debug("cannot use the symbol cache in '%s': %s", c->dir, strerror(errno));
+		return;
+	}
+	/* mkostemp needs a path: the directory's, through /proc/self/fd, so no symlink above it is followed
+	 * again after open_dir checked it. */
+	char *path = xasprintf("/proc/self/fd/%d/%s", dir_fd, tmp);
+
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		debug("cannot write to the symbol cache '%s': %s", c->dir, strerror(errno));
+		goto out;
+	}
+	memcpy(tmp, path + strlen(path) - strlen(tmp), sizeof(tmp));
+	if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
+		debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
+	bytes = build_entry(c, has_symtab, debug_reason, &size);
+	while (done < size) {
+		ssize_t n = write(fd, bytes + done, size - done);
+
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	free(bytes);
+	if (close(fd) < 0 || done < size || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {
+		debug("cannot write the symbol cache entry '%s': %s", c->name, strerror(errno));
+		unlinkat(dir_fd, tmp, 0);
+		goto out;
+	}
+	debug("symbol cache entry '%s/symbols/%s' written", c->dir, c->name);
+	trim(dir_fd);
+out:
+	free(path);
+	close(dir_fd);
+}
+
+void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *debug_reason)
+{
+	if (c->dir && c->pending_count)
+		write_entry(c, has_symtab, debug_reason);
+	for (size_t i = 0; i < c->pending_count; i++)
+		profile_frames_free(c->pending[i].frames, c->pending[i].count);
+	free(c->pending);
+	free(c->pending_slots);
+	if (c->map)
+		munmap(c->map, c->map_size);
+	free(c->dir);
+	free(c->name);
+	free((char *)c->key.build_id);
+	free((char *)c->key.rules);
+	free((char *)c->key.identity);
+	memset(c, 0, sizeof(*c));
+}
