@@ -114,6 +114,10 @@ static void read_file(const void *data, size_t size)
 	ASSERT(recording_reader_for_each(&r, visit, NULL, RECORDING_WARN_EACH) == 0);
 	recording_reader_warn_damage(&r);
 	ASSERT(r.damage.skipped_bytes <= r.size);
+	/* Frame numbers: a duplicate or out-of-order frame is an intact one; END's count is of blocks read. */
+	ASSERT(r.damage.count[RECORDING_DAMAGE_DUPLICATE] + r.damage.count[RECORDING_DAMAGE_ORDER] <= r.damage.frames);
+	ASSERT(r.damage.numbered_frames + r.damage.count[RECORDING_DAMAGE_DUPLICATE] <= r.damage.frames);
+	ASSERT(!r.damage.has_end || r.damage.blocks_before_end < r.damage.blocks);
 	recording_reader_report_damage(&r);
 	recording_reader_close(&r);
 }

@@ -1752,6 +1752,19 @@ static int write_corpus(const char *dir)
 	file[frames[1].offset + 24] ^= 0x40;
 	write_corpus_file(dir, "flipped.rec", file, size);
 	write_corpus_file(dir, "header-only.rec", file, 32);
+	file[frames[1].offset + 24] ^= 0x40;
+	{
+		/* numbered frames 0, 2, 1, 1: one missing until it comes late, then read twice */
+		size_t f1 = frames[2].offset - frames[1].offset, f2 = size - frames[2].offset;
+		unsigned char *moved = xmalloc(size + f1);
+
+		memcpy(moved, file, frames[1].offset);
+		memcpy(moved + frames[1].offset, file + frames[2].offset, f2);
+		memcpy(moved + frames[1].offset + f2, file + frames[1].offset, f1);
+		memcpy(moved + size, file + frames[1].offset, f1);
+		write_corpus_file(dir, "frames-moved-twice.rec", moved, size + f1);
+		free(moved);
+	}
 	free(file);
 
 	/* raw block streams: every type, growth, malformed bodies */
