@@ -121,7 +121,9 @@ unit-tests: $(TEST_BINS)
 
 # make fuzz [FUZZ_SECONDS=60]: builds the libFuzzer target tests/fuzz/fuzz-recording.c with clang (needs
 # libclang-rt-14-dev) and fuzzes the recording reader for FUZZ_SECONDS from the seeds in tests/fuzz/corpus/,
-# keeping what it learns in $(OUT)/fuzz/corpus/ and any crashing input in $(OUT)/fuzz/crash-*.
+# keeping what it learns in $(OUT)/fuzz/corpus/ and any crashing input in $(OUT)/fuzz/crash-*; the same for
+# each parser's target (FUZZ_PARSERS below) and the unwinder's (fuzz-unwind), then runs the damage campaign
+# (fuzz-damage, below).
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
@@ -179,7 +181,10 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
 
-DAMAGE_VARIANTS ?= 250
+# Variants a recording (12 recordings: 6 fixtures, as checked in and numbered): on the plain build, and fewer on
+# the ASan+UBSan build, which runs several times slower.
+DAMAGE_VARIANTS ?= 170
+DAMAGE_VARIANTS_SANITIZE ?= 50
 
 .PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers
@@ -188,7 +193,7 @@ fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
 fuzz-damage-build: $(OUT)/fuzz/damage
 $(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)): fuzz-%-build: $(OUT)/fuzz/fuzz-%
 
-fuzz: fuzz-build fuzz-parsers fuzz-damage
+fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-damage
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
 	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
 		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \
@@ -206,7 +211,8 @@ fuzz-parsers: $(patsubst %,$(OUT)/fuzz/fuzz-%,$(FUZZ_PARSERS))
 # Both builds: the plain one, and the ASan+UBSan one built here if it is not there.
 fuzz-damage: $(OUT)/fuzz/damage $(STACKREC)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 build-sanitize/stackrec
-	$(Q)tests/fuzz/damage-campaign.sh -n $(DAMAGE_VARIANTS) $(OUT)/fuzz/damage ./$(STACKREC) build-sanitize/stackrec
+	$(Q)tests/fuzz/damage-campaign.sh -n $(DAMAGE_VARIANTS) -s 7 $(OUT)/fuzz/damage ./$(STACKREC)
+	$(Q)tests/fuzz/damage-campaign.sh -n $(DAMAGE_VARIANTS_SANITIZE) -s 8 $(OUT)/fuzz/damage build-sanitize/stackrec
 
 fuzz-unwind: fuzz-unwind-build
 	$(Q)mkdir -p $(OUT)/fuzz/unwind-corpus

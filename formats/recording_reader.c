@@ -261,15 +261,22 @@ static bool check_frame(struct recording_reader *r, size_t len, size_t off, bool
 	return true;
 }
 
-/* At the end of a whole pass: the frames missing, and END's count where nothing else explains a difference. */
-static void finish_frames(struct recording_reader *r)
+/*
+ * At the end of a pass: the frames missing, and END's count where nothing else explains a difference, when the
+ * pass was whole (complete); a pass its callback stopped knows neither.
+ */
+static void finish_frames(struct recording_reader *r, bool complete)
 {
 	struct recording_frame_numbers *f = &r->numbers;
 	struct recording_damage *d = &r->damage;
 
 	if (!d->numbered_frames) {
 		d->count[RECORDING_DAMAGE_UNNUMBERED] = 0; /* a file of format 1.1: no frame has a number */
-	} else {
+		memset(d->first[RECORDING_DAMAGE_UNNUMBERED], 0, sizeof(d->first[RECORDING_DAMAGE_UNNUMBERED]));
+	}
+	if (!complete)
+		return;
+	if (d->numbered_frames) {
 		uint64_t absent = f->max - (f->count - 1); /* numbers 0..max not read */
 
 		d->count[RECORDING_DAMAGE_MISSING] = absent > f->bad_before_max ? absent - f->bad_before_max : 0;
@@ -368,8 +375,10 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 		off = frame_end;
 		release_pages_below(r, &released, off);
 	}
-	finish_frames(r);
+	finish_frames(r, true);
 done:
+	if (ret)
+		finish_frames(r, false);
 	if (warn == RECORDING_WARN_SUMMARY)
 		recording_reader_warn_damage(r);
 	return ret;
