@@ -61,6 +61,20 @@ test_expect_success 'a removed frame: info and convert say it, exit 3, and conve
 	test -s removed.folded
 '
 
+test_expect_success 'archive of a recording with a frame missing: the archive, the damage said, exit 3' '
+	exits_3 stackrec archive removed.rec -o removed.archive --no-cache --debug-dir "$FIXTURES/debug" 2>err &&
+	grep "1 frame missing" err &&
+	grep "^stackrec: archived [0-9]* files" err &&
+	stackrec info removed.archive >/dev/null
+'
+
+test_expect_success 'convert --archive of an archive that cannot be read: the output, exit 3' '
+	exits_3 stackrec convert chain.rec --archive no-such.archive --symfs "$FIXTURES/sysroot" --no-cache \
+		--debug-dir "$FIXTURES/debug" >out 2>err &&
+	test_cmp whole.folded out &&
+	grep "cannot open .no-such.archive." err
+'
+
 test_expect_success 'a duplicated frame is read once: the same samples as the whole file; exit 3' '
 	splice twice.rec 0 7 7 19 &&
 	exits_3 stackrec info twice.rec >out 2>err &&
