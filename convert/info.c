@@ -322,6 +322,7 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	printf("file:\n");
 	printf("  %-20s %u.%u\n", "format version", r->header.version_major, r->header.version_minor);
 	printf("  %-20s %zu bytes in %" PRIu64 " frames\n", "size", r->size, r->damage.frames);
+	printf("  %-20s %s\n", "frame numbers", r->damage.numbered_frames ? "yes" : "no (written before format 1.2)");
 	printf("  %-20s %s\n", "complete", r->damage.has_end && !r->damage.truncated ? "yes (end marker)" : "no");
 }
 

@@ -24,6 +24,7 @@ test_expect_success 'a recording rewritten with numbered frames reads whole' '
 	grep "^  samples  *150$" out &&
 	grep "^  format version  *1\.2$" out &&
 	grep "^  size  *[0-9]* bytes in 20 frames$" out &&
+	grep "^  frame numbers  *yes$" out &&
 	stackrec convert chain.rec --symfs "$FIXTURES/sysroot" --no-cache --debug-dir "$FIXTURES/debug" >whole.folded
 '
 
@@ -129,7 +130,8 @@ test_expect_success 'format 1.1 (no frame numbers): a removed or doubled frame i
 
 test_expect_success 'format 1.1 fixtures still read whole, exit 0' '
 	for f in "$FIXTURES"/*.rec; do
-		stackrec info "$f" >out 2>err && test ! -s err || return 1
+		stackrec info "$f" >out 2>err && test ! -s err &&
+		grep "^  frame numbers  *no (written before format 1.2)$" out || return 1
 	done
 '
 
