@@ -183,8 +183,8 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 
 # Variants a recording (12 recordings: 6 fixtures, as checked in and numbered): on the plain build, and fewer on
 # the ASan+UBSan build, which runs several times slower.
-DAMAGE_VARIANTS ?= 170
-DAMAGE_VARIANTS_SANITIZE ?= 50
+DAMAGE_VARIANTS ?= 400
+DAMAGE_VARIANTS_SANITIZE ?= 250
 
 .PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers

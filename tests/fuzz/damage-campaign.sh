@@ -6,7 +6,7 @@
 #
 #   DAMAGE     the variant maker, tests/fuzz/damage.c built (`make fuzz-damage-build`)
 #   STACKREC   one or more builds to run on every variant: the plain one and build-sanitize/stackrec
-#   -n N       variants per recording (default 170): the systematic ones (cuts at every boundary, each
+#   -n N       variants per recording (default 400): the systematic ones (cuts at every boundary, each
 #              frame removed, duplicated and swapped) and random ones (cuts, bit flips, frames removed,
 #              duplicated anywhere and swapped, oversized block sizes and counts) up to N
 #   -b N       blocks per frame of the numbered copies (default 8; more gives fewer frames, fewer variants)
@@ -24,7 +24,7 @@
 # dies of a signal or prints a sanitizer report is a crash; one that outlives its timeout (10 s, 60 s under
 # a sanitizer) a hang. Exits 1 when any of that went wrong, with the variants kept in DIR/failed/.
 set -u
-n=170 blocks=8 seed=1 jobs=$(nproc 2>/dev/null || echo 2) formats=folded,pprof,speedscope recs= work=
+n=400 blocks=8 seed=1 jobs=$(nproc 2>/dev/null || echo 2) formats=folded,pprof,speedscope recs= work=
 src=$(cd "$(dirname "$0")/../.." && pwd)
 while getopts n:b:s:j:f:r:w: opt; do
 	case $opt in
