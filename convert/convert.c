@@ -86,7 +86,8 @@ static void usage(FILE *out)
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
-		"See docs/convert.md.\n");
+		"Exits 0; 3 (partial) when the output was written from a damaged or incomplete recording or\n"
+		"archive; 1 when nothing could be written; 2 for bad usage. See docs/convert.md.\n");
 }
 
 /* Pass 1. */
