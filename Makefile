@@ -6,6 +6,8 @@
 #   make fixtures     rebuild fixtures/ recordings and expected outputs (needs root and BPF)
 #   make bench        measure stackrec against perf side by side (bench/run.sh; about 8 minutes, BENCH_QUICK=1
 #                     about 2) and write the table to docs/performance.md; a benchmark, not part of `make check`
+#   make stress       a 60 s system-wide recording under exec storms and 64 threads (bench/stress.sh): samples,
+#                     lost, peak memory, convert time, unnamed processes, written to docs/performance.md
 #   V=1               show full commands
 #
 # Sources are found by wildcard: a new file in record/, convert/ or formats/ needs no Makefile change.
@@ -18,7 +20,7 @@ OUT := build
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
-TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl
+TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
 # frame pointers), libc's symbols (__libc_start_call_main).
 BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk
@@ -63,14 +65,14 @@ ifeq ($(SANITIZE),1)
 STACKREC := $(OUT)/stackrec
 endif
 
-.PHONY: all deps check demo fixtures bench clean unit-tests
+.PHONY: all deps check demo fixtures bench stress clean unit-tests
 .SECONDARY:
 .SECONDEXPANSION:
 all: deps $(STACKREC)
 
 deps:
 	@missing=; for p in $(BUILD_PACKAGES) $(if $(filter check demo fixtures,$(MAKECMDGOALS)),$(TEST_PACKAGES)) \
-			$(if $(filter bench,$(MAKECMDGOALS)),$(BENCH_PACKAGES)); do \
+			$(if $(filter bench,$(MAKECMDGOALS)),$(BENCH_PACKAGES)) $(if $(filter stress,$(MAKECMDGOALS)),gcc time); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -237,6 +239,9 @@ fixtures: deps $(STACKREC)
 bench: deps $(if $(BENCH_STACKREC),,$(STACKREC))
 	$(Q)STACKREC=$(if $(BENCH_STACKREC),$(abspath $(BENCH_STACKREC)),$(CURDIR)/$(STACKREC)) BENCH_QUICK=$(BENCH_QUICK) \
 		bench/run.sh
+
+stress: deps $(if $(BENCH_STACKREC),,$(STACKREC))
+	$(Q)STACKREC=$(if $(BENCH_STACKREC),$(abspath $(BENCH_STACKREC)),$(CURDIR)/$(STACKREC)) bench/stress.sh
 
 clean:
 	rm -rf build build-sanitize stackrec

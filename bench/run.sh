@@ -7,6 +7,8 @@
 #   C. stack completeness: how often stacks of Debian's programs built without frame pointers (python3, xz,
 #      sqlite3) and of a gcc -O2 C program reach their root, mean depth, share with an [unknown] frame;
 #   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
+#   E. probe cost: slowdown of a target whose function is called about a million times a second under
+#      record --probe on that function, hits per second, lost hits.
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -16,6 +18,7 @@
 #   BENCH_QUICK=1     about 2 minutes instead of about 8: 999 Hz only, shorter workloads
 #   BENCH_DOC=FILE    write the table there instead of docs/performance.md ('-': nowhere)
 #   PYTHON=PATH       the python3 to profile in C (default /usr/bin/python3, Debian's, not a pyenv shim)
+#   BENCH_SECTIONS="A B C D E"  run only these sections (default all); the table then has only those
 # Modes that this stackrec cannot record (`record --call-graph` missing from its --help) are reported as
 # "n/a (not supported by this build)"; the current default is measured as "fp".
 set -eu
@@ -27,6 +30,8 @@ stackrec=${STACKREC:-$root/stackrec}
 quick=${BENCH_QUICK:-0}
 doc=${BENCH_DOC:-$root/docs/performance.md}
 python=${PYTHON:-/usr/bin/python3}
+sections=${BENCH_SECTIONS:-A B C D E}
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 NA="n/a (not supported by this build)"
 
 die() {
@@ -52,6 +57,7 @@ need xz xz-utils
 need sqlite3 sqlite3
 need timeout coreutils
 need awk mawk
+node=$(command -v node || command -v nodejs || true) # optional: B's JIT workload
 [ -x "$python" ] || die "no python3 at '$python': install the Debian package python3 (or set PYTHON=PATH)"
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' ||
@@ -81,6 +87,7 @@ if [ "$quick" = 1 ]; then
 	a_seconds=0.5 # the workload's unprofiled run time in A
 	b_seconds=3   # ... in B: long enough that the conversion's start-up (opening libc's debug file) is not all
 	c_seconds=3   # how long each workload in C is recorded
+	node_seconds=3 # B's node workload
 	text_mb=10
 else
 	freqs="99 999 4999"
@@ -88,9 +95,11 @@ else
 	a_seconds=1
 	b_seconds=10  # about 50,000 samples: a profile, not a start-up time
 	c_seconds=8
+	node_seconds=8 # about 8,000 samples at node_hz; perf's dwarf recording of it is about 70 MB
 	text_mb=50
 fi
 b_hz=4999
+node_hz=999
 c_hz=999
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/stackrec-bench.XXXXXX")
@@ -120,8 +129,10 @@ median() {
 # build-ID cache, and on a shared VM intermittently, about every other run, with a fresh --buildid-dir and
 # with -N too (an oversized build ID somewhere; not pinned down). The target has run to its end by then (its
 # own timing stands), but perf.data is unusable. Retried
-# up to 8 times: from the 2nd attempt with a fresh --buildid-dir, from the 3rd also with -N (no build-ID
-# cache). Every abort is counted and reported with the table.
+# up to 12 times: from the 2nd attempt with a fresh --buildid-dir, from the 3rd also with -N (no build-ID
+# cache). Not -B (no build IDs at all): perf script then reads the build notes of the binaries itself and
+# aborts every time on node's and libc's (annobin's .gnu.build.attributes). Every abort is counted and
+# reported with the table.
 # Usage: perf_record DATA LOG RECORD-ARGS... -- COMMAND...
 perf_aborts=0
 perf_aborts_n=0
@@ -130,7 +141,7 @@ perf_record() {
 	shift 2
 	topopts=("${perf_top[@]}")
 	recopts=()
-	for attempt in 1 2 3 4 5 6 7 8; do
+	for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		rm -f "$data"
 		rc=0
 		# in a subshell, so that the shell's "Aborted" line goes to the log too
@@ -146,11 +157,12 @@ perf_record() {
 		[ -s "$data" ] || die "perf record wrote no '$data' (exit $rc): $(tail -n 3 "$log")"
 		return 0
 	done
-	die "perf record aborted 8 times in a row: $(tail -n 3 "$log")"
+	die "perf record aborted 12 times in a row: $(tail -n 3 "$log")"
 }
 
 # perf_tool LOG OUT PERF-ARGS...: perf "${perf_top[@]}" PERF-ARGS > OUT, retried like perf_record when it
-# aborts; sets T_NS to the wall time of the attempt that succeeded.
+# aborts; sets T_NS to the wall time of the attempt that succeeded. With PERF_SOFT=1 it returns 1 after the
+# last abort instead of ending the bench (B's node rows then say perf failed).
 perf_tool() {
 	local log=$1 outf=$2 attempt rc t0
 	shift 2
@@ -167,6 +179,7 @@ perf_tool() {
 		[ "$rc" -eq 0 ] || die "perf $* failed (exit $rc): $(tail -n 3 "$log")"
 		return 0
 	done
+	[ "${PERF_SOFT:-0}" = 1 ] && return 1
 	die "perf $1 aborted 5 times in a row: $(tail -n 3 "$log")"
 }
 
@@ -269,6 +282,7 @@ table=$work/table.txt
 out() { printf "$@" >>"$table"; }
 
 # --- A. record cost -------------------------------------------------------------------------------------
+if want A; then
 
 note "A. record cost: $a_iter iterations of cpu-fp, $reps runs per mode at $freqs Hz"
 mkdir -p "$work/a"
@@ -323,58 +337,90 @@ for hz in $freqs; do
 done
 out '\n'
 
-# --- B. convert speed -----------------------------------------------------------------------------------
+fi
 
-note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz"
+# --- B. convert speed -----------------------------------------------------------------------------------
+if want B; then
+
+note "B. convert speed: $b_iter iterations of cpu-fp recorded at $b_hz Hz; node for ${node_seconds} s"
 mkdir -p "$work/b"
-out 'B. Convert speed: cpu-fp, %s iterations recorded at %s Hz by each tool; samples/s = samples / median\n' "$b_iter" "$b_hz"
-out '   wall time of %s conversions to folded stacks, to /dev/null\n\n' "$reps"
-out '  %-6s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
-out '  %-6s %9s %17s   %9s %17s %15s %15s\n' mode samples "-f folded" samples "+ fold" "-g folded" "perf script"
+out 'B. Convert speed: samples/s = samples / median wall time of %s conversions to folded stacks, to /dev/null;\n' "$reps"
+out '   each workload recorded once by each tool and mode:\n'
+out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
+	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
+out '   perf script and report --no-inline for node (docs/performance.md)\n\n'
+out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "perf" "perf script" "perf report" "stackrec vs"
+out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
-for cg in fp dwarf; do
-	for tool in sr perf; do
-		mode=$tool-$cg
-		mode_supported "$mode" || continue
-		rec=$work/b/$mode.data
-		record_mode "$mode" "$b_hz" "$rec" -- "$work/cpu-fp" "$b_iter"
-		echo "$R_SAMPLES" >"$work/b/$mode.samples"
-		for _ in $(seq 1 "$reps"); do
-			if [ "$tool" = sr ]; then
-				t0=$(now_ns)
-				"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
-					die "stackrec convert failed: $(tail -n 3 "$rec.log")"
-				echo $(($(now_ns) - t0)) >>"$work/b/$mode.convert"
-			else
-				# perf script into a file, then the folding step; the two times summed
-				perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso
-				t0=$(now_ns)
-				awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
-				echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$mode.script"
-				rm -f "$rec.script"
-				perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count
-				echo "$T_NS" >>"$work/b/$mode.report"
-			fi
+# b_workload LABEL HZ PERF-OPTS -- COMMAND...: one row per call-graph mode; PERF-OPTS go to perf script and
+# perf report
+b_workload() {
+	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate ratio
+	shift 4
+	for cg in fp dwarf; do
+		for tool in sr perf; do
+			mode=$tool-$cg
+			mode_supported "$mode" || continue
+			rec=$work/b/$label-$mode.data
+			record_mode "$mode" "$hz" "$rec" -- "$@"
+			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
+			for _ in $(seq 1 "$reps"); do
+				if [ "$tool" = sr ]; then
+					t0=$(now_ns)
+					"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
+						die "stackrec convert failed: $(tail -n 3 "$rec.log")"
+					echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.convert"
+				else
+					# perf script into a file, then the folding step; the two times summed
+					# shellcheck disable=SC2086 # perf_opts: words
+					if PERF_SOFT=1 perf_tool "$rec.log" "$rec.script" script -i "$rec" -F comm,tid,ip,sym,dso $perf_opts; then
+						t0=$(now_ns)
+						awk -f "$here/fold-perf.awk" "$rec.script" >/dev/null
+						echo $((T_NS + $(now_ns) - t0)) >>"$work/b/$label-$mode.script"
+					fi
+					rm -f "$rec.script"
+					# shellcheck disable=SC2086 # perf_opts: words
+					PERF_SOFT=1 perf_tool "$rec.log" /dev/null report -i "$rec" --stdio --no-children -g folded,0,caller,count $perf_opts &&
+						echo "$T_NS" >>"$work/b/$label-$mode.report"
+				fi
+			done
+			rm -f "$rec" "$rec".*
 		done
-		rm -f "$rec" "$rec".*
+		ps=$(cat "$work/b/$label-perf-$cg.samples")
+		script_rate=aborted report_rate=aborted
+		[ ! -s "$work/b/$label-perf-$cg.script" ] || script_rate=$(rate "$ps" "$work/b/$label-perf-$cg.script")
+		[ ! -s "$work/b/$label-perf-$cg.report" ] || report_rate=$(rate "$ps" "$work/b/$label-perf-$cg.report")
+		if mode_supported "sr-$cg"; then
+			ss=$(cat "$work/b/$label-sr-$cg.samples")
+			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
+			ratio=-
+			[ "$script_rate" = aborted ] ||
+				ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
+		else
+			ss=n/a convert_rate="n/a" ratio=n/a
+		fi
+		out '  %-14s %9s %17s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
-	ps=$(cat "$work/b/perf-$cg.samples")
-	script_rate=$(rate "$ps" "$work/b/perf-$cg.script")
-	report_rate=$(rate "$ps" "$work/b/perf-$cg.report")
-	if mode_supported "sr-$cg"; then
-		ss=$(cat "$work/b/sr-$cg.samples")
-		convert_rate=$(rate "$ss" "$work/b/sr-$cg.convert")
-		ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
-	else
-		ss=n/a convert_rate="n/a" ratio=n/a
-	fi
-	out '  %-6s %9s %17s   %9s %17s %15s %15s\n' "$cg" "$ss" "$convert_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
-done
+}
+b_workload cpu-fp "$b_hz" "" -- "$work/cpu-fp" "$b_iter"
+if [ -n "$node" ]; then
+	# node writes /tmp/perf-PID.map for its JIT code (both tools read it); the maps of this run are removed.
+	touch "$work/b/node-start"
+	# --no-inline: with dwarf call chains perf script and report otherwise ask addr2line about every address of
+	# node's 98 MB binary, which has no DWARF to find inlined frames in: over ten minutes for 3,000 samples.
+	b_workload node "$node_hz" --no-inline -- "$node" --perf-basic-prof "$here/workloads/work.js" "$node_seconds"
+	find /tmp -maxdepth 1 -name 'perf-*.map' -type f -newer "$work/b/node-start" -delete
+else
+	out '  %-14s node not installed (Debian package nodejs)\n' node
+fi
 [ "$sr_dwarf" = 1 ] || out '  dwarf: stackrec %s\n' "$NA"
 out '\n'
 
+fi
+
 # --- C. stack completeness ------------------------------------------------------------------------------
+if want C; then
 
 note "C. stack completeness: python3, xz -9, sqlite3, cpu; ${c_seconds} s each at $c_hz Hz"
 mkdir -p "$work/c"
@@ -405,7 +451,10 @@ c_workload sqlite3 sqlite3 __libc_start_call_main -- sqlite3 :memory: ".read $he
 c_workload cpu cpu main -- "$work/cpu" 1000000000000
 out '\n'
 
+fi
+
 # --- D. off-CPU cost ------------------------------------------------------------------------------------
+if want D; then
 
 # A context-switch-heavy target under record --off-cpu: two threads bouncing a byte through pipes switch
 # about 200,000 times a second here, and every switch-out is kept (--min-block-us 1, the default), so
@@ -437,7 +486,7 @@ out 'D. Off-CPU cost: pingpong (two threads, a byte through two pipes), %s round
 out '   slowdown as in A; samples = median off-CPU samples (every switch-out); lost = sum over the runs
 
 '
-out '  %-22s %9s %9s %9s %6s %12s
+out '  %-26s %9s %9s %9s %6s %12s
 ' profiler slowdown "(cpu)" samples lost bytes/sample
 if [ "$sr_dwarf" = 1 ]; then
 	d_base=$(median <"$work/d/none.wall")
@@ -447,7 +496,7 @@ if [ "$sr_dwarf" = 1 ]; then
 		slow_cpu=$(median <"$work/d/$mode.cpu" | awk -v b="$d_base_cpu" '{ printf "%.3fx", $1 / b }')
 		samples=$(cut -d' ' -f1 "$work/d/$mode.counts" | median)
 		read -r lost bps < <(awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/d/$mode.counts")
-		out '  %-22s %9s %9s %9s %6s %12s
+		out '  %-26s %9s %9s %9s %6s %12s
 ' "stackrec --off-cpu $mode" "$slow" "$slow_cpu" "$samples" "$lost" "$bps"
 	done
 else
@@ -456,6 +505,59 @@ else
 fi
 out '
 '
+
+fi
+
+# --- E. probe cost --------------------------------------------------------------------------------------
+
+# fixtures/probe_hot.c calls hot_call(n, tag) about a million times a second (about 1 µs of work a call).
+# Recorded as a user would (on-CPU sampling at the default 99 Hz too), --no-signals and --metrics-interval 0
+# so that only the probe differs: "probe" captures n and the string tag (str(tag)), "probe, no args" only
+# the hit itself. Every call is a uprobe trap; the slowdown is the cost of a hit times a million.
+if want E && "$stackrec" record --help 2>&1 | grep -q -- --probe; then
+e_calls=$([ "$quick" = 1 ] && echo 300000 || echo 1000000)
+note "E. probe cost: probe_hot, $e_calls calls, $reps runs per mode"
+mkdir -p "$work/e"
+gcc -O1 -g -fno-omit-frame-pointer -o "$work/probe_hot" "$root/fixtures/probe_hot.c"
+for _ in $(seq 1 "$reps"); do
+	for mode in none args noargs; do
+		case $mode in
+		none) "$work/probe_hot" "$e_calls" "$work/e/time" >/dev/null ;;
+		*)
+			spec="$work/probe_hot:hot_call(n, str(tag))"
+			[ "$mode" = args ] || spec="$work/probe_hot:hot_call()"
+			"$stackrec" record --no-signals --metrics-interval 0 --probe "$spec" -o "$work/e/rec" -- \
+				"$work/probe_hot" "$e_calls" "$work/e/time" >/dev/null 2>"$work/e/rec.log" ||
+				die "stackrec record --probe failed: $(tail -n 3 "$work/e/rec.log")"
+			sed -n 's/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p' "$work/e/rec.log" \
+				>>"$work/e/$mode.counts"
+			rm -f "$work/e/rec" "$work/e/rec".*
+			;;
+		esac
+		cut -d' ' -f1 "$work/e/time" >>"$work/e/$mode.wall"
+		cut -d' ' -f2 "$work/e/time" >>"$work/e/$mode.cpu"
+	done
+done
+e_base=$(median <"$work/e/none.wall")
+e_base_cpu=$(median <"$work/e/none.cpu")
+out 'E. Probe cost: probe_hot, %s calls of hot_call (%s calls/s unprofiled, median), %s runs each;\n' "$e_calls" \
+	"$(awk -v n="$e_calls" -v w="$e_base" 'BEGIN { printf "%.0f", n / (w / 1e9) }')" "$reps"
+out '   slowdown as in A; hits/s = hits / median profiled wall time of the loop; hits = median; lost = sum\n\n'
+out '  %-28s %9s %9s %11s %9s %6s\n' profiler slowdown "(cpu)" hits/s hits lost
+for mode in args noargs; do
+	slow=$(median <"$work/e/$mode.wall" | awk -v b="$e_base" '{ printf "%.3fx", $1 / b }')
+	slow_cpu=$(median <"$work/e/$mode.cpu" | awk -v b="$e_base_cpu" '{ printf "%.3fx", $1 / b }')
+	hits=$(cut -d' ' -f1 "$work/e/$mode.counts" | median)
+	lost=$(awk '{ l += $2 } END { print l + 0 }' "$work/e/$mode.counts")
+	per_s=$(median <"$work/e/$mode.wall" | awk -v h="$hits" '{ printf "%.0f", h / ($1 / 1e9) }')
+	label="stackrec --probe (n, str)"
+	[ "$mode" = args ] || label="stackrec --probe ()"
+	out '  %-28s %9s %9s %11s %9s %6s\n' "$label" "$slow" "$slow_cpu" "$per_s" "$hits" "$lost"
+done
+out '\n'
+elif want E; then
+	out 'E. Probe cost: stackrec %s\n\n' "$NA"
+fi
 
 # --- report ---------------------------------------------------------------------------------------------
 
@@ -468,7 +570,7 @@ kconfig=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2
 	echo "Machine: Linux $(uname -r), ${cpu_model:-unknown CPU}, $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "Tools: $("$stackrec" --version 2>/dev/null | head -n 1) ($stackrec), $(perf --version), $("$python" --version 2>&1), xz $(xz --version | awk 'NR == 1 { print $NF }'), sqlite3 $(sqlite3 --version | awk '{ print $1 }')"
 	echo "Sampling event: stackrec ${sr_event:-?}, perf ${perf_event:-?}; IRQ time accounting $kconfig"
-	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full), $elapsed s"
+	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full)$([ "$sections" = "A B C D E" ] || echo ", sections $sections only"), $elapsed s"
 	if [ "$perf_aborts" -gt 0 ]; then
 		echo "perf aborted $perf_aborts times (assertion failed at util/build-id.c:1010, then stack smashing);"
 		echo "  each time retried: fresh --buildid-dir, from the 3rd attempt also -N ($perf_aborts_n aborts with -N too)"

@@ -13,8 +13,19 @@
  * a target when its tgid is in `targets` with TARGET_FOLLOWED. The recorder puts the spawned command (as
  * TARGET_BEFORE_EXEC until it execs: before that it is a copy of the recorder, not the user's program) or
  * the -p PIDs there; on_fork adds the children of targets as they are created (threads share the tgid),
- * on_exit marks a process whose last thread exited.
+ * on_exit marks a process whose last thread exited. With -t (match_tid) the keys are thread ids instead, as
+ * perf record -t: those threads only, no child followed, each marked when it exits.
  * With -a (record_all) every process except the idle task is sampled.
+ *
+ * Events (record --signals, --exceptions) and probes (--probe) go through the same ring buffer, so that the
+ * file keeps them in the order they happened:
+ *   - on_signal: a fatal signal delivered to a target thread becomes an event sample, built by take_sample as
+ *     an on-CPU sample is, followed by a struct event_info (the signal, and the process's counters read
+ *     here, since the process may be gone before the recorder reads the ring buffer);
+ *   - on_throw: the same at the entry of libstdc++'s __cxa_throw, with the thrown type's name;
+ *   - probe_hit: one uprobe program for every --probe, told apart by the attach cookie; the argument
+ *     registers, the CFA and the strings asked for, raw.
+ * None of them waits: a full ring buffer drops the record and counts it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -24,6 +35,7 @@
 #include "profile.h"
 
 const volatile bool record_all = false;
+const volatile bool match_tid = false;	   /* -t: `targets` holds thread ids, and no child is followed */
 const volatile __u64 period_ns = 0;
 const volatile bool dwarf_mode = false;	   /* --call-graph dwarf: copy the stack, do not walk it */
 const volatile __u32 stack_copy = 0;	   /* bytes of user stack to copy (dwarf: SIZE; fp: a few words) */
@@ -31,6 +43,7 @@ const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much i
 const volatile __u64 min_block_ns = 1000;    /* off-CPU: shorter intervals are not recorded */
 const volatile __u64 max_block_ns = ~0ull;   /* off-CPU: nor longer ones */
 const volatile int off_cpu_state = OFF_CPU_STATE_ALL;
+const volatile __u64 page_size = 4096; /* for the metrics of an event: set by the recorder */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,6 +88,68 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost_samples SEC(".maps");
+
+/* Probe hits [0] and event samples [1] dropped because the ring buffer was full, per CPU. */
+#define LOST_PROBE_HITS 0
+#define LOST_EVENT_SAMPLES 1
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_probe SEC(".maps");
+
+/* Event samples are built apart from on-CPU samples: a sampling interrupt (NMI) may come while one is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_event);
+} event_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct event_info);
+} event_infos SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct probe_hit_event);
+} hit_scratch SEC(".maps");
+
+/*
+ * Whether this CPU's hit slot [SLOT_HIT] or event slots [SLOT_EVENT] are being filled. A uprobe or tracepoint
+ * program runs with migration disabled but may be preempted on a preemptible kernel, and another task on
+ * this CPU may then run the same program: it finds the slot taken and counts its record as lost rather than
+ * write over one half built.
+ */
+#define SLOT_HIT 0
+#define SLOT_EVENT 1
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_busy SEC(".maps");
+
+static __always_inline void count_lost_probe(__u32 which);
+
+/* The slot, marked busy; NULL (and the record counted lost in lost_probe[lost]) when it is taken. */
+static __always_inline __u32 *claim_slot(__u32 which, __u32 lost)
+{
+	__u32 *busy = bpf_map_lookup_elem(&slot_busy, &which);
+
+	if (!busy || *busy) {
+		count_lost_probe(lost);
+		return NULL;
+	}
+	*busy = 1;
+	return busy;
+}
 
 /* Holds the side-band perf events (mmap, comm, fork, exit records) for libbpf's perf_buffer. */
 struct {
@@ -235,17 +310,42 @@ static __always_inline void take_sample(void *ctx, struct sample_event *e, __u16
 	e->kernel_depth = n < 0 ? 0 : n / sizeof(__u64);
 }
 
-/* Sends e with its stack bytes cut to their used length; a full ring buffer counts a lost sample. */
-static __always_inline void send(struct sample_event *e, const __u32 stack_max)
+static __always_inline __u64 wakeup_flags(void)
 {
-	__u64 size = e->user_regs.stack_size, flags;
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void count_lost_probe(__u32 which)
+{
+	__u64 *lost = bpf_map_lookup_elem(&lost_probe, &which);
+
+	if (lost)
+		(*lost)++;
+}
+
+/*
+ * Sends e with its stack bytes cut to their used length, and for an event sample info after them (the
+ * slack past stack_max leaves room for it); a full ring buffer counts a lost sample or event.
+ */
+static __always_inline void send(struct sample_event *e, const __u32 stack_max, struct event_info *info)
+{
+	__u64 size = e->user_regs.stack_size;
 
 	if (size > stack_max)
 		size = stack_max;
+	if (info) {
+		if (bpf_probe_read_kernel(e->stack + size, sizeof(*info), info))
+			return;
+		e->flags |= SAMPLE_EVENT_INFO;
+		size += sizeof(*info);
+	}
 	size += __builtin_offsetof(struct sample_event, stack);
-	flags = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&samples, e, size, flags))
-		count_lost();
+	if (bpf_ringbuf_output(&samples, e, size, wakeup_flags())) {
+		if (info)
+			count_lost_probe(LOST_EVENT_SAMPLES);
+		else
+			count_lost();
+	}
 }
 
 SEC("perf_event")
@@ -254,13 +354,15 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sample_event *e;
 
-	if (!followed(bpf_get_current_pid_tgid() >> 32))
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!followed(match_tid ? (__u32)id : id >> 32))
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!e)
 		return 0;
 	take_sample(ctx, e, SAMPLE_KIND_ON_CPU, USER_STACK_MAX, 0);
-	send(e, USER_STACK_MAX);
+	send(e, USER_STACK_MAX, NULL);
 	return 0;
 }
 
@@ -288,7 +390,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now, delta;
 
 	/* prev is the current task: its stacks are readable here, as the sampler reads them. */
-	if (followed(prev->tgid) && blocking_state(prev)) {
+	if (followed(match_tid ? prev->pid : prev->tgid) && blocking_state(prev)) {
 		e = bpf_task_storage_get(&blocked, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (e) {
 			/* The two innermost kernel frames are this program and bpf_trace_run4, not the thread's. */
@@ -305,7 +407,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	delta = now - e->time_ns;
 	if (delta >= min_block_ns && delta <= max_block_ns) {
 		e->weight = delta;
-		send((struct sample_event *)e, OFF_CPU_STACK_MAX);
+		send((struct sample_event *)e, OFF_CPU_STACK_MAX, NULL);
 	}
 	e->time_ns = 0; /* sent or dropped: the slot is free */
 	return 0;
@@ -317,7 +419,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 parent_pid = parent->tgid, child_pid = child->tgid;
 	__u8 followed = TARGET_FOLLOWED, *target;
 
-	if (record_all || parent_pid == child_pid)
+	if (record_all || match_tid || parent_pid == child_pid)
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &parent_pid);
 	if (target && *target == TARGET_FOLLOWED && bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY)) {
@@ -341,10 +443,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
-	__u32 pid = task->tgid;
+	__u32 pid = match_tid ? task->pid : task->tgid;
 	__u8 *target;
 
-	if (record_all || task->signal->live.counter != 0)
+	/* With -t a target is a thread: gone when it exits. */
+	if (record_all || (!match_tid && task->signal->live.counter != 0))
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &pid);
 	if (target)
@@ -361,6 +464,222 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 
 	if (target && *target == TARGET_BEFORE_EXEC)
 		*target = TARGET_FOLLOWED;
+	return 0;
+}
+
+/* --- events and probes ------------------------------------------------------------------------------ */
+
+struct thread_sum {
+	struct list_head *head, *pos;
+	__u64 user, system;
+};
+
+/* One step of the walk over a process's threads (signal->thread_head, task->thread_node) for bpf_loop. */
+static long add_thread_time(__u32 i, void *data)
+{
+	struct thread_sum *s = data;
+	struct list_head *next = NULL;
+	struct task_struct *t;
+
+	if (bpf_probe_read_kernel(&next, sizeof(next), &s->pos->next) || !next || next == s->head)
+		return 1;
+	t = (void *)next - bpf_core_field_offset(struct task_struct, thread_node);
+	s->user += BPF_CORE_READ(t, utime);
+	s->system += BPF_CORE_READ(t, stime);
+	s->pos = next;
+	return 0;
+}
+
+static __always_inline __u64 rss_pages(struct mm_struct *mm, int counter)
+{
+	__s64 n = BPF_CORE_READ(mm, rss_stat[counter].count); /* percpu_counter_read: per-CPU deltas not folded */
+
+	return n > 0 ? n : 0;
+}
+
+/*
+ * The counters of task's process, as /proc/PID/stat would give them at this moment: threads, CPU time (the
+ * exited threads' in signal->utime/stime plus every live thread's), RSS (file, anon and shmem pages) and
+ * virtual size. Read here because after a fatal signal the process may be gone when user space looks.
+ */
+static __always_inline void take_metrics(struct event_info *info, struct task_struct *task)
+{
+	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct thread_sum s = { 0 };
+	__u32 threads;
+
+	info->metrics_ok = 0;
+	if (!sig || !mm)
+		return;
+	threads = BPF_CORE_READ(sig, nr_threads);
+	s.head = &sig->thread_head;
+	s.pos = s.head;
+	s.user = BPF_CORE_READ(sig, utime);
+	s.system = BPF_CORE_READ(sig, stime);
+	/* a thread more than counted: one may have been created since nr_threads was read */
+	if (bpf_loop(threads + 1 < 65536 ? threads + 1 : 65536, add_thread_time, &s, 0) < 0)
+		return;
+	info->threads = threads;
+	info->user_time_ns = s.user;
+	info->system_time_ns = s.system;
+	info->rss_bytes = (rss_pages(mm, 0) + rss_pages(mm, 1) + rss_pages(mm, 3)) * page_size; /* MM_FILEPAGES,
+												 MM_ANONPAGES, MM_SHMEMPAGES */
+	info->vm_bytes = BPF_CORE_READ(mm, total_vm) * page_size;
+	info->metrics_ok = 1;
+}
+
+static __always_inline struct event_info *new_event_info(__u32 type)
+{
+	__u32 zero = 0;
+	struct event_info *info = bpf_map_lookup_elem(&event_infos, &zero);
+
+	if (!info)
+		return NULL;
+	info->type = type;
+	info->signo = 0;
+	info->code = 0;
+	info->name_size = 0;
+	info->address = 0;
+	info->reserved = 0;
+	info->name[0] = 0;
+	return info;
+}
+
+/* Builds the event sample of the current thread (its stacks as the recording's on-CPU samples are taken)
+ * and sends it with info. kernel_skip: frames of the BPF machinery at the top of the kernel stack. */
+static __always_inline void send_event(void *ctx, struct event_info *info, const __u64 kernel_skip)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sample_event *e = bpf_map_lookup_elem(&event_scratch, &cpu);
+
+	if (!e)
+		return;
+	take_sample(ctx, e, SAMPLE_KIND_EVENT, USER_STACK_MAX, kernel_skip);
+	e->weight = 0;
+	take_metrics(info, bpf_get_current_task_btf());
+	send(e, USER_STACK_MAX, info);
+}
+
+
+/*
+ * A signal about to be acted on by a target thread (get_signal: handler, default action, or ignored). The
+ * fatal kinds are recorded whether or not the program handles them (docs/recording.md says why); ignored
+ * ones are not (a fault the kernel forces is never ignored). The thread is the current task: its user
+ * registers are those of the faulting instruction.
+ */
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	struct event_info *ev;
+	__u32 *busy;
+
+	if (sig != 11 && sig != 7 && sig != 8 && sig != 4 && sig != 6 && sig != 5) /* SEGV BUS FPE ILL ABRT TRAP */
+		return 0;
+	if (!followed(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (ka && (unsigned long)ka->sa.sa_handler == 1) /* SIG_IGN */
+		return 0;
+	busy = claim_slot(SLOT_EVENT, LOST_EVENT_SAMPLES);
+	if (!busy)
+		return 0;
+	ev = new_event_info(EVENT_SIGNAL);
+	if (!ev)
+		goto out;
+	ev->signo = sig;
+	if (info) {
+		ev->code = info->si_code;
+		/* A faulting address only for a signal the kernel raised (si_code > 0); one sent by kill() or
+		 * tgkill() (SI_USER, SI_TKILL, ...) holds the sender's pid and uid there, and SIGABRT has none. */
+		if (sig != 6 && ev->code > 0)
+			ev->address = (__u64)info->_sifields._sigfault._addr;
+	}
+	/* The two innermost kernel frames are this program and bpf_trace_run3, not the thread's. */
+	send_event(ctx, ev, 2);
+out:
+	*busy = 0;
+	return 0;
+}
+
+/* __cxa_throw(void *obj, std::type_info *tinfo, void (*dest)(void *)): the stack at the throw, and the type's
+ * name, which the Itanium C++ ABI keeps at offset 8 of the type_info object. */
+SEC("uprobe")
+int on_throw(struct pt_regs *ctx)
+{
+	struct event_info *ev;
+	__u64 tinfo, name = 0;
+	__u32 *busy;
+	long n;
+
+	if (!followed(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	busy = claim_slot(SLOT_EVENT, LOST_EVENT_SAMPLES);
+	if (!busy)
+		return 0;
+	ev = new_event_info(EVENT_EXCEPTION);
+	if (!ev)
+		goto out;
+	ev->address = PT_REGS_PARM1(ctx);
+	tinfo = PT_REGS_PARM2(ctx);
+	if (tinfo && bpf_probe_read_user(&name, sizeof(name), (void *)(tinfo + 8)) == 0 && name) {
+		n = bpf_probe_read_user_str(ev->name, sizeof(ev->name), (void *)name);
+		ev->name_size = n > 0 ? n : 0;
+	}
+	send_event(ctx, ev, 0);
+out:
+	*busy = 0;
+	return 0;
+}
+
+/* Any --probe: the cookie says which, how many argument registers it keeps, and which point to strings. */
+SEC("uprobe")
+int probe_hit(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie;
+	struct probe_hit_event *e;
+	__u32 zero = 0, mask, n = 0, *busy;
+	long len;
+
+	if (!followed(id >> 32))
+		return 0;
+	busy = claim_slot(SLOT_HIT, LOST_PROBE_HITS);
+	if (!busy)
+		return 0;
+	e = bpf_map_lookup_elem(&hit_scratch, &zero);
+	if (!e)
+		goto out;
+	cookie = bpf_get_attach_cookie(ctx);
+	e->time_ns = bpf_ktime_get_ns();
+	e->cfa = PT_REGS_SP(ctx) + 8; /* the call pushed the return address */
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->probe_id = PROBE_COOKIE_ID(cookie);
+	e->value_count = PROBE_COOKIE_ARGS(cookie);
+	e->cpu = bpf_get_smp_processor_id();
+	e->kind = RING_KIND_PROBE_HIT;
+	e->reserved = 0;
+	e->reserved2 = 0;
+	e->values[0] = PT_REGS_PARM1(ctx);
+	e->values[1] = PT_REGS_PARM2(ctx);
+	e->values[2] = PT_REGS_PARM3(ctx);
+	e->values[3] = PT_REGS_PARM4(ctx);
+	e->values[4] = PT_REGS_PARM5(ctx);
+	e->values[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
+	mask = PROBE_COOKIE_STRINGS(cookie);
+	for (int i = 0; i < PROBE_ARGS_MAX; i++) {
+		if (!(mask & (1u << i)) || n >= PROBE_ARGS_MAX)
+			continue;
+		len = bpf_probe_read_user_str(e->strings[n], PROBE_STRING_MAX, (void *)e->values[i]);
+		e->string_len[n] = len > 0 ? len : 0;
+		n++;
+	}
+	e->string_count = n;
+	if (bpf_ringbuf_output(&samples, e, __builtin_offsetof(struct probe_hit_event, strings) +
+					     (__u64)(n < PROBE_ARGS_MAX ? n : PROBE_ARGS_MAX) * PROBE_STRING_MAX,
+				wakeup_flags()))
+		count_lost_probe(LOST_PROBE_HITS);
+out:
+	*busy = 0;
 	return 0;
 }
 

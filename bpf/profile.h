@@ -19,10 +19,14 @@
 
 #define SAMPLE_KIND_ON_CPU 1
 #define SAMPLE_KIND_OFF_CPU 2 /* SREC_SAMPLE_OFF_CPU */
+#define SAMPLE_KIND_EVENT 3   /* SREC_SAMPLE_EVENT: a fatal signal or a C++ throw; a struct event_info follows the
+			       * stack bytes */
+#define RING_KIND_PROBE_HIT 100 /* not a sample: a struct probe_hit_event (same ring buffer, same kind offset) */
 
 /* sample_event.flags, as enum srec_sample_flags */
 #define SAMPLE_USER_REGS (1u << 0)	/* user_regs and stack[] are valid */
 #define SAMPLE_USER_UNWIND (1u << 1) /* user_ips were not walked: unwind offline from user_regs and stack[] */
+#define SAMPLE_EVENT_INFO (1u << 2)  /* kind SAMPLE_KIND_EVENT: a struct event_info follows the stack bytes */
 
 /* user_regs.flags, as enum srec_user_regs_flags */
 #define USER_STACK_CUT (1u << 0)
@@ -87,6 +91,63 @@ struct off_cpu_event {
 #define OFF_CPU_STATE_ALL 0		/* every switch-out, preemption included: time off the CPU */
 #define OFF_CPU_STATE_INTERRUPTIBLE 1	/* TASK_INTERRUPTIBLE: sleeping, waiting for an event */
 #define OFF_CPU_STATE_UNINTERRUPTIBLE 2 /* TASK_UNINTERRUPTIBLE: mostly disk I/O */
+
+/*
+ * What an event sample says happened, and the process's counters at that moment (taken in the kernel: after a
+ * fatal signal the process may be gone before the recorder reads the ring buffer). Sent after the sample's
+ * stack bytes; its head has the layout of struct srec_sample_event (record/sampler.c checks).
+ */
+#define EVENT_SIGNAL 1	  /* SREC_EVENT_SIGNAL */
+#define EVENT_EXCEPTION 2 /* SREC_EVENT_EXCEPTION */
+#define EVENT_NAME_MAX 256 /* SREC_EVENT_NAME_MAX */
+
+struct event_info {
+	__u32 type;	  /* EVENT_* */
+	__s32 signo;
+	__s32 code;	  /* si_code */
+	__u32 name_size;  /* bytes of name including its NUL; 0: none */
+	__u64 address;	  /* si_addr, or the thrown object */
+	__u64 reserved;
+	char name[EVENT_NAME_MAX];
+	/* The process at the event (struct srec_process_metrics without its identity). metrics_ok is 0 when
+	 * the task had no mm (a kernel thread) or its counters could not be read. */
+	__u32 metrics_ok;
+	__u32 threads;
+	__u64 user_time_ns;
+	__u64 system_time_ns;
+	__u64 rss_bytes;
+	__u64 vm_bytes;
+};
+
+/*
+ * A probe hit (--probe): sent raw through the samples ring buffer. kind sits where a sample's kind does
+ * (offset 28), so that the reader tells the two apart by one field. A uprobe's bpf_cookie carries the probe:
+ * PROBE_COOKIE(id, args, string mask) — no map lookup per hit.
+ */
+#define PROBE_MAX 16
+#define PROBE_ARGS_MAX 6	 /* SREC_PROBE_ARGS_MAX: rdi rsi rdx rcx r8 r9 */
+#define PROBE_STRING_MAX 128 /* SREC_PROBE_STRING_MAX */
+#define PROBE_COOKIE(id, args, str_mask) ((__u64)(id) | (__u64)(args) << 16 | (__u64)(str_mask) << 24)
+#define PROBE_COOKIE_ID(c) ((__u32)((c)&0xffff))
+#define PROBE_COOKIE_ARGS(c) ((__u32)(((c) >> 16) & 0xff))
+#define PROBE_COOKIE_STRINGS(c) ((__u32)(((c) >> 24) & 0x3f))
+
+struct probe_hit_event {
+	__u64 time_ns;
+	__u64 cfa;	    /* stack pointer at entry + 8 */
+	__u32 pid;
+	__u32 tid;
+	__u32 probe_id;
+	__u16 kind;	    /* RING_KIND_PROBE_HIT, at the offset of sample_event.kind */
+	__u16 value_count;  /* values[] used: the probe's argument count */
+	__u16 string_count; /* strings[] used, in argument order */
+	__u16 reserved;
+	__u32 cpu;
+	__u64 values[PROBE_ARGS_MAX];
+	__u16 string_len[PROBE_ARGS_MAX]; /* bytes read, NUL included; 0: unreadable */
+	__u32 reserved2;
+	char strings[PROBE_ARGS_MAX][PROBE_STRING_MAX];
+};
 
 /* Values of the targets map. */
 #define TARGET_FOLLOWED 1   /* sampled, and its children are followed */

@@ -83,11 +83,36 @@ static void usage(FILE *out)
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
 		"      --explain         list unnamed frames by module and reason, with what to do, on stderr\n"
+		"  -j, --jobs N          symbolize N modules at a time (default: the online CPUs, at most 16);\n"
+		"                        the output is the same for every N\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
 		"Exits 0; 3 (partial) when the output was written from a damaged or incomplete recording or\n"
 		"archive; 1 when nothing could be written; 2 for bad usage. See docs/convert.md.\n");
+}
+
+#define JOBS_MAX 16 /* more threads than modules with locations buy nothing; few recordings have more */
+
+/* The default of -j: one thread per online CPU, at most JOBS_MAX. */
+static unsigned int default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > JOBS_MAX ? JOBS_MAX : (unsigned int)n;
+}
+
+static int parse_jobs(const char *text, unsigned int *jobs)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || n < 1 || n > JOBS_MAX)
+		return error("-j '%s': give a number of threads from 1 to %d", text, JOBS_MAX);
+	*jobs = (unsigned int)n;
+	return 0;
 }
 
 /* Pass 1. */
@@ -442,12 +467,13 @@ int cmd_convert(int argc, char **argv)
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "archive", required_argument, NULL, 'R' },
 		{ "explain", no_argument, NULL, 'E' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct output_options options = { 0 };
-	struct symbolizer_options sym = { .demangle = true };
+	struct symbolizer_options sym = { .demangle = true, .jobs = default_jobs() };
 	const char *format_name = "folded", *out_path = NULL, *path;
 	const struct output_format *format;
 	struct recording_reader reader;
@@ -459,7 +485,7 @@ int cmd_convert(int argc, char **argv)
 	bool damaged;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "f:o:vh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:o:j:vh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'f': format_name = optarg; break;
 		case 'o': out_path = strcmp(optarg, "-") ? optarg : NULL; break;
@@ -497,6 +523,12 @@ int cmd_convert(int argc, char **argv)
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
 		case 'R': archive_path = optarg; break;
 		case 'E': explain = true; break;
+		case 'j':
+			if (parse_jobs(optarg, &sym.jobs) < 0) {
+				status = 2;
+				goto release_options;
+			}
+			break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); goto release_options;
 		default: usage(stderr); status = 2; goto release_options;

@@ -28,10 +28,12 @@ enum candidate_result { CANDIDATE_OK, CANDIDATE_MISSING, CANDIDATE_NOT_ELF, CAND
 
 /*
  * Opens path and checks that it is an ELF file with the wanted build ID (any, when want is NULL) that is safe
- * to read (input_file.h). A symbolic link is followed only with follow_links: not under --symfs. When the
+ * to read (input_file.h). Below root (--symfs, or NULL) links resolve inside root. A symbolic link as the last
+ * component is followed only with follow_links: not for a recorded path under --symfs. When the
  * file is refused, *why (may be NULL) says why.
  */
-static enum candidate_result try_candidate_at(const char *path, const char *want, bool follow_links, int *fd_out,
+static enum candidate_result try_candidate_at(const char *root, const char *path, const char *want, bool follow_links,
+					      int *fd_out,
 					      const char **why)
 {
 	enum candidate_result result = CANDIDATE_OK;
@@ -43,7 +45,7 @@ static enum candidate_result try_candidate_at(const char *path, const char *want
 	Elf *elf;
 	int fd;
 
-	fd = input_file_open(path, follow_links, &refused);
+	fd = input_file_open_under(root, path, follow_links, &refused);
 	if (fd < 0) {
 		if (why)
 			*why = refused;
@@ -84,7 +86,7 @@ out:
 /* A candidate found by build ID in a directory of this machine: links there are followed. */
 static enum candidate_result try_candidate(const char *path, const char *want, int *fd_out)
 {
-	return try_candidate_at(path, want, true, fd_out, NULL);
+	return try_candidate_at(NULL, path, want, true, fd_out, NULL);
 }
 
 /* Whether a build ID is what the recording's bytes encode to: lowercase hex. It becomes a path. */
@@ -236,7 +238,7 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 		free(recorded);
 
-		at_path = try_candidate_at(real, build_id, !search->symfs, &fd, &refused);
+		at_path = try_candidate_at(search->symfs, real, build_id, !search->symfs, &fd, &refused);
 		if (at_path == CANDIDATE_OK && found(real, fd, out)) {
 			free(real);
 			return 0;
@@ -257,24 +259,25 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		free(candidate);
 	}
 
-	/* 3. The .build-id trees of --debug-dir and the system. */
+	/* 3. The .build-id trees of --debug-dir and the system: binaries first, in every directory, then debug
+	 * files. A binary has the bytes and .eh_frame, and libdwfl finds its debug file beside it by build ID; a
+	 * debug file alone names frames but has no code bytes nor file offsets (module_file.h). */
 	if (build_id && strlen(build_id) > 2) {
-		for (size_t i = 0; i <= search->dir_count; i++) {
-			char *dir = debug_file_dir(search, i);
-
-			for (int debug_suffix = 1; debug_suffix >= 0; debug_suffix--) {
+		for (int debug_suffix = 0; debug_suffix <= 1; debug_suffix++) {
+			for (size_t i = 0; i <= search->dir_count; i++) {
+				char *dir = debug_file_dir(search, i);
 				char *candidate = xasprintf("%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2,
 							    debug_suffix ? ".debug" : "");
 
-				if (try_candidate(candidate, build_id, &fd) == CANDIDATE_OK && found(candidate, fd, out)) {
+				free(dir);
+				if (try_candidate_at(search->symfs, candidate, build_id, true, &fd, NULL) == CANDIDATE_OK &&
+				    found(candidate, fd, out)) {
 					debug("found %s for '%s' by build ID", candidate, path);
 					free(candidate);
-					free(dir);
 					return 0;
 				}
 				free(candidate);
 			}
-			free(dir);
 		}
 	}
 
@@ -339,14 +342,14 @@ char *debug_file_dwfl_path(const struct debug_file_search *search)
  * is no regular file: the link is data of the binary, and /dev/zero would never end. Reads no more than the
  * size the file had when opened.
  */
-static bool file_crc32(const char *path, uint32_t *crc)
+static bool file_crc32(const char *root, const char *path, uint32_t *crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0L, Z_NULL, 0);
 	ssize_t n = 0;
 	struct stat st;
 	off_t left;
-	int fd = input_file_open(path, true, NULL);
+	int fd = input_file_open_under(root, path, true, NULL);
 
 	if (fd < 0)
 		return false;
@@ -385,7 +388,7 @@ static bool debuglink_rejected(const struct debug_file_search *search, const cha
 
 		free(debug_dir);
 
-		if (file_crc32(candidate, &crc) && crc != want_crc) {
+		if (file_crc32(search->symfs, candidate, &crc) && crc != want_crc) {
 			debug("'%s' is the .gnu_debuglink target but its CRC %08x is not the linked %08x: not used",
 			      candidate, crc, want_crc);
 			rejected = true;
@@ -412,7 +415,7 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 
 			free(dir);
 
-			if (try_candidate(candidate, build_id, &fd) == CANDIDATE_MISMATCH)
+			if (try_candidate_at(search->symfs, candidate, build_id, true, &fd, NULL) == CANDIDATE_MISMATCH)
 				reason = "debug file of another build";
 			else if (fd >= 0)
 				close(fd);

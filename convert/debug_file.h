@@ -6,8 +6,9 @@
  * debuginfod) slot in without touching the symbolizer. Today it tries, in order:
  *   1. the path recorded at record time (" (deleted)" stripped), under --symfs DIR when given;
  *   2. the build-ID cache that `record` fills (cache_dir.h): CACHE/.build-id/xx/rest, unless --no-cache;
- *   3. for each --debug-dir DIR, then /usr/lib/debug (under --symfs): DIR/.build-id/xx/rest.debug and
- *      DIR/.build-id/xx/rest;
+ *   3. for each --debug-dir DIR, then /usr/lib/debug (under --symfs): DIR/.build-id/xx/rest, then in
+ *      the same order DIR/.build-id/xx/rest.debug (a debug file alone: module_file.h places it by the
+ *      recorded mapping);
  *   4. debuginfod servers (DEBUGINFOD_URLS; convert --debuginfod URL sets it): the executable, else its
  *      debug file;
  *   5. for "[vdso]": the image embedded in the recording, else (without --symfs) the running kernel's vDSO.

@@ -78,6 +78,12 @@ static const struct {
 	  "record as root, or set sysctl kernel.kptr_restrict=0 while recording" },
 	{ "no kernel symbol covers the address", "a module loaded after recording started: record again" },
 	{ "libdwfl failed", "libdwfl could not read the file: run with -v for its error" },
+	{ "debug file alone, with several executable segments",
+	  "only the separate debug file was found, and it cannot say which executable segment was mapped: pass "
+	  "the binary too (--debug-dir, --archive)" },
+	{ "debug file alone, and a mapping not at a page boundary",
+	  "only the separate debug file was found, and the recorded mapping cannot place it: pass the binary too" },
+	{ "no openat2", "this kernel (before Linux 5.6) cannot resolve paths inside --symfs safely: convert elsewhere" },
 	/* Why an unwound stack stopped short (unwind.c), for explain_unwinding. */
 	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
 	{ "too deep", "more user frames than a stack keeps (127)" },

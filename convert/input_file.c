@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/openat2.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util.h"
@@ -18,15 +21,19 @@
  * explanation of a missing debug file), and one line per refused file is enough. */
 static char **refused;
 static size_t refused_count, refused_cap;
+static pthread_mutex_t refused_lock = PTHREAD_MUTEX_INITIALIZER; /* modules are opened by several threads */
 
 void input_file_refused(const char *path, const char *what)
 {
+	pthread_mutex_lock(&refused_lock);
 	for (size_t i = 0; i < refused_count; i++)
 		if (!strcmp(refused[i], path))
-			return;
+			goto out;
 	GROW(refused, refused_cap, refused_count + 1);
 	refused[refused_count++] = xstrdup(path);
 	warning("'%s' %s", path, what);
+out:
+	pthread_mutex_unlock(&refused_lock);
 }
 
 static const char *type_name(mode_t mode)
@@ -66,6 +73,60 @@ int input_file_open(const char *path, bool follow_links, const char **reason)
 				*reason = "symbolic link under --symfs";
 		} else if (reason) {
 			*reason = NULL;
+		}
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || refuse_type(path, st.st_mode, reason)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The part of path below root ("usr/bin/x" for root "/r" and path "/r/usr/bin/x"), or NULL when path is not
+ * under root. */
+static const char *below_root(const char *root, const char *path)
+{
+	size_t len = root ? strlen(root) : 0;
+
+	if (!len || strncmp(path, root, len) || (path[len] != '/' && path[len] != '\0'))
+		return NULL;
+	path += len;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+int input_file_open_under(const char *root, const char *path, bool follow_links, const char **reason)
+{
+	const char *rest = below_root(root, path);
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int root_fd, fd, saved;
+
+	if (!rest)
+		return input_file_open(path, follow_links, reason);
+	if (reason)
+		*reason = NULL;
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return -1;
+	/* glibc 2.36 has no openat2() wrapper; the kernel has had the call since 5.6. */
+	fd = (int)syscall(SYS_openat2, root_fd, rest, &how, sizeof(how));
+	saved = errno;
+	close(root_fd);
+	if (fd < 0) {
+		if (saved == ELOOP && !follow_links) {
+			input_file_refused(path, "is a symbolic link under --symfs: not followed");
+			if (reason)
+				*reason = "symbolic link under --symfs";
+		} else if (saved == ENOSYS) {
+			input_file_refused(path, "cannot be opened inside --symfs: this kernel has no openat2 (Linux 5.6)");
+			if (reason)
+				*reason = "no openat2";
 		}
 		return -1;
 	}
@@ -134,4 +195,23 @@ bool input_file_candidate_ok(const char *candidate)
 	elf_end(elf);
 	close(fd);
 	return ok;
+}
+
+bool input_file_candidate_ok_under(const char *root, const char *candidate)
+{
+	char *real;
+	bool inside;
+
+	if (!below_root(root, candidate))
+		return input_file_candidate_ok(candidate);
+	real = realpath(candidate, NULL);
+	if (!real)
+		return true; /* nothing there (or a dangling link): libdwfl's open() fails too */
+	inside = below_root(root, real) != NULL;
+	free(real);
+	if (!inside) {
+		input_file_refused(candidate, "leads out of --symfs through a symbolic link: not read");
+		return false;
+	}
+	return input_file_candidate_ok(candidate);
 }

@@ -6,9 +6,11 @@
  * whose compressed sections declare gigabytes (libelf allocates what they declare before inflating them).
  * Each is refused with one warning naming the file and the reason, and the lookup goes on without it.
  *
- * What stays outside: files libdw opens by itself while reading DWARF (split DWARF .dwo/.dwp files named by
- * DW_AT_dwo_name, and the .gnu_debugaltlink file when found by its build ID) are opened by libdw with a plain
- * open(); input_file_check_candidates covers every other file libdwfl's debuginfo search may open.
+ * Files libdw and libdwfl open by themselves with a plain open() are checked before they can be opened:
+ * input_file_candidate_ok for each file libdwfl's debuginfo search may open (module_file.c), and
+ * module_file_dwarf_files_ok for those libdw opens while reading DWARF (split DWARF .dwo/.dwp files named by
+ * DW_AT_dwo_name, the .gnu_debugaltlink file where libdw looks for it): a module whose DWARF names an unsafe
+ * one is named from its symbol table only.
  */
 #ifndef STACKREC_CONVERT_INPUT_FILE_H
 #define STACKREC_CONVERT_INPUT_FILE_H
@@ -31,6 +33,20 @@
  * no file, with one warning when something else stands there; *reason (may be NULL) says why.
  */
 int input_file_open(const char *path, bool follow_links, const char **reason);
+
+/*
+ * input_file_open for a path that may lie under root (--symfs, or NULL): the part of path below root is
+ * resolved inside root (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so that a symbolic link anywhere
+ * in it — absolute, or climbing with "..", or through /proc magic links — stays in the tree, as it would on the
+ * machine the tree comes from. A path not under root is opened as input_file_open does.
+ */
+int input_file_open_under(const char *root, const char *path, bool follow_links, const char **reason);
+
+/*
+ * input_file_candidate_ok for a file libdwfl opens by itself (with plain open(), following links) under root
+ * (or NULL): also false, with one warning, when its links resolve out of root.
+ */
+bool input_file_candidate_ok_under(const char *root, const char *candidate);
 
 /*
  * Whether the ELF file open on fd (file_size bytes) is safe to hand to libelf and libdw: the decompressed

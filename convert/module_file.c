@@ -3,6 +3,8 @@
  */
 #include "module_file.h"
 
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -15,7 +17,8 @@
 
 /* Checks each of dir/sub/name for a suffix sub of subdirs (all of its trailing components, as libdwfl's
  * search explores them). */
-static bool names_ok(const char *dir, const char *subdirs, const char *const *names, size_t name_count)
+static bool names_ok(const char *root, const char *dir, const char *subdirs, const char *const *names,
+		     size_t name_count)
 {
 	bool ok = true;
 
@@ -25,7 +28,7 @@ static bool names_ok(const char *dir, const char *subdirs, const char *const *na
 		for (size_t i = 0; ok && i < name_count; i++) {
 			char *candidate = *sub ? xasprintf("%s/%s/%s", dir, sub, names[i]) : xasprintf("%s/%s", dir, names[i]);
 
-			ok = input_file_candidate_ok(candidate);
+			ok = input_file_candidate_ok_under(root, candidate);
 			free(candidate);
 		}
 		if (!*sub)
@@ -44,7 +47,7 @@ static bool names_ok(const char *dir, const char *subdirs, const char *const *na
  * subdirectories where it looks for .gnu_debugaltlink files. A superset is fine: candidates are stat'ed,
  * and the few that exist opened without blocking.
  */
-static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, const char *file_name,
+static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const char *path_list, const char *file_name,
 				    const char *debuglink)
 {
 	const unsigned char *bits;
@@ -71,7 +74,7 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, con
 		names[name_count++] = base;
 	}
 	if (debuglink && debuglink[0] == '/')
-		ok = input_file_candidate_ok(debuglink);
+		ok = input_file_candidate_ok_under(root, debuglink);
 	for (char *d = strtok_r(list, ":", &save); ok && d; d = strtok_r(NULL, ":", &save)) {
 		if (*d == '+' || *d == '-')
 			d++;
@@ -79,21 +82,22 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *path_list, con
 			char *by_id = hex ? xasprintf("%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) : NULL;
 			char *dwz = xasprintf("%s/.dwz", d);
 
-			ok = (!by_id || input_file_candidate_ok(by_id)) && names_ok(d, file_dir, names, name_count) &&
-			     names_ok(d, "", names, name_count) && names_ok(dwz, "", names, name_count);
+			ok = (!by_id || input_file_candidate_ok_under(root, by_id)) &&
+			     names_ok(root, d, file_dir, names, name_count) && names_ok(root, d, "", names, name_count) &&
+			     names_ok(root, dwz, "", names, name_count);
 			free(by_id);
 			free(dwz);
 		} else {
 			char *sub = xasprintf("%s/%s", file_dir, d);
 
-			ok = names_ok(sub, "", names, name_count);
+			ok = names_ok(root, sub, "", names, name_count);
 			free(sub);
 		}
 	}
 	if (ok) {
 		char *dwz = xasprintf("%s/.dwz", file_dir);
 
-		ok = names_ok(file_dir, "", names, name_count) && names_ok(dwz, "", names, name_count);
+		ok = names_ok(root, file_dir, "", names, name_count) && names_ok(root, dwz, "", names, name_count);
 		free(dwz);
 	}
 	free(made_up);
@@ -113,7 +117,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 				  const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
 {
 	const struct module_file_callbacks *cb = *userdata;
-	const char *path_list = cb ? cb->debuginfo_path : NULL;
+	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
 	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
 	bool ok;
 
@@ -127,8 +131,8 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 		free(canonical);
 		return -1;
 	}
-	ok = debuginfo_candidates_ok(mod, path_list, file_name, debuglink) &&
-	     (!canonical || debuginfo_candidates_ok(mod, path_list, canonical, debuglink));
+	ok = debuginfo_candidates_ok(mod, root, path_list, file_name, debuglink) &&
+	     (!canonical || debuginfo_candidates_ok(mod, root, path_list, canonical, debuglink));
 	free(canonical);
 	if (!ok)
 		return -1;
@@ -140,6 +144,7 @@ void module_file_callbacks_init(struct module_file_callbacks *cb, const struct d
 {
 	memset(cb, 0, sizeof(*cb));
 	cb->debuginfo_path = debug_file_dwfl_path(search);
+	cb->symfs = search->symfs ? xstrdup(search->symfs) : NULL;
 	cb->callbacks.find_elf = dwfl_build_id_find_elf;
 	cb->callbacks.find_debuginfo = checked_find_debuginfo;
 	cb->callbacks.section_address = dwfl_offline_section_address;
@@ -150,7 +155,55 @@ void module_file_callbacks_init(struct module_file_callbacks *cb, const struct d
 void module_file_callbacks_release(struct module_file_callbacks *cb)
 {
 	free(cb->debuginfo_path);
+	free(cb->symfs);
 	cb->debuginfo_path = NULL;
+	cb->symfs = NULL;
+}
+
+/*
+ * When the file open in mf is a debug file alone — an executable PT_LOAD segment that occupies memory but no
+ * file bytes, which no loadable binary has — places it through the recorded mapping m. Such a file keeps each
+ * segment's p_vaddr and p_memsz but not its p_offset, so a file offset cannot be turned into an address
+ * through its headers. The recorded mapping can: the loader maps the executable segment from its page-aligned
+ * p_vaddr at the page-aligned file offset the mapping records, whatever that offset was in the binary. Only a
+ * file with one executable segment can be placed so; with several, which one was mapped is unknown.
+ */
+static void place_debug_only(struct module_file *mf, const struct profile_module *m)
+{
+	size_t phnum, executable = 0, empty = 0;
+	GElf_Phdr segment = { 0 };
+	uint64_t page = 4096; /* the loader aligns to the recording machine's pages: x86-64's, as unwind.c assumes */
+
+	if (elf_getphdrnum(mf->elf, &phnum) < 0)
+		return;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(mf->elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		executable++;
+		if (ph->p_filesz == 0 && ph->p_memsz > 0) {
+			empty++;
+			segment = *ph;
+		}
+	}
+	/* Without a recorded mapping (stackrec symbolize: addresses, not file offsets) there is nothing to place. */
+	if (!empty || m->end <= m->start)
+		return;
+	mf->debug_only = true;
+	if (executable != 1) {
+		mf->reason = "debug file alone, with several executable segments";
+		return;
+	}
+	if (m->file_offset % page) {
+		mf->reason = "debug file alone, and a mapping not at a page boundary";
+		return;
+	}
+	mf->map_offset = m->file_offset;
+	mf->map_vaddr = segment.p_vaddr & ~(page - 1);
+	mf->map_size = segment.p_vaddr + segment.p_memsz - mf->map_vaddr;
+	debug("'%s' is a debug file alone: its executable segment placed at the recorded file offset %#llx",
+	      mf->path, (unsigned long long)m->file_offset);
 }
 
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
@@ -163,6 +216,7 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	int decompressed;
 
 	memset(mf, 0, sizeof(*mf));
+	mf->symfs = search->symfs;
 	if (debug_file_find(search, m->path, m->build_id, &file, &reason) < 0) {
 		debug("'%s'%s%s: %s", m->path, m->build_id ? " build ID " : "", m->build_id ? m->build_id : "",
 		      reason);
@@ -199,6 +253,83 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	mf->elf = dwfl_module_getelf(mf->mod, &mf->bias);
 	if (!mf->elf)
 		mf->reason = "not an ELF file";
+	else
+		place_debug_only(mf, m);
+}
+
+/* A path as libdw joins it (libdw/dwarf_getalt.c __libdw_filepath): FILE when absolute, else DIR/FILE when DIR is
+ * absolute, else DEBUGDIR/DIR/FILE. */
+static char *libdw_path(const char *debugdir, const char *dir, const char *file)
+{
+	if (file[0] == '/')
+		return xstrdup(file);
+	if (dir && dir[0] == '/')
+		return xasprintf("%s/%s", dir, file);
+	return dir && *dir ? xasprintf("%s/%s/%s", debugdir, dir, file) : xasprintf("%s/%s", debugdir, file);
+}
+
+static bool libdw_candidate_ok(const char *root, const char *debugdir, const char *dir, const char *file)
+{
+	char *path;
+	bool ok;
+
+	if (!file || !*file)
+		return true;
+	path = libdw_path(debugdir, dir, file);
+	ok = input_file_candidate_ok_under(root, path);
+	free(path);
+	return ok;
+}
+
+bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
+{
+	const char *main_file = NULL, *debug_file = NULL, *alt_name;
+	const void *alt_id;
+	ssize_t alt_len;
+	char *dir_copy, *debugdir, *dwp;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	bool ok = true;
+
+	dwfl_module_info(mf->mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	if (!debug_file)
+		debug_file = main_file ? main_file : mf->path;
+	dir_copy = xstrdup(debug_file ? debug_file : "/");
+	debugdir = dirname(dir_copy);
+
+	/* The .gnu_debugaltlink (dwz) file, unless libdwfl found it through checked_find_debuginfo: libdw looks
+	 * for it by build ID in /usr/lib/debug, then at its name beside the debug file. */
+	alt_len = dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id);
+	if (alt_len > 2 && alt_len <= 64) {
+		char hex[2 * 64 + 1], *by_id;
+
+		hex_encode(hex, alt_id, (size_t)alt_len);
+		by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
+		free(by_id);
+	}
+
+	/* Split DWARF: the .dwp package beside the file, then each skeleton unit's .dwo, beside the debug file
+	 * and in its compilation directory (libdw/libdw_find_split_unit.c). No subdie is asked of
+	 * dwarf_get_units: that would open the .dwo files. */
+	dwp = xasprintf("%s.dwp", debug_file ? debug_file : "");
+	while (ok && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		Dwarf_Attribute name_attr, dir_attr;
+		const char *dwo, *comp_dir;
+
+		if (unit_type != DW_UT_skeleton && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
+			continue;
+		if (!dwarf_attr(&cudie, DW_AT_dwo_name, &name_attr) && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
+			continue;
+		dwo = dwarf_formstring(&name_attr);
+		comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &dir_attr));
+		ok = input_file_candidate_ok_under(mf->symfs, dwp) && libdw_candidate_ok(mf->symfs, debugdir, NULL, dwo) &&
+		     libdw_candidate_ok(mf->symfs, debugdir, comp_dir, dwo);
+	}
+	free(dwp);
+	free(dir_copy);
+	return ok;
 }
 
 void module_file_close(struct module_file *mf)
@@ -230,6 +361,12 @@ bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr 
 	GElf_Addr vaddr;
 	size_t phnum;
 
+	if (mf->debug_only) {
+		if (off < mf->map_offset || off - mf->map_offset >= mf->map_size)
+			return false;
+		*addr = mf->map_vaddr + (off - mf->map_offset) + mf->bias;
+		return true;
+	}
 	if (!mf->elf || elf_getphdrnum(mf->elf, &phnum) < 0)
 		return false;
 	/* Executable segments first; then any (rare: data executed, or a writable text). */

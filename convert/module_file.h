@@ -23,6 +23,7 @@
 struct module_file_callbacks {
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
+	char *symfs; /* --symfs, or NULL: the files libdwfl opens below it must not lead out of it */
 };
 
 void module_file_callbacks_init(struct module_file_callbacks *cb, const struct debug_file_search *search);
@@ -35,14 +36,38 @@ struct module_file {
 	GElf_Addr bias;	    /* Dwfl address = ELF address + bias */
 	const char *reason; /* why the module cannot be used (static string), or NULL when it can */
 	char *path;	    /* the file found */
+	const char *symfs;  /* the search's --symfs, or NULL */
+	/*
+	 * The file found is a separate debug file alone (objcopy --only-keep-debug, Debian's -dbg packages): its
+	 * program headers keep the addresses but its loadable segments hold no bytes, and their file offsets are
+	 * gone. File offsets are then placed through the recorded mapping: the mapping at file offset map_offset
+	 * is the executable segment, loaded from map_vaddr (its page-aligned address) for map_size bytes.
+	 */
+	bool debug_only;
+	uint64_t map_offset, map_size;
+	GElf_Addr map_vaddr;
 };
 
-/* Opens module m's file. On failure mf->reason says why; mf is then still safe to close. */
+/*
+ * Opens module m's file. On failure mf->reason says why; mf is then still safe to close. A debug file found
+ * alone is used for symbols, lines and .debug_frame, placed by m's recorded mapping (m->start, m->end,
+ * m->file_offset): see debug_only above.
+ */
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb);
 void module_file_close(struct module_file *mf);
 
-/* The Dwfl address of file offset off: through the PT_LOAD program headers, executable ones first. */
+/*
+ * Whether the files libdw opens by itself, with a plain open(), while reading dw (the DWARF of mf) are safe:
+ * the .gnu_debugaltlink (dwz) file where libdw looks for it when libdwfl did not find it, split DWARF .dwo
+ * files of skeleton units and the .dwp package. Each that exists must be a regular file (an ELF one with sane
+ * compressed sizes): a FIFO would block libdw for good. When false (one warning said which file), dw must not
+ * be read beyond its unit headers.
+ */
+bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw);
+
+/* The Dwfl address of file offset off: through the PT_LOAD program headers, executable ones first (for a
+ * debug file alone, through the recorded mapping). */
 bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr *addr);
 
 #endif

@@ -3,7 +3,7 @@
  * symbolizer.h). The libdwfl use follows elfutils' src/addr2line.c: dwfl_report_elf, then per address
  * dwfl_module_addrdie + dwarf_getscopes for the innermost scope, dwarf_getscopes_die for the chain of
  * scopes that physically contain it, DW_AT_call_file/DW_AT_call_line of each inlined_subroutine for the
- * position in its caller, dwfl_module_addrinfo for the ELF symbol.
+ * position in its caller, elf_symbols.c (libdwfl's dwfl_module_addrinfo rule, binary-searched) for the ELF symbol.
  *
  * One Dwfl per module file, reported at base 0: every file then keeps its own link-time addresses. One
  * Dwfl with each file at a distinct base would work for shared objects but not for two ET_EXEC
@@ -16,6 +16,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,16 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
 	Dwarf_Addr dbias;
+	Dwarf *dw;
 
 	memset(st, 0, sizeof(*st));
 	module_file_open(&st->file, m, &options->search, callbacks);
 	if (st->file.reason)
 		return;
 	st->has_symtab = dwfl_module_getsymtab(st->file.mod) > 0;
-	if (dwfl_module_getdwarf(st->file.mod, &dbias))
+	if ((dw = dwfl_module_getdwarf(st->file.mod, &dbias)) && !module_file_dwarf_files_ok(&st->file, dw))
+		st->no_dwarf = true;
+	else if (dw)
 		st->has_symtab = true;
 	else
 		st->debug_reason = debug_file_rejected_debuginfo(&options->search, m->build_id, m->path, st->file.elf);
@@ -64,6 +68,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 void symbolizer_module_close(struct symbolizer_module *st)
 {
 	cu_index_release(&st->cu);
+	elf_symbols_release(&st->symbols);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -156,6 +161,8 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	int prev = -1; /* index in chain of the previous (inner) function scope */
 
 	*have_cu = false;
+	if (st->no_dwarf)
+		return 0;
 	cudie = cu_index_addrdie(&st->cu, st->file.mod, addr, &cudie_mem, &dbias);
 	if (!cudie)
 		return 0;
@@ -224,7 +231,7 @@ static void set_unnamed(struct profile *p, struct profile_location *loc, const c
 	loc->frames = xcalloc(1, sizeof(*loc->frames));
 	loc->frame_count = 1;
 	loc->unnamed_reason = reason;
-	p->unnamed_locations++;
+	__atomic_fetch_add(&p->unnamed_locations, 1, __ATOMIC_RELAXED); /* symbolize_profile's threads share it */
 }
 
 uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
@@ -235,15 +242,14 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 	const char *name;
 	Dwarf_Die cudie;
 	Dwarf_Addr cu_bias = 0;
-	GElf_Off offset;
 	uint32_t count;
 	bool have_cu;
 
 	memset(symbol, 0, sizeof(*symbol));
 	count = dwarf_frames(st, addr, options, &frames, &cudie, &cu_bias, &have_cu);
-	/* The ELF symbol only when DWARF did not name the function: dwfl_module_addrinfo scans the symbol table. */
+	/* The ELF symbol only when DWARF did not name the function. */
 	name = !count || !strcmp(frames[count - 1].function, "??")
-		       ? dwfl_module_addrinfo(st->file.mod, addr, &offset, symbol, NULL, NULL, NULL)
+		       ? elf_symbols_lookup(&st->symbols, st->file.mod, addr, symbol)
 		       : NULL;
 	if (!count && name) {
 		frames = xcalloc(1, sizeof(*frames));
@@ -337,11 +343,82 @@ static int compare_by_module(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* The work of symbolize_profile's threads: the user locations in order[], grouped by module; each group is
+ * taken by one thread, which opens that module once and names all its locations. */
+struct module_groups {
+	struct profile *profile;
+	const struct symbolizer_options *options;
+	const struct module_file_callbacks *callbacks;
+	const uint32_t *order;
+	size_t *starts;	  /* group g is order[starts[g] .. starts[g + 1]) */
+	size_t *schedule; /* the groups in the order they are taken: larger first, so that the longest is not
+			     the last one started */
+	size_t count;
+	size_t next; /* the next entry of schedule[] to take, shared by the threads */
+};
+
+static void *symbolize_groups(void *arg)
+{
+	struct module_groups *w = arg;
+	size_t k;
+
+	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->count) {
+		size_t g = w->schedule[k];
+		uint32_t module = w->profile->locations[w->order[w->starts[g]]].module;
+		struct symbolizer_module st;
+
+		symbolizer_module_open(&st, &w->profile->modules[module], w->options, w->callbacks);
+		for (size_t i = w->starts[g]; i < w->starts[g + 1]; i++)
+			symbolize_user(w->profile, &w->profile->locations[w->order[i]], &st, w->options);
+		symbolizer_module_close(&st);
+	}
+	return NULL;
+}
+
+static int compare_by_group_size(const void *a, const void *b, void *ctx)
+{
+	const size_t *starts = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t sx = starts[x + 1] - starts[x], sy = starts[y + 1] - starts[y];
+
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Modules are independent: each has its own Dwfl, and a thread writes only the locations and the module of
+ * the group it took, so the profile comes out the same for any number of threads. Only what they share is
+ * guarded: unnamed_locations (atomic) and the list of refused files (input_file.c).
+ */
+static void run_groups(struct module_groups *w, unsigned int jobs)
+{
+	pthread_t *threads;
+	unsigned int started = 0;
+
+	w->schedule = xcalloc(w->count, sizeof(*w->schedule));
+	for (size_t g = 0; g < w->count; g++)
+		w->schedule[g] = g;
+	qsort_r(w->schedule, w->count, sizeof(*w->schedule), compare_by_group_size, w->starts);
+	if (jobs > w->count)
+		jobs = (unsigned int)w->count;
+	threads = xcalloc(jobs, sizeof(*threads));
+	for (; started + 1 < jobs; started++)
+		if (pthread_create(&threads[started], NULL, symbolize_groups, w) != 0)
+			break; /* fewer threads: the ones there are (this one at least) do all the work */
+	symbolize_groups(w);
+	for (unsigned int t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	free(threads);
+	free(w->schedule);
+}
+
 void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, const struct symbolizer_options *options)
 {
 	uint32_t *order = xmalloc((p->location_count ? p->location_count : 1) * sizeof(*order));
 	struct module_file_callbacks callbacks;
-	size_t n = 0;
+	struct module_groups work = { .profile = p, .options = options, .callbacks = &callbacks };
+	size_t n = 0, cap = 0;
 
 	module_file_callbacks_init(&callbacks, &options->search);
 	for (size_t i = 0; i < p->location_count; i++) {
@@ -357,15 +434,18 @@ void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, c
 			order[n++] = (uint32_t)i;
 	}
 	qsort_r(order, n, sizeof(*order), compare_by_module, p);
-	for (size_t i = 0; i < n;) {
-		uint32_t module = p->locations[order[i]].module;
-		struct symbolizer_module st;
-
-		symbolizer_module_open(&st, &p->modules[module], options, &callbacks);
-		for (; i < n && p->locations[order[i]].module == module; i++)
-			symbolize_user(p, &p->locations[order[i]], &st, options);
-		symbolizer_module_close(&st);
+	for (size_t i = 0; i < n; i++) {
+		if (i && p->locations[order[i]].module == p->locations[order[i - 1]].module)
+			continue;
+		GROW(work.starts, cap, work.count + 2);
+		work.starts[work.count++] = i;
 	}
+	if (work.count) {
+		work.starts[work.count] = n;
+		work.order = order;
+		run_groups(&work, options->jobs ? options->jobs : 1);
+	}
+	free(work.starts);
 	free(order);
 	module_file_callbacks_release(&callbacks);
 }

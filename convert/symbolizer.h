@@ -24,6 +24,7 @@
 
 #include "cu_index.h"
 #include "debug_file.h"
+#include "elf_symbols.h"
 #include "kernel_symbols.h"
 #include "module_file.h"
 #include "profile.h"
@@ -31,6 +32,7 @@
 struct symbolizer_options {
 	bool demangle;			  /* C++ and Rust names through libiberty (--no-demangle turns off) */
 	struct debug_file_search search; /* where module files are looked for */
+	unsigned int jobs;		  /* modules symbolized at once, by as many threads (convert -j); 0 or 1: one */
 };
 
 /* Adds a --debug-dir (made absolute). -1 with a message when it cannot be used: a usage error. */
@@ -42,7 +44,9 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
+	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
+	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 };
 
@@ -64,7 +68,8 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,
 				 GElf_Sym *symbol);
 
-/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags. */
+/* Symbolizes every location that has no frames yet, and sets the modules' has_* flags: options->jobs modules
+ * at a time, each by one thread; the result does not depend on the number. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
 		       const struct symbolizer_options *options);
 

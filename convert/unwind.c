@@ -372,7 +372,9 @@ static struct unwind_module *module_of(struct unwinder *u, uint32_t index)
 		m->opened = true;
 		module_file_open(&m->file, &u->profile->modules[index], u->search, &u->callbacks);
 		if (!m->file.reason) {
-			m->cfi.eh = dwfl_module_eh_cfi(m->file.mod, &m->cfi.eh_bias);
+			/* A debug file alone has .eh_frame's header but not its bytes: .debug_frame, if any, is its CFI. */
+			if (!m->file.debug_only)
+				m->cfi.eh = dwfl_module_eh_cfi(m->file.mod, &m->cfi.eh_bias);
 			m->cfi.module = m->file.mod;
 		}
 	}

@@ -119,7 +119,7 @@ enum srec_block_type {
 #define SREC_HOST_FREQUENCY "frequency_hz"	    /* requested on-CPU sampling frequency */
 #define SREC_HOST_EVENT "event"			    /* the sampling event: "cpu-clock" or "cycles" */
 #define SREC_HOST_COMMAND_LINE "command_line"	    /* the stackrec record command line, arguments joined by spaces */
-#define SREC_HOST_TARGET "target"		    /* "command", "pids" or "all" */
+#define SREC_HOST_TARGET "target"		    /* "command", "pids", "threads" (-t) or "all" */
 #define SREC_HOST_KPTR_RESTRICTED "kptr_restricted" /* "1" when kallsyms showed no addresses (kernel.kptr_restrict) */
 #define SREC_HOST_STACKREC_VERSION "stackrec_version"
 #define SREC_HOST_CALL_GRAPH "call_graph"	    /* how user stacks were taken: "fp" or "dwarf,SIZE" (perf's spelling) */

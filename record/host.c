@@ -47,7 +47,7 @@ uint64_t monotonic_ns(void)
 
 int host_write(struct recorder *rec, bool kptr_restricted)
 {
-	static const char *const target_names[] = { "command", "pids", "all" };
+	static const char *const target_names[] = { "command", "pids", "threads", "all" };
 	struct host_text t = { 0 };
 	struct utsname u;
 	struct timespec real;

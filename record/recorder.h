@@ -4,6 +4,9 @@
  *   record.c     options, the main loop, stop conditions, the summary line
  *   target.c     what is recorded: a spawned command, -p PIDs, or everything (-a)
  *   sampler.c    the BPF programs: load, per-CPU perf events, the ring buffer of samples
+ *   probes.c     --probe uprobes and their PROBE/PROBE_HIT blocks; --signals and --exceptions events
+ *   probe_spec.c a --probe checked against the binary's symbols and DWARF
+ *   metrics.c    PROCESS_METRICS blocks: /proc every --metrics-interval, and at each event
  *   side_band.c  the kernel's mmap2/comm/fork/exit records: mappings and thread names as they happen
  *   proc_scan.c  processes already running at start: their threads and mappings from /proc
  *   build_id.c   build IDs read from files, when the kernel could not give them
@@ -20,16 +23,19 @@
 #include <sys/types.h>
 
 #include "../formats/recording_writer.h"
+#include "probes.h"
 #include "u64_set.h"
 
 struct profile_bpf;
 struct ring_buffer;
 struct perf_buffer;
 struct bpf_link;
+struct bpf_map;
 
 enum record_target {
 	TARGET_COMMAND, /* -- CMD ARGS: spawn it and follow its children */
 	TARGET_PIDS,	/* -p PID[,PID...] */
+	TARGET_THREADS, /* -t TID[,TID...]: these threads only, as perf record -t (no children followed) */
 	TARGET_ALL	/* -a */
 };
 
@@ -63,11 +69,18 @@ struct recorder {
 	enum call_graph call_graph;
 	unsigned int stack_size; /* CALL_GRAPH_DWARF: bytes of user stack copied per sample */
 	char **command; /* TARGET_COMMAND: argv of the command */
-	pid_t *pids;	/* TARGET_PIDS */
+	pid_t *pids;	/* TARGET_PIDS; TARGET_THREADS: the threads' processes (their mappings are scanned) */
 	size_t pid_count;
+	pid_t *tids;	/* TARGET_THREADS: the threads, the keys of the BPF targets map */
+	size_t tid_count;
 	char *command_line; /* the record command line, for the HOST block */
 	char *cache_dir;    /* the build-ID cache; NULL with --no-cache */
 	uint64_t cache_size_mb;
+	struct probe probes[PROBES_MAX]; /* --probe */
+	size_t probe_count;
+	bool signals;	       /* --signals (default with a --probe): fatal signals as event samples */
+	bool exceptions;       /* --exceptions: C++ throws as event samples */
+	unsigned int metrics_interval_ms; /* --metrics-interval: PROCESS_METRICS of every target; 0: off */
 
 	/* Running state. */
 	struct recording_writer writer;
@@ -93,6 +106,11 @@ struct recorder {
 	uint64_t lost_targets; /* children of targets not followed: the BPF targets map was full */
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
+	uint64_t probe_hits;  /* PROBE_HIT blocks written */
+	uint64_t event_count; /* event samples written (signals, exceptions) */
+	uint64_t metrics_count; /* PROCESS_METRICS blocks written */
+	uint64_t last_metrics_ns;
+	char *libstdcxx;      /* --exceptions: the libstdc++ whose __cxa_throw is probed */
 	struct u64_set sampled_pids;
 	struct u64_set mapped_pids; /* processes with a MAPPING block: their perf maps are captured */
 	struct u64_set kernel_ips;
@@ -102,9 +120,10 @@ struct recorder {
 
 /* record/target.c */
 int target_parse_pids(struct recorder *rec, const char *list);
+int target_parse_tids(struct recorder *rec, const char *list);
 int target_spawn(struct recorder *rec); /* forks the command, held until target_start() */
 int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
-bool target_gone(struct recorder *rec); /* the command exited, or every -p PID is gone */
+bool target_gone(struct recorder *rec); /* the command exited, or every -p PID (-t TID) is gone */
 void target_stop(struct recorder *rec); /* terminates a still-running command and reaps it */
 
 /* record/sampler.c */
@@ -113,14 +132,32 @@ int sampler_load(struct recorder *rec);	  /* open, configure and load the BPF pr
 int sampler_add_target(struct recorder *rec, pid_t pid, bool before_exec);
 bool sampler_is_target(struct recorder *rec, pid_t pid);
 int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork tracking, ring buffer */
+void sampler_add_link(struct recorder *rec, struct bpf_link *link); /* destroyed by sampler_close */
 int sampler_poll(struct recorder *rec, int timeout_ms);
 void sampler_drain(struct recorder *rec);
 uint64_t sampler_lost_samples(struct recorder *rec);
 uint64_t sampler_lost_targets(struct recorder *rec); /* processes not followed: `targets` was full */
+uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uint32_t key);
 /* Frees the `targets` entries of processes that exited before the last call (call it after reading the
  * side-band buffers) */
 void sampler_forget_exited(struct recorder *rec);
 void sampler_close(struct recorder *rec);
+
+/* record/probes.c */
+int probes_attach(struct recorder *rec);	   /* uprobes of --probe and --exceptions, the signal tracepoint */
+int probes_write_blocks(struct recorder *rec);	   /* a PROBE block per --probe, before any hit */
+void probes_handle_hit(struct recorder *rec, const void *data, size_t size); /* a probe_hit_event */
+uint64_t probes_lost_hits(struct recorder *rec);
+uint64_t probes_lost_events(struct recorder *rec);
+void probes_release(struct recorder *rec);
+
+/* record/metrics.c */
+struct event_info;
+/* Every --metrics-interval: a PROCESS_METRICS block for each target process, read from /proc. */
+void metrics_tick(struct recorder *rec, uint64_t now_ns);
+/* With an event sample: the counters the BPF program read at the event. */
+void metrics_write_event(struct recorder *rec, uint64_t time_ns, uint32_t pid, uint32_t tid,
+			 const struct event_info *info);
 
 /* record/side_band.c */
 int side_band_open(struct recorder *rec);

@@ -35,8 +35,18 @@ _Static_assert(offsetof(struct user_regs_event, reg_mask) == offsetof(struct sre
 _Static_assert(offsetof(struct user_regs_event, stack_wanted) == offsetof(struct srec_user_regs, stack_wanted),
 	       "wanted");
 _Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC_SAMPLE_USER_REGS &&
-		       SAMPLE_USER_UNWIND == SREC_SAMPLE_USER_UNWIND && USER_STACK_CUT == SREC_USER_STACK_CUT,
+		       SAMPLE_USER_UNWIND == SREC_SAMPLE_USER_UNWIND && USER_STACK_CUT == SREC_USER_STACK_CUT &&
+		       SAMPLE_EVENT_INFO == SREC_SAMPLE_EVENT_INFO && SAMPLE_KIND_EVENT == SREC_SAMPLE_EVENT,
 	       "flags");
+/* An event's info goes to the file as a struct srec_sample_event followed by its name. */
+_Static_assert(offsetof(struct event_info, name) == sizeof(struct srec_sample_event) &&
+		       offsetof(struct event_info, address) == offsetof(struct srec_sample_event, address) &&
+		       offsetof(struct event_info, name_size) == offsetof(struct srec_sample_event, name_size) &&
+		       EVENT_NAME_MAX == SREC_EVENT_NAME_MAX && EVENT_SIGNAL == SREC_EVENT_SIGNAL &&
+		       EVENT_EXCEPTION == SREC_EVENT_EXCEPTION,
+	       "event info");
+/* Probe hits share the ring buffer: the reader tells them apart by the kind at a sample's kind offset. */
+_Static_assert(offsetof(struct probe_hit_event, kind) == offsetof(struct sample_event, kind), "ring kind");
 
 /* Ring buffer sizes: dwarf samples carry kilobytes of stack each. Powers of two, as the kernel wants. */
 #define RING_BYTES_FP (16u << 20)
@@ -107,6 +117,7 @@ int sampler_load(struct recorder *rec)
 	if (!rec->skel)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
+	rec->skel->rodata->match_tid = rec->target == TARGET_THREADS;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
 	rec->skel->rodata->min_block_ns = rec->min_block_us * 1000;
@@ -114,6 +125,10 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
 	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
 	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
+	bpf_program__set_autoload(rec->skel->progs.on_signal, rec->signals);
+	bpf_program__set_autoload(rec->skel->progs.on_throw, rec->exceptions);
+	bpf_program__set_autoload(rec->skel->progs.probe_hit, rec->probe_count > 0);
+	rec->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
 	rec->skel->rodata->stack_copy = rec->call_graph == CALL_GRAPH_DWARF ? rec->stack_size : FP_LEAF_STACK_BYTES;
 	{
 		int cpus = libbpf_num_possible_cpus();
@@ -125,6 +140,7 @@ int sampler_load(struct recorder *rec)
 		 * recorder, which shares the CPUs with the target; it also polls every POLL_MS. */
 		rec->skel->rodata->wakeup_bytes = ring / 4;
 		if (bpf_map__set_max_entries(rec->skel->maps.scratch, (__u32)cpus) ||
+		    bpf_map__set_max_entries(rec->skel->maps.event_scratch, (__u32)cpus) ||
 		    bpf_map__set_max_entries(rec->skel->maps.samples, ring))
 			return error("cannot size the BPF maps: %s", strerror(errno));
 	}
@@ -156,6 +172,12 @@ bool sampler_is_target(struct recorder *rec, pid_t pid)
 
 	if (rec->target == TARGET_ALL)
 		return true;
+	if (rec->target == TARGET_THREADS) { /* the map holds thread ids; side-band records name processes */
+		for (size_t i = 0; i < rec->pid_count; i++)
+			if (rec->pids[i] == pid)
+				return true;
+		return false;
+	}
 	return bpf_map__lookup_elem(rec->skel->maps.targets, &key, sizeof(key), &value, sizeof(value), 0) == 0;
 }
 
@@ -190,7 +212,7 @@ void sampler_forget_exited(struct recorder *rec)
 	rec->exited_count = marked;
 }
 
-static void add_link(struct recorder *rec, struct bpf_link *link)
+void sampler_add_link(struct recorder *rec, struct bpf_link *link)
 {
 	rec->links = xrealloc(rec->links, (rec->link_count + 1) * sizeof(*rec->links));
 	rec->links[rec->link_count++] = link;
@@ -217,7 +239,7 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 	unsigned int user = e->user_depth, kernel = e->kernel_depth;
 	size_t len = 0, stack = e->user_regs.stack_size, need;
 
-	need = 2 * MAX_STACK_DEPTH * sizeof(uint64_t) + sizeof(e->user_regs) + stack;
+	need = 2 * MAX_STACK_DEPTH * sizeof(uint64_t) + sizeof(e->user_regs) + stack + sizeof(struct event_info);
 	GROW(rec->tail, rec->tail_cap, need);
 	memcpy(rec->tail, e->user_ips, user * sizeof(uint64_t));
 	len += user * sizeof(uint64_t);
@@ -237,21 +259,68 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 	return len;
 }
 
+/*
+ * An event sample's info, sent after its stack bytes, becomes the struct srec_sample_event and name that end
+ * the block (and, copied to *out, its counters a PROCESS_METRICS block). Returns the tail's new length, or -1.
+ */
+static size_t event_tail(struct recorder *rec, const struct sample_event *e, size_t size, size_t len,
+			 struct event_info *out)
+{
+	size_t at = offsetof(struct sample_event, stack) + (e->flags & SAMPLE_USER_REGS ? e->user_regs.stack_size : 0);
+	struct event_info info;
+	struct srec_sample_event head = { 0 };
+	const char *name;
+	size_t name_len;
+
+	if (size < at + sizeof(info))
+		return (size_t)-1;
+	memcpy(&info, (const char *)e + at, sizeof(info));
+	info.name[sizeof(info.name) - 1] = 0;
+	name = info.name;
+	/* std::type_info::name() skips the '*' that marks a type local to its object file */
+	if (info.type == EVENT_EXCEPTION && name[0] == '*')
+		name++;
+	name_len = info.name_size ? strlen(name) : 0;
+	head.type = info.type;
+	head.signo = info.signo;
+	head.code = info.code;
+	head.address = info.address;
+	head.name_size = name_len ? (uint32_t)name_len + 1 : 0;
+	memcpy(rec->tail + len, &head, sizeof(head));
+	len += sizeof(head);
+	memcpy(rec->tail + len, name, head.name_size);
+	len += head.name_size;
+	*out = info;
+	return len;
+}
+
 static int handle_sample(void *ctx, void *data, size_t size)
 {
 	struct recorder *rec = ctx;
 	const struct sample_event *e = data;
 	unsigned int user = e->user_depth, kernel = e->kernel_depth;
+	struct event_info info = { 0 };
 	size_t tail;
 
+	if (size >= offsetof(struct sample_event, kind) + sizeof(e->kind) && e->kind == RING_KIND_PROBE_HIT) {
+		probes_handle_hit(rec, data, size);
+		return 0;
+	}
 	if (size < offsetof(struct sample_event, stack) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
 		return 0;
 	tail = sample_tail(rec, e, size);
+	if (tail != (size_t)-1 && e->kind == SAMPLE_KIND_EVENT) {
+		if (!(e->flags & SAMPLE_EVENT_INFO))
+			return 0;
+		tail = event_tail(rec, e, size, tail, &info);
+	}
 	if (tail == (size_t)-1)
 		return 0;
 	rec->sample_count++;
 	if (e->kind == SAMPLE_KIND_OFF_CPU)
 		rec->off_cpu_count++;
+	if (e->kind == SAMPLE_KIND_EVENT)
+		rec->event_count++;
 	if (u64_set_add(&rec->sampled_pids, e->pid))
 		embedded_note_process((pid_t)e->pid);
 	for (unsigned int i = 0; i < kernel; i++)
@@ -265,6 +334,9 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		count_stack_error(rec, e->kernel_stack_error, true);
 	}
 	recording_writer_add(&rec->writer, SREC_BLOCK_SAMPLE, e, sizeof(struct srec_sample), rec->tail, tail);
+	/* the process at the event, as the BPF program read it, right after its sample */
+	if (info.metrics_ok)
+		metrics_write_event(rec, e->time_ns, e->pid, e->tid, &info);
 	return 0;
 }
 
@@ -316,20 +388,20 @@ int sampler_attach(struct recorder *rec)
 	link = bpf_program__attach(rec->skel->progs.on_fork);
 	if (!link)
 		return error("cannot follow forks (tp_btf/sched_process_fork): %s", strerror(errno));
-	add_link(rec, link);
+	sampler_add_link(rec, link);
 	link = bpf_program__attach(rec->skel->progs.on_exec);
 	if (!link)
 		return error("cannot follow execs (tp_btf/sched_process_exec): %s", strerror(errno));
-	add_link(rec, link);
+	sampler_add_link(rec, link);
 	link = bpf_program__attach(rec->skel->progs.on_exit);
 	if (!link)
 		return error("cannot follow exits (tp_btf/sched_process_exit): %s", strerror(errno));
-	add_link(rec, link);
+	sampler_add_link(rec, link);
 	if (rec->off_cpu) {
 		link = bpf_program__attach(rec->skel->progs.on_switch);
 		if (!link)
 			return error("cannot follow context switches (tp_btf/sched_switch): %s", strerror(errno));
-		add_link(rec, link);
+		sampler_add_link(rec, link);
 		attached++;
 	}
 	for (int cpu = 0; rec->on_cpu && cpu < cpus; cpu++) {
@@ -351,7 +423,7 @@ int sampler_attach(struct recorder *rec)
 			close(fd);
 			return error("cannot attach the sampler on CPU %d: %s", cpu, strerror(err));
 		}
-		add_link(rec, link);
+		sampler_add_link(rec, link);
 		attached++;
 	}
 	if (!attached)
@@ -382,12 +454,11 @@ void sampler_drain(struct recorder *rec)
 		ring_buffer__consume(rec->samples);
 }
 
-/* The sum over the CPUs of a per-CPU counter of the BPF side. */
-static uint64_t percpu_sum(struct recorder *rec, const struct bpf_map *map)
+/* The sum over the CPUs of a per-CPU counter of the BPF side (the key-th of its array). */
+uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uint32_t key)
 {
 	int cpus = libbpf_num_possible_cpus();
 	__u64 *values;
-	__u32 key = 0;
 	uint64_t sum = 0;
 
 	if (!rec->skel || cpus <= 0)
@@ -402,12 +473,12 @@ static uint64_t percpu_sum(struct recorder *rec, const struct bpf_map *map)
 
 uint64_t sampler_lost_samples(struct recorder *rec)
 {
-	return rec->skel ? percpu_sum(rec, rec->skel->maps.lost_samples) : 0;
+	return rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_samples, 0) : 0;
 }
 
 uint64_t sampler_lost_targets(struct recorder *rec)
 {
-	return rec->skel ? percpu_sum(rec, rec->skel->maps.lost_targets) : 0;
+	return rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_targets, 0) : 0;
 }
 
 void sampler_close(struct recorder *rec)

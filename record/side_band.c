@@ -14,14 +14,35 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../formats/recording.h"
 #include "../util.h"
 #include "profile.skel.h"
 #include "recorder.h"
 
-/* Per-CPU buffer pages for side-band records (a power of two). */
-#define SIDE_BAND_PAGES 64
+/*
+ * Per-CPU buffer pages for side-band records: SIDE_BAND_BYTES shared out among the CPUs, as a power of two
+ * between SIDE_BAND_MIN_PAGES and SIDE_BAND_MAX_PAGES a CPU. Losing an mmap record leaves that process's
+ * frames unnamed: bench/stress.sh (hundreds of execs a second, each a dozen mmap records, while 64 threads
+ * starve the recorder of CPU) lost 10,000 of them with 64 pages (256 KiB) a CPU on 2 CPUs.
+ */
+#define SIDE_BAND_BYTES (32u << 20)
+#define SIDE_BAND_MIN_PAGES 64
+#define SIDE_BAND_MAX_PAGES 1024
+
+static size_t side_band_pages(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int cpus = libbpf_num_possible_cpus();
+	size_t pages = SIDE_BAND_MIN_PAGES;
+
+	if (page <= 0 || cpus <= 0)
+		return pages;
+	while (pages < SIDE_BAND_MAX_PAGES && pages * 2 * (size_t)page * (size_t)cpus <= SIDE_BAND_BYTES)
+		pages *= 2;
+	return pages;
+}
 
 /* Every record ends with this (sample_id_all with PERF_SAMPLE_TID | PERF_SAMPLE_TIME). */
 struct sample_id {
@@ -171,13 +192,15 @@ int side_band_open(struct recorder *rec)
 		.wakeup_events = 1,
 	};
 
-	rec->side_band = perf_buffer__new_raw(bpf_map__fd(rec->skel->maps.side_band), SIDE_BAND_PAGES, &attr,
-					      handle_record, rec, NULL);
+	size_t pages = side_band_pages();
+
+	rec->side_band = perf_buffer__new_raw(bpf_map__fd(rec->skel->maps.side_band), pages, &attr, handle_record,
+					      rec, NULL);
 	if (!rec->side_band && (errno == EINVAL || errno == EOPNOTSUPP)) {
 		/* Kernels before 5.12 know no build_id bit: fall back to dev/inode, IDs read from files. */
 		attr.build_id = 0;
-		rec->side_band = perf_buffer__new_raw(bpf_map__fd(rec->skel->maps.side_band), SIDE_BAND_PAGES,
-						      &attr, handle_record, rec, NULL);
+		rec->side_band = perf_buffer__new_raw(bpf_map__fd(rec->skel->maps.side_band), pages, &attr,
+						      handle_record, rec, NULL);
 	}
 	if (!rec->side_band)
 		return error("cannot open the mmap/comm side-band events: %s", strerror(errno));

@@ -37,43 +37,62 @@ static pid_t thread_group_of(pid_t tid)
 	return tgid > 0 ? (pid_t)tgid : tid;
 }
 
-int target_parse_pids(struct recorder *rec, const char *list)
+/* Adds id to the list unless it is there already (given twice, or two threads of one process). */
+static void add_unique(pid_t **ids, size_t *count, pid_t id)
 {
+	for (size_t i = 0; i < *count; i++)
+		if ((*ids)[i] == id)
+			return;
+	*ids = xrealloc(*ids, (*count + 1) * sizeof(**ids));
+	(*ids)[(*count)++] = id;
+}
+
+/*
+ * Parses a -p (threads false) or -t (threads true) list of ids of live tasks. -p: targets are processes
+ * (tgids): a thread's id would match no sample, so its process is taken, and said so. -t: the threads are
+ * the targets (rec->tids), and their processes are kept in rec->pids for their mappings and side-band records.
+ */
+static int parse_ids(struct recorder *rec, const char *list, bool threads)
+{
+	const char *what = threads ? "thread" : "process";
 	char *copy = xstrdup(list), *save = NULL;
 
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
-		long pid = strtol(tok, &end, 10);
+		long id = strtol(tok, &end, 10);
 		pid_t tgid;
-		size_t i;
 
-		if (*end || pid <= 0 || pid > 0x7fffffff) {
-			error("'%s' is not a process id", tok);
+		if (*end || id <= 0 || id > 0x7fffffff) {
+			error("'%s' is not a %s id", tok, what);
 			free(copy);
 			return -1;
 		}
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		if (kill((pid_t)id, 0) < 0 && errno == ESRCH) {
 			free(copy);
-			return error("no process with id %ld", pid);
+			return error("no %s with id %ld", what, id);
 		}
-		/* kill() and /proc accept a thread's id too, but targets are processes (tgids): a thread id would
-		 * match no sample and record nothing. Take its process, and say so. */
-		tgid = thread_group_of((pid_t)pid);
-		if (tgid != pid) {
-			fprintf(stderr, "stackrec: %ld is a thread of process %d: recording the process\n", pid, tgid);
-			pid = tgid;
+		tgid = thread_group_of((pid_t)id);
+		if (threads) {
+			add_unique(&rec->tids, &rec->tid_count, (pid_t)id);
+		} else if (tgid != id) {
+			fprintf(stderr, "stackrec: %ld is a thread of process %d: recording the process\n", id, tgid);
 		}
-		for (i = 0; i < rec->pid_count && rec->pids[i] != pid; i++)
-			;
-		if (i < rec->pid_count) /* given twice, or two threads of one process */
-			continue;
-		rec->pids = xrealloc(rec->pids, (rec->pid_count + 1) * sizeof(*rec->pids));
-		rec->pids[rec->pid_count++] = (pid_t)pid;
+		add_unique(&rec->pids, &rec->pid_count, tgid);
 	}
 	free(copy);
 	if (!rec->pid_count)
-		return error("-p needs at least one process id");
+		return error("-%c needs at least one %s id", threads ? 't' : 'p', what);
 	return 0;
+}
+
+int target_parse_pids(struct recorder *rec, const char *list)
+{
+	return parse_ids(rec, list, false);
+}
+
+int target_parse_tids(struct recorder *rec, const char *list)
+{
+	return parse_ids(rec, list, true);
 }
 
 int target_spawn(struct recorder *rec)
@@ -165,6 +184,11 @@ bool target_gone(struct recorder *rec)
 	case TARGET_PIDS:
 		for (size_t i = 0; i < rec->pid_count; i++)
 			if (process_alive(rec->pids[i]))
+				return false;
+		return true;
+	case TARGET_THREADS: /* /proc/TID/stat is there for a thread too */
+		for (size_t i = 0; i < rec->tid_count; i++)
+			if (process_alive(rec->tids[i]))
 				return false;
 		return true;
 	case TARGET_ALL:

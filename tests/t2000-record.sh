@@ -50,8 +50,10 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 	grep "recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has neither)" err
 '
 
+# The -p targets live a few seconds: on a loaded machine (or a sanitizer build) loading the BPF programs alone
+# can take two, and a target gone by then leaves an empty recording.
 test_expect_success BPF '-p PID records a running process and stops when it exits' '
-	./busy 1500 & pid=$! &&
+	./busy 5000 & pid=$! &&
 	sleep 0.2 &&
 	stackrec record -F 499 -o pid.rec -p $pid 2>err &&
 	wait $pid &&
@@ -61,22 +63,29 @@ test_expect_success BPF '-p PID records a running process and stops when it exit
 	grep -E "busy \(from /proc\)$" maps
 '
 
-test_expect_success 'build a program with a second thread' '
+test_expect_success 'build a program with a second thread, both spinning' '
 	cat >threads.c <<-\EOF &&
+	#define _GNU_SOURCE
 	#include <pthread.h>
 	#include <time.h>
-	static void *spin(void *arg)
+	static void spin(void)
 	{
 		volatile unsigned long x = 0;
-		time_t end = time(NULL) + 2;
+		time_t end = time(NULL) + 5;
 		while (time(NULL) < end)
 			x++;
+	}
+	static void *worker(void *arg)
+	{
+		pthread_setname_np(pthread_self(), "spin-worker");
+		spin();
 		return arg;
 	}
 	int main(void)
 	{
 		pthread_t t;
-		pthread_create(&t, NULL, spin, NULL);
+		pthread_create(&t, NULL, worker, NULL);
+		spin();
 		pthread_join(t, NULL);
 		return 0;
 	}
@@ -94,6 +103,25 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	grep "^stackrec: $tid is a thread of process $pid: recording the process\$" err &&
 	complete_recording tid.rec &&
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
+'
+
+test_expect_success BPF '-t TID records that thread only, as perf record -t' '
+	./threads & pid=$! &&
+	sleep 0.3 &&
+	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
+	test -n "$tid" && test "$tid" != "$pid" &&
+	stackrec record -F 499 --duration 1 -o thread.rec -t $tid 2>err
+	rc=$?
+	kill $pid; wait $pid
+	cat err &&
+	test $rc -eq 0 &&
+	complete_recording thread.rec &&
+	grep -E "target +threads" thread.rec.info &&
+	stackrec convert thread.rec -f folded -o thread.folded &&
+	cut -d";" -f1 thread.folded | sort | uniq -c >comms &&
+	cat comms &&
+	grep -q "spin-worker" comms &&
+	! grep -v "spin-worker" comms
 '
 
 test_expect_success BPF '-a --duration records everything for that long' '

@@ -21,6 +21,25 @@ for rec in inline short chain unwind deep offcpu; do
 	done
 done
 
+# Modules are symbolized by as many threads as -j says (default: the CPUs): the output must not depend on it.
+test_expect_success 'convert -j 1 and -j 16 write the same bytes as the expected files' '
+	for rec in short unwind offcpu; do
+		for j in 1 16; do
+			convert $rec -j $j -f trace -o $rec.j$j.trace &&
+			test_cmp "$FIXTURES/expected/$rec.trace" $rec.j$j.trace &&
+			convert $rec -j $j -f pprof -o $rec.j$j.pprof &&
+			cmp "$FIXTURES/expected/$rec.pprof" $rec.j$j.pprof || return 1
+		done
+	done
+'
+
+test_expect_success 'convert -j refuses 0, a negative number and a word, exit status 2' '
+	for j in 0 -3 many 17; do
+		{ convert short -j "$j" -f folded -o /dev/null 2>err; test $? = 2; } &&
+		grep -q "from 1 to 16" err || return 1
+	done
+'
+
 # The expected files were produced by stackrec itself: check them against what the programs do.
 test_expect_success 'expected inline.folded has the full inlined path in at least 95% of samples' '
 	awk "{ n = \$NF; total += n; if (index(\$0, \";main;top;mid;hot_inline;leaf\")) hit += n }

@@ -186,4 +186,62 @@ test_expect_success 'an archive block at an absurd offset makes convert --archiv
 	grep "^stackrec: error: .forged.archive.: a block of ./bin/prog. is at offset 1099511627776, not where the file.s bytes so far end ([0-9]*): damaged archive$" err
 '
 
+test_expect_success 'a FIFO at the .dwo file of split DWARF is refused, not opened by libdw' '
+	mkdir -p split &&
+	printf "%s\n" "int f(int x) { return x * 3; }" "int main(void) { return f(1); }" >split/prog.c &&
+	(cd split && clang -O1 -g -gsplit-dwarf -o prog prog.c) &&
+	test -f split/prog.dwo &&
+	rm split/prog.dwo && mkfifo split/prog.dwo &&
+	f=$(nm split/prog | awk "\$3 == \"f\" { print \$1 }") &&
+	printf "%s\n" "host hostname=test" "mapping 100 400000 401000 1000 $PWD/split/prog $(build_id split/prog) 1" \
+		"sample 100 100 prog 10 $(printf %x $((0x400000 + 0x$f - 0x1000))) -" end | write_rec split.rec &&
+	in_time stackrec convert split.rec --no-cache >split.folded 2>err &&
+	cat err split.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/split/prog.dwo. is not a regular file (a FIFO): not read$" err &&
+	echo "prog;f 1" >expect &&
+	test_cmp expect split.folded
+'
+
+test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused' '
+	mkdir -p alt &&
+	{ printf "alt.debug\0" && head -c 20 /dev/urandom; } >altlink.bin &&
+	objcopy --add-section .gnu_debugaltlink=altlink.bin prog alt/prog &&
+	mkfifo alt/alt.debug &&
+	rec_of alt.rec "$PWD/alt/prog" $(build_id alt/prog) &&
+	in_time stackrec convert alt.rec --no-cache >alt.folded 2>err &&
+	cat err alt.folded &&
+	test_line_count err = 1 &&
+	grep "^stackrec: warning: .$PWD/alt/alt.debug. is not a regular file (a FIFO): not read$" err &&
+	echo "prog;_init 1" >expect &&
+	test_cmp expect alt.folded
+'
+
+test_expect_success 'symbolic links inside --symfs resolve inside it: an absolute one and a "../.." one do not escape' '
+	mkdir -p outside jail2/usr jail2/opt/lib &&
+	cp prog outside/prog && cp prog jail2/opt/lib/prog &&
+	ln -s "$PWD/outside" jail2/usr/bin &&
+	ln -s ../../outside jail2/usr/lib &&
+	ln -s /etc jail2/usr/share &&
+	ln -s /opt/lib jail2/usr/lib64 &&
+	id=$(build_id prog) &&
+	for p in bin lib; do
+		rec_of escape-$p.rec /usr/$p/prog $id &&
+		in_time stackrec convert escape-$p.rec --symfs jail2 --no-cache >escape-$p.folded 2>err &&
+		cat err escape-$p.folded &&
+		echo "prog;[prog] 1" >expect &&
+		test_cmp expect escape-$p.folded || return 1
+	done &&
+	rec_of etc.rec /usr/share/passwd - &&
+	in_time stackrec convert etc.rec --symfs jail2 --no-cache -v >etc.folded 2>err &&
+	cat err &&
+	! grep "not an ELF file" err &&
+	grep "no file at the recorded path" err &&
+	rec_of inside.rec /usr/lib64/prog $id &&
+	in_time stackrec convert inside.rec --symfs jail2 --no-cache >inside.folded 2>err &&
+	cat err inside.folded &&
+	echo "prog;_init 1" >expect &&
+	test_cmp expect inside.folded
+'
+
 test_done

@@ -289,15 +289,30 @@ test_expect_success BPF 'a binary that only exists in another mount namespace is
 	grep -q "^nsprog;.*;spin_leaf [0-9]*$" ns.folded
 '
 
+# kernel.kptr_restrict is the machine's: the test puts back the value it found on every way out, the test's own
+# subshell (EXIT trap) and this script (EXIT, and killed by a signal) alike.
+kptr_saved=$(cat /proc/sys/kernel/kptr_restrict 2>/dev/null)
+restore_kptr() {
+	if [ -n "$kptr_saved" ] && [ "$(cat /proc/sys/kernel/kptr_restrict 2>/dev/null)" != "$kptr_saved" ]; then
+		echo "$kptr_saved" >/proc/sys/kernel/kptr_restrict
+	fi
+}
+trap restore_kptr EXIT
+trap 'restore_kptr; exit 129' HUP
+trap 'restore_kptr; exit 130' INT
+trap 'restore_kptr; exit 143' TERM
+
 test_expect_success BPF 'kernel.kptr_restrict=2: record warns once, kernel frames stay unnamed with that reason' '
-	old=$(cat /proc/sys/kernel/kptr_restrict) &&
+	trap restore_kptr EXIT &&
 	echo 2 >/proc/sys/kernel/kptr_restrict &&
 	stackrec record -F 999 -o kptr.rec -- dd if=/dev/zero of=/dev/null bs=64k count=50000 2>kptr.err
 	rc=$?
-	echo "$old" >/proc/sys/kernel/kptr_restrict
+	restore_kptr &&
+	test "$(cat /proc/sys/kernel/kptr_restrict)" = "$kptr_saved" &&
 	test $rc -eq 0 &&
 	grep "kernel symbol addresses are hidden (kernel.kptr_restrict)" kptr.err &&
-	stackrec info kptr.rec | grep -E "kptr_restricted +1" &&
+	stackrec info kptr.rec >kptr.info &&
+	grep -E "kptr_restricted +1" kptr.info &&
 	stackrec convert --explain kptr.rec >kptr.folded 2>kptr.explain &&
 	cat kptr.explain &&
 	grep -q "kptr_restrict" kptr.explain &&
@@ -326,7 +341,8 @@ test_expect_success BPF,NODE 'node --perf-basic-prof: JIT frames, the hot JavaSc
 	for (let k = 0; k < 3000; k++) t += hotJavaScriptFunction(100000);
 	EOF
 	stackrec record -F 499 -o node.rec -- node --perf-basic-prof hot.js &&
-	pid=$(stackrec info node.rec | awk "/^processes/ { getline; print \$1 }") &&
+	stackrec info node.rec >node.info &&
+	pid=$(awk "/^processes/ { getline; print \$1 }" node.info) &&
 	rm -f "/tmp/perf-$pid.map" &&
 	stackrec convert node.rec --annotate >node.folded &&
 	pct=$(awk "{ t += \$NF; if (\$0 ~ /_\\[j\\] [0-9]+\$/) h += \$NF } END { print int(100 * h / t) }" node.folded) &&

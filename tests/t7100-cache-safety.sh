@@ -22,8 +22,9 @@ test_expect_success 'build a busy program anyone can run' '
 	chmod 600 shadow
 '
 
+# The -p targets live 4 s: on a loaded machine loading the BPF programs alone can take two.
 test_expect_success BPF 'a perf map owned by the process user is embedded' '
-	$as_nobody ./busy 1000 & pid=$! &&
+	$as_nobody ./busy 4000 & pid=$! &&
 	$as_nobody sh -c "echo \"1000 10 jitted\" >/tmp/perf-$pid.map" &&
 	stackrec record -F 499 -o own.rec -p $pid 2>err &&
 	wait $pid &&
@@ -34,7 +35,7 @@ test_expect_success BPF 'a perf map owned by the process user is embedded' '
 '
 
 test_expect_success BPF 'a perf map owned by another user than the process is not embedded' '
-	$as_nobody ./busy 1000 & pid=$! &&
+	$as_nobody ./busy 4000 & pid=$! &&
 	cp shadow /tmp/perf-$pid.map &&
 	stackrec record -F 499 -o other.rec -p $pid 2>err &&
 	wait $pid &&
@@ -47,7 +48,7 @@ test_expect_success BPF 'a perf map owned by another user than the process is no
 '
 
 test_expect_success BPF 'a perf map that is a symbolic link is not embedded' '
-	$as_nobody ./busy 1000 & pid=$! &&
+	$as_nobody ./busy 4000 & pid=$! &&
 	ln -s "$TEST_DIR/shadow" /tmp/perf-$pid.map &&
 	stackrec record -F 499 -o link.rec -p $pid 2>err &&
 	wait $pid &&

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+test_description='record --probe, --signals, --exceptions, --metrics-interval: uprobes that capture arguments
+by DWARF name, fatal signals and C++ throws as event samples with their stacks, process metrics; what record
+writes, block by block (PROBE, PROBE_HIT, SAMPLE of kind EVENT, PROCESS_METRICS, STATS)'
+. "$(dirname "$0")/test-lib.sh"
+
+# Programs from fixtures/, built at test time (fixtures/README.md).
+if command -v gcc >/dev/null; then test_set_prereq GCC; else test_unset_prereq GCC "gcc is not installed (apt-get install gcc)"; fi
+if command -v g++ >/dev/null; then test_set_prereq GXX; else test_unset_prereq GXX "g++ is not installed (apt-get install g++)"; fi
+
+# dump FILE: the probe, event, metrics and stats blocks, one a line (tests/unit/dump-blocks.c)
+dump() { "$UNIT_DIR/dump-blocks" "$1"; }
+
+test_expect_success GCC 'build the test programs' '
+	gcc -O1 -g -fno-omit-frame-pointer -o crash "$FIXTURES/crash.c" &&
+	gcc -O1 -g -fno-omit-frame-pointer -o probe_hot "$FIXTURES/probe_hot.c" &&
+	if command -v g++ >/dev/null; then g++ -O1 -g -fno-omit-frame-pointer -o throw "$FIXTURES/throw.cc"; fi
+'
+
+test_expect_success GCC 'a probe naming a parameter the function does not have is refused with those it has' '
+	test_must_fail stackrec record --probe "./crash:parse_record(id, str(title))" -o no.rec -- ./crash 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep -F "parse_record has no parameter '"'"'title'"'"'; its parameters are: r, id, name" err &&
+	test ! -e no.rec
+'
+
+test_expect_success GCC 'a function the binary does not have is refused, and so is bad syntax' '
+	test_must_fail stackrec record --probe "./crash:parse_records(id)" -- ./crash 2>err &&
+	grep -F "no function '"'"'parse_records'"'"' in" err &&
+	test_must_fail stackrec record --probe "./crash:parse_record" -- ./crash 2>err &&
+	grep -F "expected BINARY:FUNCTION(ARG, ...)" err &&
+	test_must_fail stackrec record --probe "./crash:parse_record(arg6)" -- ./crash 2>err &&
+	grep -F "parse_record has no parameter '"'"'arg6'"'"'" err &&
+	test_must_fail stackrec record --probe "./crash:parse_record(str(id))" -- ./crash 2>err &&
+	grep -F "str(id): parameter '"'"'id'"'"' of parse_record is not a pointer" err &&
+	test_must_fail stackrec record --metrics-interval -5 -- ./crash 2>err &&
+	grep -F "metrics-interval takes milliseconds" err
+'
+
+test_expect_success GCC,BPF 'probe on parse_record(id, str(name)): a PROBE block, then one hit per call in order' '
+	stackrec record --probe "./crash:parse_record(id, str(name))" -o crash.rec -- ./crash 2>err &&
+	cat err &&
+	grep -E "^stackrec: recorded 7 probe hits \(0 lost\), 1 events \(0 lost\)" err &&
+	dump crash.rec >blocks &&
+	cat blocks &&
+	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64 name:str$" blocks &&
+	addr=$(nm crash | awk "\$3 == \"parse_record\" { print \$1 }" | sed "s/^0*//") &&
+	grep -E "^probe 1 0x$addr " blocks &&
+	awk "\$1 == \"hit\" { print \$6, \$9 }" blocks >hits &&
+	printf "%s\n" "1 rec-1" "2 rec-2" "3 rec-3" "4 rec-4" "5 rec-5" "6 rec-6" "7 <unreadable>" >expect &&
+	test_cmp expect hits &&
+	# every call is made from the same frame of load_all: one CFA
+	awk "\$1 == \"hit\" { print \$5 }" blocks | sort -u >cfas &&
+	test_line_count cfas = 1
+'
+
+test_expect_success GCC,BPF 'the SIGSEGV is an event sample: signal 11, SEGV_MAPERR, the bad address, registers and stack' '
+	grep -E "^event 1 11 1 0xdead - user=0 kernel=[0-9]+ regs=1 " blocks &&
+	pid=$(awk "\$1 == \"hit\" { print \$3; exit }" blocks) &&
+	grep -E "^event .* pid=$pid tid=$pid$" blocks &&
+	# the event comes after the last hit, as it happened
+	tail -n 3 blocks | head -n 1 | grep "^event " &&
+	# and the process at that moment, read in the kernel: one thread, some RSS
+	grep -E "^metrics 2 $pid $pid 1 [0-9]+ [0-9]+ [1-9][0-9]* [1-9][0-9]*$" blocks &&
+	grep -E "^stats [0-9]+ 7 0 1 0$" blocks
+'
+
+test_expect_success GCC,BPF 'two probes: ids in command-line order, load_all'"'"'s hit before those of the calls it makes' '
+	stackrec record --probe "./crash:parse_record(id)" --probe "./crash:load_all(n)" -o two.rec -- ./crash 5 2>err &&
+	cat err &&
+	dump two.rec >two.blocks &&
+	cat two.blocks &&
+	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64$" two.blocks &&
+	grep -E "^probe 2 0x[0-9a-f]+ $PWD/crash load_all n:s64$" two.blocks &&
+	awk "\$1 == \"hit\" { print \$2, \$6 }" two.blocks >hits &&
+	printf "%s\n" "2 5" "1 1" "1 2" "1 3" "1 4" "1 5" >expect &&
+	test_cmp expect hits &&
+	# parse_record is called by load_all: its frame is deeper, at a lower CFA
+	cfa1=$(awk "\$1 == \"hit\" && \$2 == 1 { print \$5; exit }" two.blocks) &&
+	cfa2=$(awk "\$1 == \"hit\" && \$2 == 2 { print \$5; exit }" two.blocks) &&
+	test $((cfa1)) -lt $((cfa2)) &&
+	! grep "^event " two.blocks
+'
+
+test_expect_success GCC,BPF 'a SIGSEGV sent with kill(): recorded, with SI_USER and no faulting address' '
+	./probe_hot 100000000 >/dev/null &
+	pid=$!
+	# once the recording is under way (its file is renamed into place then)
+	(while [ ! -e killed.rec ]; do sleep 0.05; done; sleep 0.3; kill -SEGV $pid) &
+	stackrec record --signals -p $pid -o killed.rec 2>err;
+	rc=$?;
+	wait $pid;
+	cat err && test $rc = 0 &&
+	dump killed.rec >killed.blocks &&
+	cat killed.blocks &&
+	grep -E "^event 1 11 0 0x0 - user=0 kernel=[0-9]+ regs=1 pid=$pid tid=$pid$" killed.blocks
+'
+
+test_expect_success GCC,BPF '--call-graph fp: the event has the frame-pointer walk of the user stack' '
+	stackrec record --call-graph fp --probe "./crash:parse_record(id, r, arg1)" -o fp.rec -- ./crash 2>err &&
+	dump fp.rec >fp.blocks &&
+	cat fp.blocks &&
+	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64 r:ptr arg1:s64$" fp.blocks &&
+	# id and arg1 are the same register
+	awk "\$1 == \"hit\" { if (\$6 != \$8) bad = 1; n++ } END { exit bad || n != 7 }" fp.blocks &&
+	grep -E "^event 1 11 1 0xdead - user=([3-9]|[1-9][0-9]+) kernel=[0-9]+ regs=1 " fp.blocks
+'
+
+test_expect_success GCC,BPF '--no-signals: hits, no event' '
+	stackrec record --no-signals --probe "./crash:parse_record(id)" -o nosig.rec -- ./crash 2>err &&
+	dump nosig.rec >nosig.blocks &&
+	test $(grep -c "^hit " nosig.blocks) = 7 &&
+	! grep "^event " nosig.blocks
+'
+
+test_expect_success GCC,BPF '--signals alone: the crash without probes' '
+	stackrec record --signals -o sig.rec -- ./crash 2>err &&
+	cat err &&
+	dump sig.rec >sig.blocks &&
+	grep -E "^event 1 11 1 0xdead " sig.blocks &&
+	! grep "^hit " sig.blocks
+'
+
+test_expect_success GCC,BPF 'a SIGSEGV the program handles and survives is recorded; an ignored SIGABRT is not' '
+	cat >survive.c <<-\EOF &&
+	#include <setjmp.h>
+	#include <signal.h>
+	#include <stdio.h>
+	static sigjmp_buf back;
+	static void on_segv(int sig) { (void)sig; siglongjmp(back, 1); }
+	int main(void)
+	{
+		volatile int *bad = (int *)0x10;
+		signal(SIGSEGV, on_segv);
+		if (!sigsetjmp(back, 1))
+			printf("%d\n", *bad);
+		signal(SIGABRT, SIG_IGN);
+		raise(SIGABRT);
+		puts("survived");
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o survive survive.c &&
+	stackrec record --signals -o survive.rec -- ./survive >out 2>err &&
+	cat err out &&
+	grep survived out &&
+	dump survive.rec >survive.blocks &&
+	cat survive.blocks &&
+	grep "^event " survive.blocks >events &&
+	test_line_count events = 1 &&
+	grep -E "^event 1 11 1 0x10 " events
+'
+
+test_expect_success GXX,BPF '--exceptions: the thrown type'"'"'s mangled name and the stack at the throw' '
+	stackrec record --exceptions -o throw.rec -- ./throw 2>err &&
+	cat err &&
+	dump throw.rec >throw.blocks &&
+	cat throw.blocks &&
+	grep -E "^event 2 0 0 0x[0-9a-f]+ 11parse_error user=0 kernel=0 regs=1 " throw.blocks &&
+	test $(grep -c "^event " throw.blocks) = 1 &&
+	grep -E "^metrics 2 " throw.blocks
+'
+
+test_expect_success GXX,BPF '--exceptions --signals, uncaught: the throw, then SIGABRT from std::terminate' '
+	stackrec record --exceptions --signals --call-graph fp -o uncaught.rec -- ./throw uncaught 2>err &&
+	cat err &&
+	dump uncaught.rec >uncaught.blocks &&
+	cat uncaught.blocks &&
+	grep "^event " uncaught.blocks >events &&
+	test_line_count events = 2 &&
+	head -n 1 events | grep -E "^event 2 0 0 0x[0-9a-f]+ 11parse_error user=([4-9]|[1-9][0-9]+) " &&
+	tail -n 1 events | grep -E "^event 1 6 -6 0x0 - " # SI_TKILL: raise() in abort()
+'
+
+test_expect_success GCC,BPF '--metrics-interval: CPU time, RSS and threads of a running target from /proc' '
+	stackrec record --metrics-interval 200 -o metrics.rec -- ./probe_hot 2000000 2>err &&
+	cat err &&
+	dump metrics.rec >metrics.blocks &&
+	grep "^metrics 1 " metrics.blocks >interval &&
+	cat interval &&
+	test_line_count interval -ge 2 &&
+	awk "{ if (\$4 != 0 || \$5 != 1) bad = 1; if (\$6 > 0) cpu = 1; if (\$8 <= 0 || \$9 <= 0) bad = 1 }
+		END { exit bad || !cpu }" interval
+'
+
+test_expect_success GCC,BPF 'a probe on a process already running (-p), with lost hits counted in STATS as in the summary' '
+	./probe_hot 100000000 >/dev/null &
+	pid=$! &&
+	sleep 0.2 &&
+	stackrec record -p $pid --duration 1 --probe "./probe_hot:hot_call(n, str(tag))" -o running.rec 2>err;
+	rc=$?;
+	kill $pid; wait $pid;
+	cat err && test $rc = 0 &&
+	dump running.rec >running.blocks &&
+	grep -E "^hit 1 $pid $pid 0x[0-9a-f]+ [0-9]+ [0-9]+ \| hot$" running.blocks >hot &&
+	test_line_count hot -ge 1000 &&
+	lost=$(sed -n "s/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p" err) &&
+	grep -E "^stats [0-9]+ $lost 0 0$" running.blocks
+'
+
+test_expect_success GCC,BPF 'a recorder that cannot keep up: the target goes on, the hits lost are counted in the summary and STATS' '
+	# The recorder is stopped for 5 s while every call of probe_hot is a hit of 240 bytes in the ring buffer
+	# (16 MiB with --call-graph fp): it fills up, and the hits after that are dropped and counted.
+	# "$STACKREC", not the shell function: $! must be the recorder itself
+	"$STACKREC" record --call-graph fp --duration 8 --probe "./probe_hot:hot_call(n, str(tag))" -o lost.rec -- \
+		./probe_hot 1000000000 >/dev/null 2>err &
+	rec=$!
+	(while [ ! -e lost.rec ]; do sleep 0.05; done; sleep 0.5; kill -STOP $rec; sleep 5; kill -CONT $rec) &
+	wait $rec &&
+	cat err &&
+	set -- $(sed -n "s/^stackrec: recorded \([0-9]*\) probe hits (\([0-9]*\) lost).*/\1 \2/p" err) &&
+	test "$2" -gt 0 &&
+	dump lost.rec >lost.blocks &&
+	grep -E "^stats [0-9]+ $1 $2 0 0$" lost.blocks &&
+	test $(grep -c "^hit 1 " lost.blocks) = $1
+'
+
+test_done
