@@ -167,7 +167,7 @@ FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recor
 	convert/debug_file.c convert/input_file.c
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
 	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
-	convert/kernel_symbols.c
+	convert/kernel_symbols.c convert/elf_symbols.c
 FUZZ_LIBS := -ldw -lelf -ldebuginfod -lzstd -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \
