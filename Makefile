@@ -67,6 +67,7 @@ endif
 
 .PHONY: all deps check demo fixtures bench stress clean unit-tests
 .SECONDARY:
+.SECONDEXPANSION:
 all: deps $(STACKREC)
 
 deps:
@@ -122,13 +123,16 @@ unit-tests: $(TEST_BINS)
 
 # make fuzz [FUZZ_SECONDS=60]: builds the libFuzzer target tests/fuzz/fuzz-recording.c with clang (needs
 # libclang-rt-14-dev) and fuzzes the recording reader for FUZZ_SECONDS from the seeds in tests/fuzz/corpus/,
-# keeping what it learns in $(OUT)/fuzz/corpus/ and any crashing input in $(OUT)/fuzz/crash-*.
+# keeping what it learns in $(OUT)/fuzz/corpus/ and any crashing input in $(OUT)/fuzz/crash-*; the same for
+# each parser's target (FUZZ_PARSERS below) and the unwinder's (fuzz-unwind), then runs the damage campaign
+# (fuzz-damage, below).
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_LIB_SRCS := util.c formats/recording_reader.c formats/recording_writer.c
 
-$(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
+$(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h $(FUZZ_LIB_SRCS) \
+		$(wildcard formats/recording*.h) util.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
@@ -164,16 +168,65 @@ $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard 
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
 
-.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-symbol-cache fuzz-symbol-cache-build
+# The parsers' targets (tests/fuzz/fuzz-NAME.c, seeds in tests/fuzz/NAME-corpus/, crash-* seeds are inputs
+# that once failed): the perf-map and kallsyms parsers, the archive reader, and ELF/debug-file loading with the
+# symbolizer on top. `make fuzz-NAME-build` builds one; `make fuzz` fuzzes each for FUZZ_SECONDS.
+FUZZ_PARSERS := jit-maps kallsyms archive elf
+FUZZ_jit-maps_SRCS := util.c convert/jit_maps.c
+FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
+FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
+	convert/debug_file.c convert/input_file.c
+FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
+	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
+	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
+FUZZ_LIBS := -ldw -lelf -ldebuginfod -lzstd -lz -liberty
+
+$(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \
+		util.h cache_dir.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_$*_SRCS) $(FUZZ_LIBS)
+
+# The damage campaign (tests/fuzz/damage-campaign.sh): damage.c makes the variants of fixtures/*.rec. `make
+# fuzz` runs the full campaign on ./stackrec and the ASan+UBSan build; tests/t0004-damage.sh a short one.
+$(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+
+# Variants a recording (12 recordings: 6 fixtures, as checked in and numbered): on the plain build, and fewer on
+# the ASan+UBSan build, which runs several times slower.
+DAMAGE_VARIANTS ?= 400
+DAMAGE_VARIANTS_SANITIZE ?= 250
+
+.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-damage-build fuzz-damage \
+	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
+fuzz-damage-build: $(OUT)/fuzz/damage
 fuzz-symbol-cache-build: $(OUT)/fuzz/fuzz-symbol-cache
+$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)): fuzz-%-build: $(OUT)/fuzz/fuzz-%
 
-fuzz: fuzz-build
+fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-symbol-cache fuzz-damage
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
 	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
 		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \
 		$(OUT)/fuzz/corpus tests/fuzz/corpus
+
+fuzz-parsers: $(patsubst %,$(OUT)/fuzz/fuzz-%,$(FUZZ_PARSERS))
+	$(Q)for t in $(FUZZ_PARSERS); do \
+		mkdir -p $(OUT)/fuzz/$$t-corpus && \
+		echo "  FUZZ     $$t for $(FUZZ_SECONDS) s" && \
+		$(OUT)/fuzz/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=65536 \
+			-artifact_prefix=$(OUT)/fuzz/$$t- -print_final_stats=1 $(OUT)/fuzz/$$t-corpus \
+			tests/fuzz/$$t-corpus || exit 1; \
+	done
+
+# Both builds: the plain one, and the ASan+UBSan one built here if it is not there.
+fuzz-damage: $(OUT)/fuzz/damage $(STACKREC)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 build-sanitize/stackrec
+	$(Q)tests/fuzz/damage-campaign.sh -n $(DAMAGE_VARIANTS) -s 7 $(OUT)/fuzz/damage ./$(STACKREC)
+	$(Q)tests/fuzz/damage-campaign.sh -n $(DAMAGE_VARIANTS_SANITIZE) -s 8 $(OUT)/fuzz/damage build-sanitize/stackrec
 
 fuzz-unwind: fuzz-unwind-build
 	$(Q)mkdir -p $(OUT)/fuzz/unwind-corpus

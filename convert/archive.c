@@ -144,7 +144,10 @@ int cmd_archive(int argc, char **argv)
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)
 		return 1;
-	recording_reader_for_each(&reader, collect, &w, RECORDING_WARN_NONE);
+	/* Build IDs in a lost frame of REC cannot be archived: the archive is written, and partial says so. */
+	recording_reader_for_each(&reader, collect, &w, RECORDING_WARN_SUMMARY);
+	if (recording_reader_report_damage(&reader))
+		status = EXIT_PARTIAL;
 	recording_reader_close(&reader);
 	if (!no_cache)
 		cache = cache_opt ? xstrdup(cache_opt) : cache_dir_default();
@@ -267,7 +270,7 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	return 0;
 }
 
-char *archive_extract(const char *archive_path)
+char *archive_extract(const char *archive_path, bool *damaged)
 {
 	struct recording_reader reader;
 	struct extract x = { 0 };
@@ -288,7 +291,8 @@ char *archive_extract(const char *archive_path)
 	free(build_id_dir);
 	recording_reader_for_each(&reader, extract_block, &x,
 				  verbose ? RECORDING_WARN_EACH : RECORDING_WARN_SUMMARY);
-	if (recording_reader_report_damage(&reader))
+	*damaged = recording_reader_report_damage(&reader);
+	if (*damaged)
 		warning("'%s': using the files that were intact", archive_path);
 	recording_reader_close(&reader);
 	if (x.failed) {

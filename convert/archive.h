@@ -10,12 +10,15 @@
 #ifndef STACKREC_CONVERT_ARCHIVE_H
 #define STACKREC_CONVERT_ARCHIVE_H
 
+#include <stdbool.h>
+
 /*
  * Extracts the files of an archive into a new private directory laid out like a debug directory
  * (DIR/.build-id/xx/rest and rest.debug), for the lookup to search. Returns the directory (to be removed
- * with archive_remove_dir), or NULL with an error printed.
+ * with archive_remove_dir), or NULL with an error printed. *damaged is set when the archive was damaged or
+ * incomplete and only its intact files were extracted (said in warnings and one error line).
  */
-char *archive_extract(const char *archive_path);
+char *archive_extract(const char *archive_path, bool *damaged);
 void archive_remove_dir(char *dir);
 
 #endif

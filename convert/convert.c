@@ -8,7 +8,7 @@
  * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
- * one-line error and exits 1. Output to -o goes through a temporary file and a rename (output_create), so
+ * one-line error and exits EXIT_PARTIAL (3). Output to -o goes through a temporary file and a rename (output_create), so
  * a failed convert never leaves half a file behind.
  */
 #include <errno.h>
@@ -95,7 +95,8 @@ static void usage(FILE *out)
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
-		"See docs/convert.md.\n");
+		"Exits 0; 3 (partial) when the output was written from a damaged or incomplete recording or\n"
+		"archive; 1 when nothing could be written; 2 for bad usage. See docs/convert.md.\n");
 }
 
 #define JOBS_MAX 16 /* more threads than modules with locations buy nothing; few recordings have more */
@@ -663,10 +664,13 @@ int cmd_convert(int argc, char **argv)
 	sym.search.cache_dir = cache_dir;
 	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
 	if (archive_path) {
-		archive_dir = archive_extract(archive_path);
-		if (!archive_dir) {
-			status = 1;
-		} else {
+		bool archive_damaged = false;
+
+		archive_dir = archive_extract(archive_path, &archive_damaged);
+		if (!archive_dir || archive_damaged) {
+			status = EXIT_PARTIAL; /* converted all the same, with what the archive had intact or without it */
+		}
+		if (archive_dir) {
 			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
 			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
 		}
@@ -692,7 +696,7 @@ int cmd_convert(int argc, char **argv)
 	profile_finish(&c->profile);
 
 	if (write_output(format, &c->profile, &options, out_path) < 0)
-		status = 1;
+		status = 1; /* no output: worse than partial */
 	summary(c, path);
 	if (explain || verbose) {
 		explain_unnamed(&c->profile, &c->maps, stderr);
@@ -704,8 +708,8 @@ int cmd_convert(int argc, char **argv)
 	if (!damaged && c->bad_blocks)
 		error("'%s' is damaged: %" PRIu64 " blocks could not be parsed and were skipped; converted the rest",
 		      path, c->bad_blocks);
-	if (damaged || c->bad_blocks)
-		status = 1;
+	if ((damaged || c->bad_blocks) && status == 0)
+		status = EXIT_PARTIAL;
 
 	recording_reader_close(&reader);
 	profile_release(&c->profile);

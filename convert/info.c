@@ -481,6 +481,7 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	printf("file:\n");
 	printf("  %-20s %u.%u\n", "format version", r->header.version_major, r->header.version_minor);
 	printf("  %-20s %zu bytes in %" PRIu64 " frames\n", "size", r->size, r->damage.frames);
+	printf("  %-20s %s\n", "frame numbers", r->damage.numbered_frames ? "yes" : "no (written before format 1.2)");
 	printf("  %-20s %s\n", "complete", r->damage.has_end && !r->damage.truncated ? "yes (end marker)" : "no");
 }
 
@@ -512,7 +513,7 @@ int cmd_info(int argc, char **argv)
 			printf("usage: stackrec info [--mappings] [--files] [-v] FILE\n\nShows what a recording contains; "
 			       "--mappings lists every recorded mapping,\n--files every embedded file (vDSO image, JIT perf "
 			       "map). Damage is summarized in one\nwarning per kind; -v gives one per damaged frame.\n"
-			       "Exits 1 when the file is damaged or cut short.\n");
+			       "Exits 3 when the file is damaged or cut short, 1 when it cannot be read.\n");
 			return 0;
 		default:
 			return 2;
@@ -528,8 +529,13 @@ int cmd_info(int argc, char **argv)
 				  verbose ? RECORDING_WARN_EACH : RECORDING_WARN_SUMMARY);
 	print_info(&in, &reader);
 	fflush(stdout);
-	if (recording_reader_report_damage(&reader))
-		ret = 1;
+	if (recording_reader_report_damage(&reader)) {
+		ret = EXIT_PARTIAL;
+	} else if (in.bad_blocks) {
+		error("'%s' is damaged: %" PRIu64 " blocks could not be parsed and were skipped", argv[optind],
+		      in.bad_blocks);
+		ret = EXIT_PARTIAL;
+	}
 	recording_reader_close(&reader);
 	free(in.procs);
 	free(in.tids);

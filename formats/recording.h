@@ -29,6 +29,13 @@
  * A frame header carries a magic so that a reader can find the next frame after damage, and the CRC-32 of
  * the compressed bytes so that damage is found before decompression. The zstd frame itself also carries a
  * content checksum.
+ *
+ * Frame numbers (1.2): a CRC finds a damaged frame, but not one that is missing, duplicated or moved as a
+ * whole, each of which is intact by itself. So the first block of every frame is a FRAME block with the
+ * frame's number and the count of blocks before it, and END counts every block; readers report gaps,
+ * duplicates (only the first of a number is used) and frames out of order. The frame header stays 16 bytes:
+ * old readers skip FRAME as an unknown type, and a file without FRAME blocks (1.1) is read as before, with
+ * only END's count to check it by.
  */
 #ifndef STACKREC_FORMATS_RECORDING_H
 #define STACKREC_FORMATS_RECORDING_H
@@ -39,7 +46,8 @@
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
 #define SREC_VERSION_MINOR 2 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
-				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown */
+				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
+				*      FRAME blocks: frame numbers */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -91,13 +99,14 @@ enum srec_block_type {
 	SREC_BLOCK_FILE = 11,		 /* an embedded file: vDSO image, JIT perf map (struct srec_file) */
 	SREC_BLOCK_PROCESS_METRICS = 12, /* a process's CPU time, RSS and threads at one moment: struct
 					    srec_process_metrics */
-	SREC_BLOCK_PROBE = 13		 /* a probe the recorder attached (--probe): struct srec_probe; written before
+	SREC_BLOCK_PROBE = 13,		 /* a probe the recorder attached (--probe): struct srec_probe; written before
 					    any PROBE_HIT that names it */
+	SREC_BLOCK_FRAME = 14		 /* the frame's number: struct srec_frame; the first block of every frame */
 };
 
 /*
  * HOST: a sequence of NUL-terminated "key=value" strings. Unknown keys are kept and shown by `info`.
- * The first frame of a file starts with the HOST block.
+ * The first frame of a file starts with the HOST block (after its FRAME block).
  */
 #define SREC_HOST_KERNEL_RELEASE "kernel_release"   /* uname -r */
 #define SREC_HOST_HOSTNAME "hostname"		    /* uname -n */
@@ -374,10 +383,22 @@ struct srec_stats {
 };
 _Static_assert(sizeof(struct srec_stats) == 88, "stats block is 88 bytes");
 
+/*
+ * FRAME: the first block of every frame (1.2), numbering frames so that a reader can tell a frame that is
+ * missing, duplicated or out of place, which the CRC cannot (see "Frame numbers" above). Readers take it out
+ * of the block stream; it counts in blocks_before and in END's blocks like any other block.
+ */
+struct srec_frame {
+	uint64_t sequence;	/* frames the writer wrote before this one: 0, 1, 2, ... */
+	uint64_t blocks_before; /* blocks the writer wrote before this one, FRAME blocks included */
+};
+_Static_assert(sizeof(struct srec_frame) == 16, "frame block is 16 bytes");
+
 /* END: the writer finished cleanly. A file without it was cut short; its intact frames still read. */
 struct srec_end {
 	uint64_t time_ns; /* when the recording stopped */
-	uint64_t blocks;  /* blocks written before this one */
+	uint64_t blocks;  /* blocks written before this one (FRAME blocks included): a reader that read fewer or
+			     more lost frames or read some twice */
 };
 _Static_assert(sizeof(struct srec_end) == 16, "end block is 16 bytes");
 

@@ -80,6 +80,7 @@ void recording_reader_close(struct recording_reader *r)
 	if (r->map)
 		munmap((void *)r->map, r->size);
 	ZSTD_freeDCtx(r->dctx);
+	free(r->numbers.seen);
 	free(r->frame);
 	free(r->path);
 	memset(r, 0, sizeof(*r));
@@ -179,6 +180,119 @@ static void count_damage(struct recording_damage *d, enum recording_damage_kind 
 	d->count[kind]++;
 }
 
+/* Adds n to the set of frame numbers read. Returns false when it was there already. */
+static bool numbers_insert(struct recording_frame_numbers *f, uint64_t n)
+{
+	uint64_t key = n + 1; /* n is never UINT64_MAX: see check_frame */
+	size_t mask, i;
+
+	if (2 * (f->count + 1) > f->cap) {
+		struct recording_frame_numbers grown = { .cap = f->cap ? 2 * f->cap : 64 };
+
+		grown.seen = xcalloc(grown.cap, sizeof(*grown.seen));
+		for (size_t j = 0; j < f->cap; j++)
+			if (f->seen[j])
+				numbers_insert(&grown, f->seen[j] - 1);
+		free(f->seen);
+		f->seen = grown.seen;
+		f->cap = grown.cap;
+	}
+	mask = f->cap - 1;
+	for (i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask; f->seen[i]; i = (i + 1) & mask)
+		if (f->seen[i] == key)
+			return false;
+	f->seen[i] = key;
+	f->count++;
+	return true;
+}
+
+/*
+ * The frame layer (recording.h, "Frame numbers") for the intact frame of len bytes at off, just decoded:
+ * checks the number in its FRAME block against those read before. Returns false for a duplicate, which is
+ * skipped whole.
+ */
+static bool check_frame(struct recording_reader *r, size_t len, size_t off, bool each)
+{
+	struct recording_frame_numbers *f = &r->numbers;
+	struct recording_damage *d = &r->damage;
+	struct srec_block_header bh;
+	struct srec_frame frame;
+	uint64_t next;
+
+	memset(&frame, 0, sizeof(frame));
+	if (len >= sizeof(bh) + sizeof(frame)) {
+		memcpy(&bh, r->frame, sizeof(bh));
+		memcpy(&frame, r->frame + sizeof(bh), sizeof(frame));
+	}
+	if (len < sizeof(bh) + sizeof(frame) || bh.type != SREC_BLOCK_FRAME || bh.size < sizeof(frame) ||
+	    bh.size > len - sizeof(bh) || frame.sequence == UINT64_MAX) {
+		/* Damage only in a file whose other frames are numbered: said at the end of the pass. */
+		count_damage(d, RECORDING_DAMAGE_UNNUMBERED, off);
+		return true;
+	}
+	if (!numbers_insert(f, frame.sequence)) {
+		count_damage(d, RECORDING_DAMAGE_DUPLICATE, off);
+		if (each)
+			warning("'%s': the frame at offset %zu is number %llu again; skipped", r->path, off,
+				(unsigned long long)frame.sequence);
+		return false;
+	}
+	next = d->numbered_frames++ ? f->max + 1 : 0;
+	if (frame.sequence < next) {
+		count_damage(d, RECORDING_DAMAGE_ORDER, off);
+		if (each)
+			warning("'%s': the frame at offset %zu is number %llu, after number %llu", r->path, off,
+				(unsigned long long)frame.sequence, (unsigned long long)f->max);
+	} else {
+		/* Numbers skipped here are lost frames, unless damaged frames since the last one were them. */
+		if (frame.sequence - next > f->bad_since) {
+			if (f->gaps < RECORDING_DAMAGE_FIRST)
+				d->first[RECORDING_DAMAGE_MISSING][f->gaps] = off;
+			f->gaps++;
+			if (each)
+				warning("'%s': the frame at offset %zu is number %llu, expected %llu: %llu missing", r->path,
+					off, (unsigned long long)frame.sequence, (unsigned long long)next,
+					(unsigned long long)(frame.sequence - next - f->bad_since));
+		}
+		f->max = frame.sequence;
+		f->bad_before_max = d->bad_frames;
+	}
+	f->bad_since = 0;
+	return true;
+}
+
+/*
+ * At the end of a pass: the frames missing, and END's count where nothing else explains a difference, when the
+ * pass was whole (complete); a pass its callback stopped knows neither.
+ */
+static void finish_frames(struct recording_reader *r, bool complete)
+{
+	struct recording_frame_numbers *f = &r->numbers;
+	struct recording_damage *d = &r->damage;
+
+	if (!d->numbered_frames) {
+		d->count[RECORDING_DAMAGE_UNNUMBERED] = 0; /* a file of format 1.1: no frame has a number */
+		memset(d->first[RECORDING_DAMAGE_UNNUMBERED], 0, sizeof(d->first[RECORDING_DAMAGE_UNNUMBERED]));
+	}
+	if (!complete)
+		return;
+	if (d->numbered_frames) {
+		uint64_t absent = f->max - (f->count - 1); /* numbers 0..max not read */
+
+		d->count[RECORDING_DAMAGE_MISSING] = absent > f->bad_before_max ? absent - f->bad_before_max : 0;
+	}
+	/* A clean file has END's count of blocks before END, and none after it. */
+	if (d->has_end && (d->end_blocks != d->blocks_before_end || d->blocks > d->blocks_before_end + 1) &&
+	    !d->bad_frames && !d->bad_blocks) {
+		bool explained = false;
+
+		for (int kind = RECORDING_DAMAGE_MISSING; kind < RECORDING_DAMAGE_END_COUNT; kind++)
+			explained |= d->count[kind] > 0;
+		if (!explained)
+			d->count[RECORDING_DAMAGE_END_COUNT] = 1;
+	}
+}
+
 int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, enum recording_warn warn)
 {
 	size_t off = r->header.header_size, released = 0;
@@ -186,6 +300,8 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 	int ret = 0;
 
 	memset(&r->damage, 0, sizeof(r->damage));
+	free(r->numbers.seen);
+	memset(&r->numbers, 0, sizeof(r->numbers));
 	while (off < r->size) {
 		enum recording_damage_kind kind = RECORDING_DAMAGE_GARBAGE;
 		const char *why = NULL;
@@ -201,6 +317,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 				r->damage.truncated = true;
 			} else {
 				r->damage.bad_frames++;
+				r->numbers.bad_since++;
 			}
 			count_damage(&r->damage, kind, off);
 			if (each)
@@ -211,6 +328,10 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			continue;
 		}
 		r->damage.frames++;
+		if (!check_frame(r, (size_t)len, off, each)) {
+			off = frame_end;
+			continue;
+		}
 		for (size_t pos = 0; pos < (size_t)len;) {
 			struct srec_block_header bh;
 			size_t padded;
@@ -233,17 +354,31 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 						r->path, pos, off);
 				break;
 			}
-			if (bh.type == SREC_BLOCK_END)
+			if (bh.type == SREC_BLOCK_END && !r->damage.has_end) {
+				struct srec_end end;
+
+				/* A shorter END (format.md allows one) has no count to check. */
+				recording_parse_end(r->frame + pos + sizeof(bh), bh.size, &end);
 				r->damage.has_end = true;
-			ret = fn(ctx, bh.type, r->frame + pos + sizeof(bh), bh.size);
-			if (ret)
-				goto done;
+				r->damage.end_blocks = bh.size >= sizeof(end) ? end.blocks : r->damage.blocks;
+				r->damage.blocks_before_end = r->damage.blocks;
+			}
+			r->damage.blocks++;
+			/* FRAME blocks are the frame layer's (check_frame), not the caller's. */
+			if (bh.type != SREC_BLOCK_FRAME) {
+				ret = fn(ctx, bh.type, r->frame + pos + sizeof(bh), bh.size);
+				if (ret)
+					goto done;
+			}
 			pos += sizeof(bh) + padded;
 		}
 		off = frame_end;
 		release_pages_below(r, &released, off);
 	}
+	finish_frames(r, true);
 done:
+	if (ret)
+		finish_frames(r, false);
 	if (warn == RECORDING_WARN_SUMMARY)
 		recording_reader_warn_damage(r);
 	return ret;
@@ -264,6 +399,11 @@ static const char *const damage_names[RECORDING_DAMAGE_KINDS][2] = {
 	[RECORDING_DAMAGE_STRAY] = { "frame ending in stray bytes", "frames ending in stray bytes" },
 	[RECORDING_DAMAGE_TRUNCATED] = { "frame cut short by the end of the file",
 					 "frames cut short by the end of the file" },
+	[RECORDING_DAMAGE_MISSING] = { "frame missing", "frames missing" },
+	[RECORDING_DAMAGE_DUPLICATE] = { "frame read twice, the copy skipped", "frames read twice, the copies skipped" },
+	[RECORDING_DAMAGE_ORDER] = { "frame out of order", "frames out of order" },
+	[RECORDING_DAMAGE_UNNUMBERED] = { "frame without a frame number", "frames without a frame number" },
+	[RECORDING_DAMAGE_END_COUNT] = { "end marker counting other blocks than were read", "" },
 };
 
 void recording_reader_warn_damage(const struct recording_reader *r)
@@ -271,32 +411,66 @@ void recording_reader_warn_damage(const struct recording_reader *r)
 	const struct recording_damage *d = &r->damage;
 
 	for (int kind = 0; kind < RECORDING_DAMAGE_KINDS; kind++) {
-		uint64_t n = d->count[kind];
+		uint64_t n = d->count[kind], shown = n;
+		const char *where = n > RECORDING_DAMAGE_FIRST ? "first at offsets" : n == 1 ? "at offset" : "at offsets";
 		char offsets[RECORDING_DAMAGE_FIRST * 24 + 8];
 		size_t len = 0;
 
 		if (!n)
 			continue;
-		for (uint64_t i = 0; i < n && i < RECORDING_DAMAGE_FIRST; i++)
+		if (kind == RECORDING_DAMAGE_END_COUNT) {
+			warning("'%s': the end marker counts %llu blocks before it, %llu were read before it and %llu after "
+				"it: frames are missing or were read twice", r->path, (unsigned long long)d->end_blocks,
+				(unsigned long long)d->blocks_before_end,
+				(unsigned long long)(d->blocks - d->blocks_before_end - 1));
+			continue;
+		}
+		if (kind == RECORDING_DAMAGE_MISSING) {
+			/* Offsets of the frames their numbers jump to, not of the frames (which are not there). */
+			shown = r->numbers.gaps;
+			where = shown > 1 ? "numbers skipped before the frames at offsets" : "numbers skipped before the frame at offset";
+			if (!shown) {
+				warning("'%s': %llu %s", r->path, (unsigned long long)n, damage_names[kind][n != 1]);
+				continue;
+			}
+		}
+		for (uint64_t i = 0; i < shown && i < RECORDING_DAMAGE_FIRST; i++)
 			len += (size_t)snprintf(offsets + len, sizeof(offsets) - len, "%s%llu", i ? ", " : "",
 						(unsigned long long)d->first[kind][i]);
-		if (n > RECORDING_DAMAGE_FIRST)
+		if (shown > RECORDING_DAMAGE_FIRST)
 			snprintf(offsets + len, sizeof(offsets) - len, ", ...");
-		warning("'%s': %llu %s (%s %s)", r->path, (unsigned long long)n, damage_names[kind][n != 1],
-			n > RECORDING_DAMAGE_FIRST ? "first at offsets" : n == 1 ? "at offset" : "at offsets",
-			offsets);
+		warning("'%s': %llu %s (%s %s)", r->path, (unsigned long long)n, damage_names[kind][n != 1], where, offsets);
 	}
 }
 
 bool recording_reader_report_damage(const struct recording_reader *r)
 {
 	const struct recording_damage *d = &r->damage;
+	char more[256] = "";
+	size_t len = 0;
 
-	if (d->bad_frames || d->bad_blocks) {
+	/* Frames lost, read twice or moved as a whole: each frame checks out by itself (see check_frame). */
+	for (int kind = RECORDING_DAMAGE_MISSING; kind < RECORDING_DAMAGE_KINDS; kind++) {
+		uint64_t n = d->count[kind];
+
+		if (!n)
+			continue;
+		if (kind == RECORDING_DAMAGE_END_COUNT)
+			len += (size_t)snprintf(more + len, sizeof(more) - len, ", the end marker counts %llu blocks before "
+						"it, %llu were read before it and %llu after it",
+						(unsigned long long)d->end_blocks, (unsigned long long)d->blocks_before_end,
+						(unsigned long long)(d->blocks - d->blocks_before_end - 1));
+		else
+			len += (size_t)snprintf(more + len, sizeof(more) - len, ", %llu %s", (unsigned long long)n,
+						damage_names[kind][n != 1]);
+		if (len >= sizeof(more))
+			len = sizeof(more) - 1;
+	}
+	if (d->bad_frames || d->bad_blocks || len) {
 		error("'%s' is damaged: %llu of %llu frames unreadable, %llu frames ending in a broken block, %llu bytes "
-		      "skipped%s; every intact block was read",
+		      "skipped%s%s; every intact block was read",
 		      r->path, (unsigned long long)d->bad_frames, (unsigned long long)(d->frames + d->bad_frames),
-		      (unsigned long long)d->bad_blocks, (unsigned long long)d->skipped_bytes,
+		      (unsigned long long)d->bad_blocks, (unsigned long long)d->skipped_bytes, more,
 		      d->truncated || !d->has_end ? ", no end marker" : "");
 		return true;
 	}
@@ -589,6 +763,7 @@ const char *recording_block_name(uint32_t type)
 	case SREC_BLOCK_PROBE: return "probe";
 	case SREC_BLOCK_PROBE_HIT: return "probe hit";
 	case SREC_BLOCK_PROCESS_METRICS: return "process metrics";
+	case SREC_BLOCK_FRAME: return "frame";
 	default: return NULL;
 	}
 }

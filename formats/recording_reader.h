@@ -4,6 +4,9 @@
  * The reader never trusts the file. Every frame is checked (magic, sizes, CRC, zstd checksum) before its
  * blocks are handed out; a damaged frame is skipped, the next frame is found by its magic, and the damage
  * is counted so that the caller can report it and exit non-zero after converting everything intact.
+ * Frame numbers (FRAME blocks, recording.h) are the reader's business: it takes them out of the block stream,
+ * skips a frame whose number was read before, and counts frames missing and out of order; END's block count
+ * checks a file without them.
  * Block bodies are checked by the recording_parse_* helpers before their fields are used.
  */
 #ifndef STACKREC_FORMATS_RECORDING_READER_H
@@ -26,6 +29,11 @@ enum recording_damage_kind {
 	RECORDING_DAMAGE_BLOCK,		/* an intact frame whose last block runs past its end */
 	RECORDING_DAMAGE_STRAY,		/* an intact frame ending in bytes too few for a block header */
 	RECORDING_DAMAGE_TRUNCATED,	/* the last frame, cut short by the end of the file */
+	RECORDING_DAMAGE_MISSING,	/* frame numbers never read, more than the damaged frames account for */
+	RECORDING_DAMAGE_DUPLICATE,	/* an intact frame whose number was read before: skipped */
+	RECORDING_DAMAGE_ORDER,		/* an intact frame numbered lower than one before it in the file */
+	RECORDING_DAMAGE_UNNUMBERED,	/* an intact frame without a FRAME block, in a file whose frames have them */
+	RECORDING_DAMAGE_END_COUNT,	/* END counts other blocks than were read, and nothing else explains it */
 	RECORDING_DAMAGE_KINDS
 };
 
@@ -41,6 +49,20 @@ struct recording_damage {
 	bool has_end;		/* an END block was read: the recorder finished cleanly */
 	uint64_t count[RECORDING_DAMAGE_KINDS];				/* of each kind */
 	uint64_t first[RECORDING_DAMAGE_KINDS][RECORDING_DAMAGE_FIRST]; /* file offsets of the first frames */
+	uint64_t numbered_frames; /* intact frames with a frame number (1.2); 0 for a file without them */
+	uint64_t blocks;	  /* blocks read, FRAME blocks included, those of skipped duplicates not */
+	uint64_t end_blocks;	  /* the first END block's count of the blocks before it */
+	uint64_t blocks_before_end; /* blocks read before that END block */
+};
+
+/* What the reader keeps of the frame numbers of one pass (see recording_reader_for_each). */
+struct recording_frame_numbers {
+	uint64_t *seen; /* open-addressing set of the numbers read, stored plus one (0 is an empty slot) */
+	size_t cap, count;
+	uint64_t max;		 /* the highest number read */
+	uint64_t bad_before_max; /* damaged frames before the frame with that number */
+	uint64_t bad_since;	 /* damaged frames since the last numbered one */
+	uint64_t gaps;		 /* forward jumps of the numbers not accounted for by damaged frames */
 };
 
 /*
@@ -63,6 +85,7 @@ struct recording_reader {
 	unsigned char *frame;
 	size_t frame_cap;
 	struct recording_damage damage; /* of the last recording_reader_for_each() pass */
+	struct recording_frame_numbers numbers;
 };
 
 /*

@@ -96,19 +96,14 @@ int recording_writer_commit(struct recording_writer *w)
 	return 0;
 }
 
-int recording_writer_add(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
+/* Appends one block to the frame being collected; the caller has made room for it in the frame. */
+static void append_block(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
 			 const void *tail, size_t tail_size)
 {
 	struct srec_block_header bh = { .type = type, .size = (uint32_t)(head_size + tail_size) };
 	size_t padded = (head_size + tail_size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
 	unsigned char *p;
 
-	if (w->failed)
-		return -1;
-	if (head_size + tail_size > SREC_FRAME_MAX_UNCOMPRESSED - sizeof(bh))
-		return error("block of %zu bytes is too large for '%s'", head_size + tail_size, w->path);
-	if (w->blocks_len + sizeof(bh) + padded > SREC_FRAME_MAX_UNCOMPRESSED && recording_writer_flush(w) < 0)
-		return -1;
 	GROW(w->blocks, w->blocks_cap, w->blocks_len + sizeof(bh) + padded);
 	p = w->blocks + w->blocks_len;
 	memcpy(p, &bh, sizeof(bh));
@@ -119,6 +114,39 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 	memset(p + sizeof(bh) + head_size + tail_size, 0, padded - head_size - tail_size);
 	w->blocks_len += sizeof(bh) + padded;
 	w->block_count++;
+}
+
+/* What a frame's FRAME block takes of it, which a block must leave room for. */
+#define FRAME_BLOCK_SIZE (sizeof(struct srec_block_header) + sizeof(struct srec_frame))
+
+/*
+ * Makes room for a block of `need` bytes (header and padded body) in the frame being collected: flushes the
+ * frame if the block would not fit, and starts a new frame with its FRAME block (recording.h, "Frame numbers").
+ */
+static int make_room(struct recording_writer *w, size_t need)
+{
+	if (w->blocks_len + need > SREC_FRAME_MAX_UNCOMPRESSED && recording_writer_flush(w) < 0)
+		return -1;
+	if (w->blocks_len == 0) {
+		struct srec_frame frame = { .sequence = w->frame_count, .blocks_before = w->block_count };
+
+		append_block(w, SREC_BLOCK_FRAME, &frame, sizeof(frame), NULL, 0);
+	}
+	return 0;
+}
+
+int recording_writer_add(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
+			 const void *tail, size_t tail_size)
+{
+	size_t padded = (head_size + tail_size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
+
+	if (w->failed)
+		return -1;
+	if (head_size + tail_size > SREC_FRAME_MAX_UNCOMPRESSED - sizeof(struct srec_block_header) - FRAME_BLOCK_SIZE)
+		return error("block of %zu bytes is too large for '%s'", head_size + tail_size, w->path);
+	if (make_room(w, sizeof(struct srec_block_header) + padded) < 0)
+		return -1;
+	append_block(w, type, head, head_size, tail, tail_size);
 	if (w->blocks_len >= SREC_FRAME_TARGET)
 		return recording_writer_flush(w);
 	return 0;
@@ -146,6 +174,7 @@ int recording_writer_flush(struct recording_writer *w)
 	if (write_all(w, &fh, sizeof(fh)) < 0 || write_all(w, w->compressed, n) < 0)
 		return -1;
 	w->blocks_len = 0;
+	w->frame_count++;
 	return 0;
 }
 
@@ -167,12 +196,18 @@ static void writer_free(struct recording_writer *w)
 
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 {
-	struct srec_end end = { .time_ns = end_time_ns, .blocks = w->block_count };
+	struct srec_end end = { .time_ns = end_time_ns };
 	int ret = 0;
 
-	if (recording_writer_add(w, SREC_BLOCK_END, &end, sizeof(end), NULL, 0) < 0 ||
-	    recording_writer_flush(w) < 0)
+	/* END counts the blocks before it, the FRAME block of a frame it starts included. */
+	if (w->failed || make_room(w, sizeof(struct srec_block_header) + sizeof(end)) < 0) {
 		ret = -1;
+	} else {
+		end.blocks = w->block_count;
+		append_block(w, SREC_BLOCK_END, &end, sizeof(end), NULL, 0);
+		if (recording_writer_flush(w) < 0)
+			ret = -1;
+	}
 	if (ret == 0 && fsync(w->fd) < 0 && errno != EINVAL)
 		ret = error("cannot sync '%s': %s", w->path, strerror(errno));
 	if (ret == 0) {

@@ -20,13 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "formats/recording.h"
 #include "formats/recording_reader.h"
+#include "tests/fuzz/fuzz-input.h"
 
 #define BLOCKS_PREFIX "SRBLOCKS"
 
@@ -34,25 +31,10 @@ static int memfd = -1;
 static char memfd_path[64];
 static volatile uint64_t sink; /* keeps the reads below from being optimized away */
 
-/* A broken invariant is a bug in the reader, not in the input: crash so that libFuzzer keeps the input. */
-#define ASSERT(cond)                                                                          \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "fuzz-recording: invariant broken: %s (%s:%d)\n", #cond, \
-				__FILE__, __LINE__);                                          \
-			abort();                                                              \
-		}                                                                             \
-	} while (0)
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	memfd = memfd_create("fuzz-recording.rec", MFD_CLOEXEC);
-	if (memfd < 0) {
-		perror("fuzz-recording: memfd_create");
-		exit(1);
-	}
-	snprintf(memfd_path, sizeof(memfd_path), "/proc/self/fd/%d", memfd);
+	memfd = fuzz_memfd("fuzz-recording.rec", memfd_path, sizeof(memfd_path));
 	return 0;
 }
 
@@ -179,63 +161,28 @@ static void read_file(const void *data, size_t size)
 {
 	struct recording_reader r;
 
-	if (ftruncate(memfd, 0) < 0 || (size && pwrite(memfd, data, size, 0) != (ssize_t)size))
-		abort();
+	fuzz_memfd_fill(memfd, data, size);
 	if (recording_reader_open(&r, memfd_path) < 0)
 		return;
 	ASSERT(r.header.header_size >= sizeof(struct srec_file_header) && r.header.header_size <= r.size);
 	ASSERT(recording_reader_for_each(&r, visit, NULL, RECORDING_WARN_EACH) == 0);
 	recording_reader_warn_damage(&r);
 	ASSERT(r.damage.skipped_bytes <= r.size);
+	/* Frame numbers: a duplicate or out-of-order frame is an intact one; END's count is of blocks read. */
+	ASSERT(r.damage.count[RECORDING_DAMAGE_DUPLICATE] + r.damage.count[RECORDING_DAMAGE_ORDER] <= r.damage.frames);
+	ASSERT(r.damage.numbered_frames + r.damage.count[RECORDING_DAMAGE_DUPLICATE] <= r.damage.frames);
+	ASSERT(!r.damage.has_end || r.damage.blocks_before_end < r.damage.blocks);
 	recording_reader_report_damage(&r);
 	recording_reader_close(&r);
-}
-
-/* Sets the CRC of every frame header found in the input right. Returns true if any changed. */
-static bool fix_crcs(unsigned char *file, size_t size)
-{
-	const uint32_t magic = SREC_FRAME_MAGIC;
-	bool changed = false;
-
-	for (size_t off = sizeof(struct srec_file_header); off + sizeof(struct srec_frame_header) <= size; off++) {
-		struct srec_frame_header fh;
-		uint32_t crc;
-
-		if (memcmp(file + off, &magic, sizeof(magic)) != 0)
-			continue;
-		memcpy(&fh, file + off, sizeof(fh));
-		if (fh.compressed_size > size - off - sizeof(fh))
-			continue;
-		crc = (uint32_t)crc32(0L, file + off + sizeof(fh), fh.compressed_size);
-		if (crc != fh.crc32) {
-			fh.crc32 = crc;
-			memcpy(file + off, &fh, sizeof(fh));
-			changed = true;
-		}
-	}
-	return changed;
 }
 
 /* Wraps a raw block stream into a valid file: header, then one frame holding exactly those bytes. */
 static void read_block_stream(const uint8_t *blocks, size_t len)
 {
-	struct srec_file_header h = { .version_major = SREC_VERSION_MAJOR, .version_minor = SREC_VERSION_MINOR,
-				      .byte_order = SREC_BYTE_ORDER_MARK, .header_size = sizeof(h) };
-	size_t bound = ZSTD_compressBound(len);
-	unsigned char *file = malloc(sizeof(h) + sizeof(struct srec_frame_header) + bound);
-	struct srec_frame_header fh = { .magic = SREC_FRAME_MAGIC, .uncompressed_size = (uint32_t)len };
-	size_t n;
+	size_t size;
+	unsigned char *file = fuzz_wrap_blocks(blocks, len, &size);
 
-	if (!file)
-		abort();
-	memcpy(h.magic, SREC_FILE_MAGIC, sizeof(h.magic));
-	memcpy(file, &h, sizeof(h));
-	n = ZSTD_compress(file + sizeof(h) + sizeof(fh), bound, blocks, len, 1);
-	ASSERT(!ZSTD_isError(n));
-	fh.compressed_size = (uint32_t)n;
-	fh.crc32 = (uint32_t)crc32(0L, file + sizeof(h) + sizeof(fh), (uInt)n);
-	memcpy(file + sizeof(h), &fh, sizeof(fh));
-	read_file(file, sizeof(h) + sizeof(fh) + n);
+	read_file(file, size);
 	free(file);
 }
 
@@ -252,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		abort();
 	memcpy(copy, data, size);
-	if (fix_crcs(copy, size))
+	if (fuzz_fix_crcs(copy, size))
 		read_file(copy, size);
 	free(copy);
 	return 0;

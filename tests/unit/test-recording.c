@@ -253,10 +253,13 @@ static void tw_flush(struct test_writer *tw)
 	tw->frame++;
 }
 
-/* Closes the writer (which adds END) and records the END block it wrote. */
+/*
+ * Closes the writer (which adds END) and records the END block it wrote. END counts the blocks before it, the
+ * FRAME blocks the writer starts every frame with included (and the one of the frame END starts, if it does).
+ */
 static void tw_close(struct test_writer *tw, uint64_t end_time_ns)
 {
-	struct srec_end end = { .time_ns = end_time_ns, .blocks = tw->written.n };
+	struct srec_end end = { .time_ns = end_time_ns, .blocks = tw->w.block_count + (tw->w.blocks_len == 0) };
 
 	if (recording_writer_close(&tw->w, end_time_ns) < 0)
 		exit(2);
@@ -658,7 +661,7 @@ static void test_round_trip(void)
 
 			CHECK(recording_parse_end(b->body, b->size, &e) == 0);
 			CHECK_EQ(e.time_ns, 9000000000ull);
-			CHECK_EQ(e.blocks, tw.written.n - 1);
+			CHECK_EQ(e.blocks, tw.written.n - 1 + 1); /* and the one FRAME block */
 			CHECK_EQ(i, out.blocks.n - 1);
 			break;
 		}
@@ -748,6 +751,18 @@ static void test_layout(void)
 				break;
 			for (size_t k = bh.size; k < padded; k++)
 				CHECK_EQ(blocks[pos + 8 + k], 0);
+			/* Every frame starts with its FRAME block: its number, the blocks before it. */
+			CHECK_EQ(bh.type == SREC_BLOCK_FRAME, pos == 0);
+			if (bh.type == SREC_BLOCK_FRAME) {
+				struct srec_frame f;
+
+				CHECK_EQ(bh.size, sizeof(f));
+				memcpy(&f, blocks + pos + 8, sizeof(f));
+				CHECK_EQ(f.sequence, (uint64_t)i);
+				CHECK_EQ(f.blocks_before, nblocks + (size_t)i);
+				pos += 8 + padded;
+				continue;
+			}
 			if (nblocks < written.n) {
 				CHECK_EQ(bh.type, written.v[nblocks].type);
 				CHECK_EQ(bh.size, written.v[nblocks].size);
@@ -790,7 +805,9 @@ static void test_many_frames(void)
 	file = read_bytes(path, &size);
 	n = list_frames(file, size, frames, 64);
 	REQUIRE(n >= 10);
-	CHECK_EQ(frames[n - 1].uncompressed_size, sizeof(struct srec_block_header) + sizeof(struct srec_end));
+	/* The last frame: its FRAME block and END. */
+	CHECK_EQ(frames[n - 1].uncompressed_size, 2 * sizeof(struct srec_block_header) + sizeof(struct srec_frame) +
+							  sizeof(struct srec_end));
 	CHECK(frames[n - 2].uncompressed_size > 0);
 	/* Every frame before the flushed ones was closed when it reached the target size, not much later. */
 	for (int i = 0; i + 2 < n; i++) {
@@ -812,7 +829,8 @@ static void test_many_frames(void)
 
 static void test_unknown_types(void)
 {
-	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 14, 15, 16, 17, 1000,
+	/* 14 is FRAME, which the reader keeps to itself (recording.h, "Frame numbers"). */
+	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 15, 16, 17, 18, 1000,
 					  0xffffffffu };
 	static const unsigned sizes[] = { 0, 1, 7, 8, 9, 100, 4097 };
 	char *path = tmp_path("unknown.rec");
@@ -1934,6 +1952,19 @@ static int write_corpus(const char *dir)
 	file[frames[1].offset + 24] ^= 0x40;
 	write_corpus_file(dir, "flipped.rec", file, size);
 	write_corpus_file(dir, "header-only.rec", file, 32);
+	file[frames[1].offset + 24] ^= 0x40;
+	{
+		/* numbered frames 0, 2, 1, 1: one missing until it comes late, then read twice */
+		size_t f1 = frames[2].offset - frames[1].offset, f2 = size - frames[2].offset;
+		unsigned char *moved = xmalloc(size + f1);
+
+		memcpy(moved, file, frames[1].offset);
+		memcpy(moved + frames[1].offset, file + frames[2].offset, f2);
+		memcpy(moved + frames[1].offset + f2, file + frames[1].offset, f1);
+		memcpy(moved + size, file + frames[1].offset, f1);
+		write_corpus_file(dir, "frames-moved-twice.rec", moved, size + f1);
+		free(moved);
+	}
 	free(file);
 
 	/* raw block streams: every type, growth, malformed bodies */

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading'
+# The targets are tests/fuzz/fuzz-{jit-maps,kallsyms,archive,elf}.c, built by `make fuzz-NAME-build` next to
+# the unit tests (in the directory above $UNIT_DIR), with clang's libFuzzer runtime (Debian:
+# libclang-rt-14-dev; without it the tests are skipped with that reason). Each replays its seed corpus
+# tests/fuzz/NAME-corpus/ (crash-* and leak-* seeds are inputs that once failed), then runs FUZZ_RUNS more
+# inputs (default 1000) mutated from it. `make fuzz` fuzzes each for FUZZ_SECONDS.
+. "$(dirname "$0")/test-lib.sh"
+
+fuzz_prereq
+FUZZ_RUNS=${FUZZ_RUNS:-1000}
+
+for t in jit-maps kallsyms archive elf; do
+	test_expect_success FUZZER "fuzz-$t builds" '
+		make -s -C "$SRC_DIR" OUT="$BUILD_DIR" CLANG="$CLANG" fuzz-$t-build &&
+		test -x "$BUILD_DIR/fuzz/fuzz-$t"
+	'
+	test_expect_success FUZZER "fuzz-$t: every seed without a crash, a leak or a UBSan report" '
+		"$BUILD_DIR/fuzz/fuzz-$t" -close_fd_mask=2 "$TESTS"/fuzz/$t-corpus/*
+	'
+	test_expect_success FUZZER "fuzz-$t: $FUZZ_RUNS mutated inputs without one" '
+		mkdir -p corpus-$t &&
+		cp "$TESTS"/fuzz/$t-corpus/* corpus-$t/ &&
+		"$BUILD_DIR/fuzz/fuzz-$t" -runs="$FUZZ_RUNS" -seed=1 -close_fd_mask=2 -max_len=65536 \
+			-artifact_prefix="$TEST_DIR/$t-" -print_final_stats=1 corpus-$t
+	'
+done
+
+test_done
