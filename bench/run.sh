@@ -20,7 +20,7 @@
 #   BENCH_QUICK=1     about 2 minutes instead of about 8: 999 Hz only, shorter workloads
 #   BENCH_DOC=FILE    write the table there instead of docs/performance.md ('-': nowhere)
 #   PYTHON=PATH       the python3 to profile in C (default /usr/bin/python3, Debian's, not a pyenv shim)
-#   BENCH_SECTIONS="A B C D E"  run only these sections (default all); the table then has only those
+#   BENCH_SECTIONS="A B C D E F"  run only these sections (default all); the table then has only those
 # Modes that this stackrec cannot record (`record --call-graph` missing from its --help) are reported as
 # "n/a (not supported by this build)"; the current default is measured as "fp".
 set -eu
@@ -32,7 +32,7 @@ stackrec=${STACKREC:-$root/stackrec}
 quick=${BENCH_QUICK:-0}
 doc=${BENCH_DOC:-$root/docs/performance.md}
 python=${PYTHON:-/usr/bin/python3}
-sections=${BENCH_SECTIONS:-A B C D E}
+sections=${BENCH_SECTIONS:-A B C D E F}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 NA="n/a (not supported by this build)"
 
@@ -575,50 +575,52 @@ fi
 # stackrec rows differ only in the symbol cache: cold (emptied before each run), warm (filled by the cold run
 # before), off (--no-cache). llvm-symbolizer and eu-addr2line rows appear when they are installed (Debian:
 # llvm, elfutils).
-f_libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
-f_distinct=$([ "$quick" = 1 ] && echo 5000 || echo 20000)
-f_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
-note "F. symbolize speed: libc, $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
-mkdir -p "$work/f"
-out 'F. Symbolize speed: %s, %s distinct random .text addresses and %s drawn from them skewed (weight\n' \
-	"${f_libc:-libc}" "$f_distinct" "$f_skewed"
-out '   1/rank); addresses/s at the median wall time of %s runs (cpu: user+system time), peak RSS (largest);\n' "$reps"
-out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run\n\n'
-out '  %-9s %-22s %12s %12s %9s\n' list tool addresses/s "(cpu)" "peak RSS"
-# f_run LABEL LIST SETUP -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running SETUP each time.
-f_run() {
-	local label=$1 list=$2 setup=$3 n wall cpu rss
-	shift 4
-	: >"$work/f/times"
-	for _ in $(seq 1 "$reps"); do
-		eval "$setup"
-		/usr/bin/time -f '%e %U %S %M' -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
-			{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
-		cat "$work/f/time" >>"$work/f/times"
-	done
-	n=$(wc -l <"$list")
-	wall=$(awk '{ print $1 }' "$work/f/times" | median)
-	cpu=$(awk '{ print $2 + $3 }' "$work/f/times" | median)
-	rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times")
-	out '  %-9s %-22s %12s %12s %9s\n' "$(basename "$list" | sed 's/.*\.//')" "$label" \
-		"$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
-		"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss"
-}
-if [ -n "$f_libc" ]; then
-	"$python" "$here/workloads/addresses.py" "$f_libc" "$f_distinct" "$f_skewed" "$work/f/libc"
-	for list in "$work/f/libc.distinct" "$work/f/libc.skewed"; do
-		f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -- "$stackrec" symbolize -e "$f_libc" -f -i
-		f_run "stackrec warm" "$list" : -- "$stackrec" symbolize -e "$f_libc" -f -i
-		f_run "stackrec --no-cache" "$list" : -- "$stackrec" symbolize --no-cache -e "$f_libc" -f -i
-		f_run "addr2line" "$list" : -- addr2line -e "$f_libc" -f -i
-		command -v llvm-symbolizer >/dev/null &&
-			f_run "llvm-symbolizer" "$list" : -- llvm-symbolizer --obj="$f_libc" --functions --inlines
-		command -v eu-addr2line >/dev/null && f_run "eu-addr2line" "$list" : -- eu-addr2line -e "$f_libc" -f -i
-	done
-else
-	out '  no /lib/x86_64-linux-gnu/libc.so.6 on this machine\n'
+if want F; then
+	f_libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
+	f_distinct=$([ "$quick" = 1 ] && echo 5000 || echo 20000)
+	f_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
+	note "F. symbolize speed: libc, $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
+	mkdir -p "$work/f"
+	out 'F. Symbolize speed: %s, %s distinct random .text addresses and %s drawn from them skewed (weight\n' \
+		"${f_libc:-libc}" "$f_distinct" "$f_skewed"
+	out '   1/rank); addresses/s at the median wall time of %s runs (cpu: user+system time), peak RSS (largest);\n' "$reps"
+	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run\n\n'
+	out '  %-9s %-22s %12s %12s %9s\n' list tool addresses/s "(cpu)" "peak RSS"
+	# f_run LABEL LIST SETUP -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running SETUP each time.
+	f_run() {
+		local label=$1 list=$2 setup=$3 n wall cpu rss
+		shift 4
+		: >"$work/f/times"
+		for _ in $(seq 1 "$reps"); do
+			eval "$setup"
+			/usr/bin/time -f '%e %U %S %M' -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
+				{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
+			cat "$work/f/time" >>"$work/f/times"
+		done
+		n=$(wc -l <"$list")
+		wall=$(awk '{ print $1 }' "$work/f/times" | median)
+		cpu=$(awk '{ print $2 + $3 }' "$work/f/times" | median)
+		rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times")
+		out '  %-9s %-22s %12s %12s %9s\n' "$(basename "$list" | sed 's/.*\.//')" "$label" \
+			"$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
+			"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss"
+	}
+	if [ -n "$f_libc" ]; then
+		"$python" "$here/workloads/addresses.py" "$f_libc" "$f_distinct" "$f_skewed" "$work/f/libc"
+		for list in "$work/f/libc.distinct" "$work/f/libc.skewed"; do
+			f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -- "$stackrec" symbolize -e "$f_libc" -f -i
+			f_run "stackrec warm" "$list" : -- "$stackrec" symbolize -e "$f_libc" -f -i
+			f_run "stackrec --no-cache" "$list" : -- "$stackrec" symbolize --no-cache -e "$f_libc" -f -i
+			f_run "addr2line" "$list" : -- addr2line -e "$f_libc" -f -i
+			command -v llvm-symbolizer >/dev/null &&
+				f_run "llvm-symbolizer" "$list" : -- llvm-symbolizer --obj="$f_libc" --functions --inlines
+			command -v eu-addr2line >/dev/null && f_run "eu-addr2line" "$list" : -- eu-addr2line -e "$f_libc" -f -i
+		done
+	else
+		out '  no /lib/x86_64-linux-gnu/libc.so.6 on this machine\n'
+	fi
+	out '\n'
 fi
-out '\n'
 
 # --- report ---------------------------------------------------------------------------------------------
 
