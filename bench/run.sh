@@ -633,7 +633,7 @@ kconfig=$({ zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2
 	echo "Machine: Linux $(uname -r), ${cpu_model:-unknown CPU}, $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "Tools: $("$stackrec" --version 2>/dev/null | head -n 1) ($stackrec), $(perf --version), $("$python" --version 2>&1), xz $(xz --version | awk 'NR == 1 { print $NF }'), sqlite3 $(sqlite3 --version | awk '{ print $1 }')"
 	echo "Sampling event: stackrec ${sr_event:-?}, perf ${perf_event:-?}; IRQ time accounting $kconfig"
-	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full)$([ "$sections" = "A B C D E" ] || echo ", sections $sections only"), $elapsed s"
+	echo "Run: $([ "$quick" = 1 ] && echo "BENCH_QUICK=1" || echo full)$([ "$sections" = "A B C D E F" ] || echo ", sections $sections only"), $elapsed s"
 	if [ "$perf_aborts" -gt 0 ]; then
 		echo "perf aborted $perf_aborts times (assertion failed at util/build-id.c:1010, then stack smashing);"
 		echo "  each time retried: fresh --buildid-dir, from the 3rd attempt also -N ($perf_aborts_n aborts with -N too)"
