@@ -12,7 +12,7 @@ convert() { stackrec convert "$FIXTURES/$1.rec" --symfs "$FIXTURES/sysroot" --no
 # recording; libc and ld.so stay unnamed. -v says where each module came from, shown when a test fails.
 for rec in inline short chain unwind deep offcpu crash; do
 	for format in folded pprof speedscope d3 trace; do
-		if [ $format = pprof ]; then compare=cmp; else compare=test_cmp; fi
+		if [ $format = pprof ]; then compare=pprof_cmp; else compare=test_cmp; fi
 		test_expect_success "$rec.rec converts to the expected $format" "
 			convert $rec -f $format -o $rec.$format -v 2>convert.err &&
 			$compare \"\$FIXTURES/expected/$rec.$format\" $rec.$format ||
@@ -28,7 +28,7 @@ test_expect_success 'convert -j 1 and -j 16 write the same bytes as the expected
 			convert $rec -j $j -f trace -o $rec.j$j.trace &&
 			test_cmp "$FIXTURES/expected/$rec.trace" $rec.j$j.trace &&
 			convert $rec -j $j -f pprof -o $rec.j$j.pprof &&
-			cmp "$FIXTURES/expected/$rec.pprof" $rec.j$j.pprof || return 1
+			pprof_cmp "$FIXTURES/expected/$rec.pprof" $rec.j$j.pprof || return 1
 		done
 	done
 '

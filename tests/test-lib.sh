@@ -47,6 +47,12 @@ say() { printf '%s\n' "$*"; }
 # test_cmp EXPECTED ACTUAL: identical files, or a diff and failure.
 test_cmp() { diff -u "$@"; }
 
+# pprof_cmp EXPECTED ACTUAL: the same profile.proto bytes inside the two gzip files. The gzip layer is zlib's,
+# whose output may change with the zlib build; stackrec's own encoding of the profile must not.
+pprof_cmp() {
+	gzip -dc <"$1" >"$2.expected-proto" && gzip -dc <"$2" >"$2.proto" && cmp "$2.expected-proto" "$2.proto"
+}
+
 # test_must_fail CMD...: CMD exits non-zero without being killed by a signal (a crash is a failure).
 test_must_fail() {
 	"$@"
