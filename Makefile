@@ -16,6 +16,10 @@ CC := cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 OUT := build
+# Set before CFLAGS_BASE, whose -I$(OUT) (the skeletons) is expanded where it is defined.
+ifeq ($(SANITIZE),1)
+OUT := build-sanitize
+endif
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
@@ -30,7 +34,6 @@ CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initia
 ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
-OUT := build-sanitize
 endif
 CFLAGS ?=
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
