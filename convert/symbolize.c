@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../cache_dir.h"
@@ -46,10 +47,12 @@ struct answer_memo {
 		uint32_t offset, length; /* of the answer in text */
 	} *slots;
 	size_t slot_count, used; /* slot_count: 0 or a power of two */
-	struct text_buffer text;
+	struct text_buffer text; /* MEMO_MAX_TEXT of address space when mapped (memo_reserve) */
+	bool mapped;
 };
 
 #define MEMO_MAX_TEXT ((size_t)64 << 20) /* answers kept; later new ones are formatted every time */
+#define MEMO_SLOTS ((size_t)1 << 15) /* the memo's first table: 22,937 answers before it grows */
 #define FLUSH_SIZE ((size_t)1 << 15)	 /* answers written out in blocks of about this size */
 
 /* A symbol that may name code, as binutils chooses them (symtab_index_build). */
@@ -490,18 +493,49 @@ static struct memo_slot *memo_slot(struct answer_memo *m, uint64_t address)
 	return &m->slots[i];
 }
 
-/* Keeps the answer for address, the bytes text[0, length). */
-static void memo_add(struct answer_memo *m, uint64_t address, const char *text, size_t length)
+/*
+ * Reserves the memo's address space: its answers are then never copied to a grown buffer, and its memory is
+ * touched only where answers are. The slots start at MEMO_SLOTS for the same reason (calloc maps them: pages
+ * no slot falls in are never touched): growing from small tables touched as much again. A grown buffer is the
+ * fallback where the reservation fails.
+ */
+static void memo_reserve(struct answer_memo *m)
+{
+	void *text = mmap(NULL, MEMO_MAX_TEXT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+
+	if (text != MAP_FAILED) {
+		m->text.data = text;
+		m->text.capacity = MEMO_MAX_TEXT;
+		m->mapped = true;
+	}
+	m->slot_count = MEMO_SLOTS;
+	m->slots = xcalloc(m->slot_count, sizeof(*m->slots));
+}
+
+static void memo_release(struct answer_memo *m)
+{
+	if (m->mapped)
+		munmap(m->text.data, MEMO_MAX_TEXT);
+	else
+		free(m->text.data);
+	free(m->slots);
+}
+
+/* Keeps the answer for address, the bytes text[0, length); false when the memo is full. */
+static bool memo_add(struct answer_memo *m, uint64_t address, const char *text, size_t length)
 {
 	struct memo_slot *slot;
 
 	if (!length || m->text.size + length > MEMO_MAX_TEXT)
-		return;
-	if (2 * (m->used + 1) > m->slot_count) {
+		return false;
+	if (!m->slot_count)
+		memo_reserve(m);
+	if (10 * (m->used + 1) > 7 * m->slot_count) { /* at most 70% full */
 		struct memo_slot *old = m->slots;
 		size_t old_count = m->slot_count;
 
-		m->slot_count = old_count ? 2 * old_count : 4096;
+		m->slot_count = 2 * old_count;
 		m->slots = xcalloc(m->slot_count, sizeof(*m->slots));
 		for (size_t i = 0; i < old_count; i++)
 			if (old[i].length)
@@ -510,10 +544,11 @@ static void memo_add(struct answer_memo *m, uint64_t address, const char *text, 
 	}
 	slot = memo_slot(m, address);
 	if (slot->length)
-		return;
+		return true;
 	*slot = (struct memo_slot){ .address = address, .offset = (uint32_t)m->text.size, .length = (uint32_t)length };
 	put_bytes(&m->text, text, length);
 	m->used++;
+	return true;
 }
 
 /* The value of hex digit c, or -1 when c is none. */
@@ -607,6 +642,7 @@ static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, si
 {
 	struct answer_memo *m = &s->memo;
 	struct memo_slot *found;
+	bool full = false;
 
 	GROW(s->found, s->found_capacity, count);
 	found = s->found;
@@ -621,8 +657,10 @@ static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, si
 		if (found[i].length || (found[i] = memo_find(m, addresses[i])).length)
 			continue; /* known, or found earlier in this batch */
 		answer_address(s, addresses[i]);
-		memo_add(m, addresses[i], s->out.data + start, s->out.size - start);
+		full = !memo_add(m, addresses[i], s->out.data + start, s->out.size - start);
 		s->out.size = start; /* written in the order asked, below */
+		if (full)
+			break;
 		found[i] = memo_find(m, addresses[i]);
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -841,8 +879,7 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	free(s.symtab);
 	free(s.out.data);
-	free(s.memo.slots);
-	free(s.memo.text.data);
+	memo_release(&s.memo);
 	free(s.found);
 	free(s.lines);
 	symbolizer_module_close(&s.module);
