@@ -495,9 +495,9 @@ static struct memo_slot *memo_slot(struct answer_memo *m, uint64_t address)
 
 /*
  * Reserves the memo's address space: its answers are then never copied to a grown buffer, and its memory is
- * touched only where answers are. The slots start at MEMO_SLOTS for the same reason (calloc maps them: pages
- * no slot falls in are never touched): growing from small tables touched as much again. A grown buffer is the
- * fallback where the reservation fails.
+ * touched only where answers are. The slots start at MEMO_SLOTS, rather than growing from a small table
+ * (each growth touched as much memory again; a table this large is mapped afresh by calloc, its pages touched
+ * only where slots are used). A grown buffer is the fallback where the reservation fails.
  */
 static void memo_reserve(struct answer_memo *m)
 {
