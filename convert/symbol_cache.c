@@ -135,32 +135,46 @@ bad_string:
 	return "a string outside the file";
 }
 
+/* The frames of answer a into out[0, a->frame_count); their strings copied, or with borrow pointing into v. */
+static void view_frames(const struct symbol_cache_view *v, const struct symbol_cache_address *a,
+			struct profile_frame *out, bool borrow)
+{
+	for (uint32_t i = 0; i < a->frame_count; i++) {
+		const struct symbol_cache_frame *in = &v->frames[a->first_frame + i];
+		const char *s;
+
+		out[i] = (struct profile_frame){
+			.line = in->line,
+			.column = in->column,
+			.discriminator = in->discriminator,
+			.start_line = in->start_line,
+			.inlined = in->flags & 1,
+		};
+		out[i].function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
+		out[i].system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
+		out[i].file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
+	}
+}
+
+/* The entry's answer for address in view v, or NULL. */
+static const struct symbol_cache_address *view_answer(const struct symbol_cache_view *v, uint64_t address)
+{
+	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
+
+	return i && v->addresses[i - 1].address == address ? &v->addresses[i - 1] : NULL;
+}
+
 /* The answer for address in view v; its strings copied, or with borrow pointing into the view. */
 static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
 		      uint32_t *count, bool borrow)
 {
-	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
-	const struct symbol_cache_address *a;
+	const struct symbol_cache_address *a = view_answer(v, address);
 
-	if (!i || v->addresses[i - 1].address != address)
+	if (!a)
 		return false;
-	a = &v->addresses[i - 1];
 	*count = a->frame_count;
 	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
-	for (uint32_t i = 0; i < a->frame_count; i++) {
-		const struct symbol_cache_frame *in = &v->frames[a->first_frame + i];
-		struct profile_frame *out = &(*frames)[i];
-		const char *s;
-
-		out->function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
-		out->system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
-		out->file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
-		out->line = in->line;
-		out->column = in->column;
-		out->discriminator = in->discriminator;
-		out->start_line = in->start_line;
-		out->inlined = in->flags & 1;
-	}
+	view_frames(v, a, *frames, borrow);
 	return true;
 }
 
@@ -309,6 +323,26 @@ bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct pr
 	if (p->count)
 		memcpy(*frames, p->frames, p->count * sizeof(**frames));
 	*count = p->count;
+	return true;
+}
+
+bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
+			    uint32_t *count)
+{
+	const struct symbol_cache_address *a = c->valid ? view_answer(&c->view, address) : NULL;
+	const struct symbol_cache_pending *p;
+
+	if (a) {
+		*count = a->frame_count;
+		view_frames(&c->view, a, frames, true);
+		return true;
+	}
+	p = pending_find(c, address);
+	if (!p)
+		return false;
+	*count = p->count;
+	if (p->count)
+		memcpy(frames, p->frames, p->count * sizeof(*frames));
 	return true;
 }
 

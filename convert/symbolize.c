@@ -78,6 +78,7 @@ struct symbolize {
 	size_t found_capacity;
 	uint64_t *lines; /* the addresses of the lines read */
 	size_t lines_capacity;
+	struct profile_frame *cached; /* an answer from the symbol cache, its strings borrowed */
 };
 
 static void usage(FILE *out)
@@ -607,10 +608,15 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 	uint32_t count;
 	bool borrowed = false;
 
+	if (!s->cached)
+		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
-	} else if (symbolizer_cached_peek(&s->module, elf_addr, &frames, &count)) {
-		borrowed = true; /* printed before the cache is closed: no copies */
+	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count)) {
+		/* symbolizer_cached_peek, into one array for every answer: printed before the cache is closed,
+		 * with no copies and no allocation */
+		frames = s->cached;
+		borrowed = true;
 	} else {
 		count = covered(s, elf_addr, &frames);
 		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
@@ -619,9 +625,7 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	if (borrowed)
-		free(frames);
-	else
+	if (!borrowed)
 		profile_frames_free(frames, count);
 }
 
@@ -884,6 +888,7 @@ int cmd_symbolize(int argc, char **argv)
 	memo_release(&s.memo);
 	free(s.found);
 	free(s.lines);
+	free(s.cached);
 	symbolizer_module_close(&s.module);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
