@@ -164,24 +164,67 @@ static const struct symbol_cache_address *view_answer(const struct symbol_cache_
 	return i && v->addresses[i - 1].address == address ? &v->addresses[i - 1] : NULL;
 }
 
-/* The answer for address in view v; its strings copied, or with borrow pointing into the view. */
-static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
-		      uint32_t *count, bool borrow)
+/*
+ * Buckets over a valid entry's addresses, so that a lookup reads one or two of them where a binary search
+ * read a dozen and more, most of them from memory on a list of random addresses: bucket b holds the addresses
+ * whose distance from the first, shifted right by bucket_shift, is b, from bucket_first[b] to
+ * bucket_first[b + 1]. At most as many buckets as addresses.
+ */
+static void index_build(struct symbol_cache *c)
 {
-	const struct symbol_cache_address *a = view_answer(v, address);
+	const struct symbol_cache_address *a = c->view.addresses;
+	size_t n = c->view.address_count, buckets, i = 0;
+	uint64_t span;
 
-	if (!a)
-		return false;
+	if (!n)
+		return;
+	span = a[n - 1].address - a[0].address;
+	while ((span >> c->bucket_shift) >= n)
+		c->bucket_shift++;
+	buckets = (size_t)(span >> c->bucket_shift) + 1;
+	c->bucket_first = xmalloc((buckets + 1) * sizeof(*c->bucket_first));
+	c->bucket_count = buckets;
+	for (size_t b = 0; b <= buckets; b++) {
+		while (i < n && (a[i].address - a[0].address) >> c->bucket_shift < b)
+			i++;
+		c->bucket_first[b] = (uint32_t)i;
+	}
+}
+
+/* The valid entry's answer for address, through its buckets, or NULL. */
+static const struct symbol_cache_address *entry_answer(const struct symbol_cache *c, uint64_t address)
+{
+	const struct symbol_cache_address *a = c->view.addresses;
+	uint64_t b;
+
+	if (!c->bucket_count || address < a[0].address)
+		return NULL;
+	b = (address - a[0].address) >> c->bucket_shift;
+	if (b >= c->bucket_count)
+		return NULL;
+	for (uint32_t i = c->bucket_first[b]; i < c->bucket_first[b + 1]; i++)
+		if (a[i].address == address)
+			return &a[i];
+	return NULL;
+}
+
+/* Answer a of view v, its strings copied: *frames allocated (NULL when *count is 0). */
+static void view_copy(const struct symbol_cache_view *v, const struct symbol_cache_address *a,
+		      struct profile_frame **frames, uint32_t *count)
+{
 	*count = a->frame_count;
 	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
-	view_frames(v, a, *frames, borrow);
-	return true;
+	view_frames(v, a, *frames, false);
 }
 
 bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
 			    uint32_t *count)
 {
-	return view_find(v, address, frames, count, false);
+	const struct symbol_cache_address *a = view_answer(v, address);
+
+	if (a)
+		view_copy(v, a, frames, count);
+	return a;
 }
 
 /* ---- the directory -------------------------------------------------------------------------------- */
@@ -258,6 +301,7 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
 
 		c->valid = true;
+		index_build(c);
 		futimens(fd, times); /* used now: the trim keeps it longest */
 		debug("symbol cache entry '%s/symbols/%s': %zu addresses", cache_dir, c->name, c->view.address_count);
 	}
@@ -300,8 +344,12 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 {
 	const struct symbol_cache_pending *p;
 
-	if (c->valid && symbol_cache_view_find(&c->view, address, frames, count))
+	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
+
+	if (a) {
+		view_copy(&c->view, a, frames, count);
 		return true;
+	}
 	p = pending_find(c, address);
 	if (!p)
 		return false;
@@ -312,24 +360,25 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 
 bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count)
 {
-	const struct symbol_cache_pending *p;
+	struct profile_frame *all = xmalloc(SYMBOL_CACHE_MAX_FRAMES * sizeof(*all));
 
-	if (c->valid && view_find(&c->view, address, frames, count, true))
-		return true;
-	p = pending_find(c, address);
-	if (!p)
+	*frames = NULL;
+	if (!symbol_cache_peek_into(c, address, all, count)) {
+		free(all);
 		return false;
-	*frames = p->count ? xmalloc(p->count * sizeof(**frames)) : NULL;
-	if (p->count)
-		memcpy(*frames, p->frames, p->count * sizeof(**frames));
-	*count = p->count;
+	}
+	if (*count) {
+		*frames = xmalloc(*count * sizeof(**frames));
+		memcpy(*frames, all, *count * sizeof(**frames));
+	}
+	free(all);
 	return true;
 }
 
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
 			    uint32_t *count)
 {
-	const struct symbol_cache_address *a = c->valid ? view_answer(&c->view, address) : NULL;
+	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
 	const struct symbol_cache_pending *p;
 
 	if (a) {
@@ -656,6 +705,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 		profile_frames_free(c->pending[i].frames, c->pending[i].count);
 	free(c->pending);
 	free(c->pending_slots);
+	free(c->bucket_first);
 	if (c->map)
 		munmap(c->map, c->map_size);
 	free(c->dir);

@@ -108,6 +108,9 @@ struct symbol_cache {
 	size_t map_size;
 	struct symbol_cache_view view;	 /* of map, when valid */
 	bool valid;
+	uint32_t *bucket_first;		 /* the view's addresses by bucket (index_build in symbol_cache.c) */
+	size_t bucket_count;
+	unsigned int bucket_shift;
 	struct symbol_cache_pending *pending; /* answers to add */
 	size_t pending_count, pending_capacity;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
