@@ -37,7 +37,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 CFLAGS ?=
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
-LIBS := -lbpf -lelf -ldw -ldebuginfod -lzstd -lz -liberty -lprotobuf-c
+LIBS := -lbpf -lelf -ldw -lzstd -lz -liberty -lprotobuf-c
 
 ifeq ($(V),1)
 Q :=
@@ -146,14 +146,15 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h 
 # seeds are inputs that once failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in
 # $(OUT)/fuzz/unwind-crash-*.
 FUZZ_UNWIND_SRCS := util.c cache_dir.c convert/unwind.c convert/cfi_rules.c convert/module_file.c \
-	convert/debug_file.c convert/input_file.c convert/zstd_sections.c convert/process_maps.c convert/profile.c
+	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c \
+	convert/process_maps.c convert/profile.c
 
 $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard convert/*.h formats/recording*.h) \
 		util.h cache_dir.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_UNWIND_SRCS) \
-		-ldw -lelf -ldebuginfod -lzstd -lz
+		-ldw -lelf -lzstd -lz
 
 # make fuzz-symbol-cache [FUZZ_SECONDS=60]: the same for the symbol cache's reader (tests/fuzz/fuzz-symbol-cache.c),
 # from the entries in tests/fuzz/symbol-cache-corpus/, learning in $(OUT)/fuzz/symbol-cache-corpus/, crashing
@@ -178,11 +179,12 @@ FUZZ_PARSERS := jit-maps kallsyms archive elf
 FUZZ_jit-maps_SRCS := util.c convert/jit_maps.c
 FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
 FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
-	convert/debug_file.c convert/input_file.c
+	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
+	convert/debuginfod_client.c \
 	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
-FUZZ_LIBS := -ldw -lelf -ldebuginfod -lzstd -lz -liberty
+FUZZ_LIBS := -ldw -lelf -lzstd -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \
 		util.h cache_dir.h

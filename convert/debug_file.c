@@ -3,7 +3,6 @@
  */
 #include "debug_file.h"
 
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 
 #include "../cache_dir.h"
 #include "../util.h"
+#include "debuginfod_client.h"
 #include "input_file.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
@@ -177,20 +177,14 @@ static int running_vdso(const struct debug_file_search *search, const char *buil
 static int from_debuginfod(const char *build_id, const char *path, struct debug_file *out)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
-	debuginfod_client *client;
 	char *found_path = NULL;
 	int fd = -1, verified = -1;
 
 	if (!urls || !*urls)
 		return -1;
-	client = debuginfod_begin();
-	if (!client)
-		return -1;
-	fd = debuginfod_find_executable(client, (const unsigned char *)build_id, 0, &found_path);
-	if (fd < 0)
-		fd = debuginfod_find_debuginfo(client, (const unsigned char *)build_id, 0, &found_path);
-	debuginfod_end(client);
+	fd = debuginfod_client_find(build_id, &found_path);
 	if (fd < 0) {
+		free(found_path);
 		debug("debuginfod has no file with build ID %s for '%s' (%s)", build_id, path, strerror(-fd));
 		return -1;
 	}

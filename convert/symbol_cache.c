@@ -48,12 +48,17 @@ static uint32_t entry_crc(const void *data, size_t size)
 	return (uint32_t)crc;
 }
 
-/* Whether string offset off (or NONE, when none_ok) names a NUL-terminated string inside the pool. */
-static bool string_ok(const struct symbol_cache_view *v, uint32_t off, bool none_ok)
+/*
+ * Whether string offset off (or NONE, when none_ok) names a NUL-terminated string inside the pool, given
+ * strings_end, one past the pool's last NUL (0 when it has none): an offset below it has a NUL after it in
+ * the pool, and one at or past it none. One search of the pool, not one per string: a warm run checks every
+ * string offset of the entry, and the search per offset was a fifth of its start-up.
+ */
+static bool string_ok(uint32_t off, size_t strings_end, bool none_ok)
 {
 	if (off == SYMBOL_CACHE_NONE)
 		return none_ok;
-	return off < v->strings_size && memchr(v->strings + off, '\0', v->strings_size - off);
+	return off < strings_end;
 }
 
 static const char *string_at(const struct symbol_cache_view *v, uint32_t off)
@@ -73,7 +78,8 @@ const char *symbol_cache_check(const void *data, size_t size, const struct symbo
 			       struct symbol_cache_view *view)
 {
 	const struct symbol_cache_header *h = data;
-	const char *base = data;
+	const char *base = data, *last_nul;
+	size_t strings_end;
 
 	memset(view, 0, sizeof(*view));
 	if (size < sizeof(*h) || memcmp(h->magic, SYMBOL_CACHE_MAGIC, sizeof(h->magic)))
@@ -95,8 +101,10 @@ const char *symbol_cache_check(const void *data, size_t size, const struct symbo
 	view->address_count = (size_t)h->address_count;
 	view->frame_count = (size_t)h->frame_count;
 	view->strings_size = (size_t)h->strings_size;
-	if (!string_ok(view, h->build_id, false) || !string_ok(view, h->rules, false) ||
-	    !string_ok(view, h->identity, false) || !string_ok(view, h->debug_reason, true))
+	last_nul = view->strings_size ? memrchr(view->strings, '\0', view->strings_size) : NULL;
+	strings_end = last_nul ? (size_t)(last_nul - view->strings) + 1 : 0;
+	if (!string_ok(h->build_id, strings_end, false) || !string_ok(h->rules, strings_end, false) ||
+	    !string_ok(h->identity, strings_end, false) || !string_ok(h->debug_reason, strings_end, true))
 		goto bad_string;
 	for (size_t i = 0; i < view->address_count; i++) {
 		const struct symbol_cache_address *a = &view->addresses[i];
@@ -110,8 +118,8 @@ const char *symbol_cache_check(const void *data, size_t size, const struct symbo
 	for (size_t i = 0; i < view->frame_count; i++) {
 		const struct symbol_cache_frame *f = &view->frames[i];
 
-		if (!string_ok(view, f->function, true) || !string_ok(view, f->system_name, true) ||
-		    !string_ok(view, f->file, true) || f->flags > 1)
+		if (!string_ok(f->function, strings_end, true) || !string_ok(f->system_name, strings_end, true) ||
+		    !string_ok(f->file, strings_end, true) || f->flags > 1)
 			goto bad_string;
 	}
 	if (key && (strcmp(string_at(view, h->build_id), key->build_id) || strcmp(string_at(view, h->rules), key->rules)))
@@ -127,39 +135,96 @@ bad_string:
 	return "a string outside the file";
 }
 
-/* The answer for address in view v; its strings copied, or with borrow pointing into the view. */
-static bool view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
-		      uint32_t *count, bool borrow)
+/* The frames of answer a into out[0, a->frame_count); their strings copied, or with borrow pointing into v. */
+static void view_frames(const struct symbol_cache_view *v, const struct symbol_cache_address *a,
+			struct profile_frame *out, bool borrow)
 {
-	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
-	const struct symbol_cache_address *a;
-
-	if (!i || v->addresses[i - 1].address != address)
-		return false;
-	a = &v->addresses[i - 1];
-	*count = a->frame_count;
-	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
 	for (uint32_t i = 0; i < a->frame_count; i++) {
 		const struct symbol_cache_frame *in = &v->frames[a->first_frame + i];
-		struct profile_frame *out = &(*frames)[i];
 		const char *s;
 
-		out->function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
-		out->system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
-		out->file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
-		out->line = in->line;
-		out->column = in->column;
-		out->discriminator = in->discriminator;
-		out->start_line = in->start_line;
-		out->inlined = in->flags & 1;
+		out[i] = (struct profile_frame){
+			.line = in->line,
+			.column = in->column,
+			.discriminator = in->discriminator,
+			.start_line = in->start_line,
+			.inlined = in->flags & 1,
+		};
+		out[i].function = (char *)((s = string_at(v, in->function)) && !borrow ? xstrdup(s) : s);
+		out[i].system_name = (char *)((s = string_at(v, in->system_name)) && !borrow ? xstrdup(s) : s);
+		out[i].file = (char *)((s = string_at(v, in->file)) && !borrow ? xstrdup(s) : s);
 	}
-	return true;
+}
+
+/* The entry's answer for address in view v, or NULL. */
+static const struct symbol_cache_address *view_answer(const struct symbol_cache_view *v, uint64_t address)
+{
+	size_t i = UPPER_BOUND(v->addresses, v->address_count, address, address);
+
+	return i && v->addresses[i - 1].address == address ? &v->addresses[i - 1] : NULL;
+}
+
+/*
+ * Buckets over a valid entry's addresses, so that a lookup reads one or two of them where a binary search
+ * read a dozen and more, most of them from memory on a list of random addresses: bucket b holds the addresses
+ * whose distance from the first, shifted right by bucket_shift, is b, from bucket_first[b] to
+ * bucket_first[b + 1]. At most as many buckets as addresses.
+ */
+static void index_build(struct symbol_cache *c)
+{
+	const struct symbol_cache_address *a = c->view.addresses;
+	size_t n = c->view.address_count, buckets, i = 0;
+	uint64_t span;
+
+	if (!n)
+		return;
+	span = a[n - 1].address - a[0].address;
+	while ((span >> c->bucket_shift) >= n)
+		c->bucket_shift++;
+	buckets = (size_t)(span >> c->bucket_shift) + 1;
+	c->bucket_first = xmalloc((buckets + 1) * sizeof(*c->bucket_first));
+	c->bucket_count = buckets;
+	for (size_t b = 0; b <= buckets; b++) {
+		while (i < n && (a[i].address - a[0].address) >> c->bucket_shift < b)
+			i++;
+		c->bucket_first[b] = (uint32_t)i;
+	}
+}
+
+/* The valid entry's answer for address, through its buckets, or NULL. */
+static const struct symbol_cache_address *entry_answer(const struct symbol_cache *c, uint64_t address)
+{
+	const struct symbol_cache_address *a = c->view.addresses;
+	uint64_t b;
+
+	if (!c->bucket_count || address < a[0].address)
+		return NULL;
+	b = (address - a[0].address) >> c->bucket_shift;
+	if (b >= c->bucket_count)
+		return NULL;
+	for (uint32_t i = c->bucket_first[b]; i < c->bucket_first[b + 1]; i++)
+		if (a[i].address == address)
+			return &a[i];
+	return NULL;
+}
+
+/* Answer a of view v, its strings copied: *frames allocated (NULL when *count is 0). */
+static void view_copy(const struct symbol_cache_view *v, const struct symbol_cache_address *a,
+		      struct profile_frame **frames, uint32_t *count)
+{
+	*count = a->frame_count;
+	*frames = a->frame_count ? xcalloc(a->frame_count, sizeof(**frames)) : NULL;
+	view_frames(v, a, *frames, false);
 }
 
 bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address, struct profile_frame **frames,
 			    uint32_t *count)
 {
-	return view_find(v, address, frames, count, false);
+	const struct symbol_cache_address *a = view_answer(v, address);
+
+	if (a)
+		view_copy(v, a, frames, count);
+	return a;
 }
 
 /* ---- the directory -------------------------------------------------------------------------------- */
@@ -236,6 +301,7 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
 
 		c->valid = true;
+		index_build(c);
 		futimens(fd, times); /* used now: the trim keeps it longest */
 		debug("symbol cache entry '%s/symbols/%s': %zu addresses", cache_dir, c->name, c->view.address_count);
 	}
@@ -278,8 +344,12 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 {
 	const struct symbol_cache_pending *p;
 
-	if (c->valid && symbol_cache_view_find(&c->view, address, frames, count))
+	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
+
+	if (a) {
+		view_copy(&c->view, a, frames, count);
 		return true;
+	}
 	p = pending_find(c, address);
 	if (!p)
 		return false;
@@ -290,17 +360,38 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 
 bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count)
 {
+	struct profile_frame *all = xmalloc(SYMBOL_CACHE_MAX_FRAMES * sizeof(*all));
+
+	*frames = NULL;
+	if (!symbol_cache_peek_into(c, address, all, count)) {
+		free(all);
+		return false;
+	}
+	if (*count) {
+		*frames = xmalloc(*count * sizeof(**frames));
+		memcpy(*frames, all, *count * sizeof(**frames));
+	}
+	free(all);
+	return true;
+}
+
+bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
+			    uint32_t *count)
+{
+	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
 	const struct symbol_cache_pending *p;
 
-	if (c->valid && view_find(&c->view, address, frames, count, true))
+	if (a) {
+		*count = a->frame_count;
+		view_frames(&c->view, a, frames, true);
 		return true;
+	}
 	p = pending_find(c, address);
 	if (!p)
 		return false;
-	*frames = p->count ? xmalloc(p->count * sizeof(**frames)) : NULL;
-	if (p->count)
-		memcpy(*frames, p->frames, p->count * sizeof(**frames));
 	*count = p->count;
+	if (p->count)
+		memcpy(frames, p->frames, p->count * sizeof(*frames));
 	return true;
 }
 
@@ -614,6 +705,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 		profile_frames_free(c->pending[i].frames, c->pending[i].count);
 	free(c->pending);
 	free(c->pending_slots);
+	free(c->bucket_first);
 	if (c->map)
 		munmap(c->map, c->map_size);
 	free(c->dir);

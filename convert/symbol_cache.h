@@ -108,6 +108,9 @@ struct symbol_cache {
 	size_t map_size;
 	struct symbol_cache_view view;	 /* of map, when valid */
 	bool valid;
+	uint32_t *bucket_first;		 /* the view's addresses by bucket (index_build in symbol_cache.c) */
+	size_t bucket_count;
+	unsigned int bucket_shift;
 	struct symbol_cache_pending *pending; /* answers to add */
 	size_t pending_count, pending_capacity;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
@@ -127,6 +130,11 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 
 /* The same, its strings borrowed from the cache (valid until symbol_cache_close): free only *frames. */
 bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count);
+
+/* The same into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
+ * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. */
+bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
+			    uint32_t *count);
 
 /* Remembers the answer for address (copied), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);

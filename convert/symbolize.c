@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../cache_dir.h"
@@ -28,6 +29,31 @@
 #include "../util.h"
 #include "demangle.h"
 #include "symbolizer.h"
+
+/* Bytes being put together: text answers, and the memo's copies of them. */
+struct text_buffer {
+	char *data;
+	size_t size, capacity;
+};
+
+/*
+ * Each text answer written, by address: lists of addresses repeat (a profile's hot addresses, a log's crash
+ * sites), and an answer asked again is copied rather than looked up and formatted again. Open addressing
+ * on the address; a slot with length 0 is empty (an answer is never empty). Bounded by MEMO_MAX_TEXT.
+ */
+struct answer_memo {
+	struct memo_slot {
+		uint64_t address;
+		uint32_t offset, length; /* of the answer in text */
+	} *slots;
+	size_t slot_count, used; /* slot_count: 0 or a power of two */
+	struct text_buffer text; /* MEMO_MAX_TEXT of address space when mapped (memo_reserve) */
+	bool mapped;
+};
+
+#define MEMO_MAX_TEXT ((size_t)64 << 20) /* answers kept; later new ones are formatted every time */
+#define MEMO_SLOTS ((size_t)1 << 15) /* the memo's first table: 22,937 answers before it grows */
+#define FLUSH_SIZE ((size_t)1 << 15)	 /* answers written out in blocks of about this size */
 
 /* A symbol that may name code, as binutils chooses them (symtab_index_build). */
 struct code_symbol {
@@ -46,6 +72,13 @@ struct symbolize {
 	struct code_symbol *symtab; /* symtab_index_build */
 	size_t symtab_count;
 	bool symtab_built;
+	struct text_buffer out;	  /* text answers not yet handed to stdout (flush_answers) */
+	struct answer_memo memo;  /* text answers by address, for addresses asked again */
+	struct memo_slot *found; /* answer_batch_text's memo slots of a batch */
+	size_t found_capacity;
+	uint64_t *lines; /* the addresses of the lines read */
+	size_t lines_capacity;
+	struct profile_frame *cached; /* an answer from the symbol cache, its strings borrowed */
 };
 
 static void usage(FILE *out)
@@ -298,19 +331,44 @@ static const char *file_name(const struct symbolize *s, const char *file)
 	return file;
 }
 
+/* Room for n more bytes at the end of b. */
+static char *text_reserve(struct text_buffer *b, size_t n)
+{
+	if (b->size + n > b->capacity)
+		GROW(b->data, b->capacity, b->size + n);
+	return b->data + b->size;
+}
+
+static void put_bytes(struct text_buffer *b, const char *bytes, size_t n)
+{
+	memcpy(text_reserve(b, n), bytes, n);
+	b->size += n;
+}
+
+static void put_string(struct text_buffer *b, const char *string)
+{
+	put_bytes(b, string, strlen(string));
+}
+
+static void put_char(struct text_buffer *b, char c)
+{
+	*text_reserve(b, 1) = c;
+	b->size++;
+}
+
 /* A number in decimal, without printf: printf was most of a warm run's time. */
-static void put_uint(uint32_t n)
+static void put_uint(struct text_buffer *b, uint32_t n)
 {
 	char buf[10], *p = buf + sizeof(buf);
 
 	do
 		*--p = (char)('0' + n % 10);
 	while (n /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	put_bytes(b, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* "0x" and addr in hex, digits wide, zero-padded ("0x%0*" PRIx64). */
-static void put_address(uint64_t addr, int digits)
+static void put_address(struct text_buffer *b, uint64_t addr, int digits)
 {
 	char buf[2 + 16];
 	int n = 0;
@@ -323,46 +381,48 @@ static void put_address(uint64_t addr, int digits)
 	buf[1] = 'x';
 	for (int i = n + 1; i >= 2; i--, addr >>= 4)
 		buf[i] = "0123456789abcdef"[addr & 15];
-	fwrite_unlocked(buf, 1, (size_t)n + 2, stdout);
+	put_bytes(b, buf, (size_t)n + 2);
 }
 
 static void print_text(struct symbolize *s, uint64_t addr, const struct profile_frame *frames, uint32_t count)
 {
+	struct text_buffer *b = &s->out;
+
 	if (s->addresses) {
-		put_address(addr, s->address_digits);
-		fputs_unlocked(s->pretty ? ": " : "\n", stdout);
+		put_address(b, addr, s->address_digits);
+		put_string(b, s->pretty ? ": " : "\n");
 	}
 	if (!count) {
 		if (s->functions)
-			fputs_unlocked(s->pretty ? "?? " : "??\n", stdout);
-		fputs_unlocked("??:0\n", stdout);
+			put_string(b, s->pretty ? "?? " : "??\n");
+		put_string(b, "??:0\n");
 		return;
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		const struct profile_frame *f = &frames[i];
 
 		if (s->functions) {
-			fputs_unlocked(f->function && *f->function ? f->function : "??", stdout);
-			fputs_unlocked(s->pretty ? " at " : "\n", stdout);
+			put_string(b, f->function && *f->function ? f->function : "??");
+			put_string(b, s->pretty ? " at " : "\n");
 		}
-		fputs_unlocked(file_name(s, f->file), stdout);
-		putc_unlocked(':', stdout);
+		put_string(b, file_name(s, f->file));
+		put_char(b, ':');
 		/* addr2line keeps the address's discriminator for the callers' lines too (it is one variable). */
 		if (f->line) {
-			put_uint(f->line);
+			put_uint(b, f->line);
 			if (frames[0].discriminator) {
-				fputs_unlocked(" (discriminator ", stdout);
-				put_uint(frames[0].discriminator);
-				putc_unlocked(')', stdout);
+				put_string(b, " (discriminator ");
+				put_uint(b, frames[0].discriminator);
+				put_char(b, ')');
 			}
-			putc_unlocked('\n', stdout);
+			put_char(b, '\n');
 		} else {
-			fputs_unlocked("?\n", stdout);
+			put_string(b, "?\n");
 		}
 		if (!s->inlines || i + 1 == count)
 			break;
 		if (s->pretty)
-			fputs_unlocked(" (inlined by) ", stdout);
+			put_string(b, " (inlined by) ");
 	}
 }
 
@@ -408,21 +468,155 @@ static void print_json(struct symbolize *s, uint64_t addr, const struct profile_
 	json_writer_release(&w);
 }
 
-static void answer(struct symbolize *s, const char *text)
+/* Hands the text answers so far to stdout, and with wait (the next read may block) flushes stdout too. */
+static void flush_answers(struct symbolize *s, bool wait)
 {
-	uint64_t addr = strtoull(text, NULL, 16), elf_addr; /* as bfd_scan_vma: an optional 0x, digits up to the first other */
+	if (s->out.size)
+		fwrite_unlocked(s->out.data, 1, s->out.size, stdout);
+	s->out.size = 0;
+	if (wait)
+		fflush(stdout);
+}
+
+/* Fibonacci hashing of an address into a table of 2^bits slots (bits >= 1). */
+static size_t memo_hash(uint64_t address, size_t slot_count)
+{
+	return (size_t)((address * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(slot_count)));
+}
+
+/* The memo's slot for address: the one holding it, else the empty one where it would go. */
+static struct memo_slot *memo_slot(struct answer_memo *m, uint64_t address)
+{
+	size_t i = memo_hash(address, m->slot_count);
+
+	while (m->slots[i].length && m->slots[i].address != address)
+		i = (i + 1) & (m->slot_count - 1);
+	return &m->slots[i];
+}
+
+/*
+ * Reserves the memo's address space: its answers are then never copied to a grown buffer, and its memory is
+ * touched only where answers are. The slots start at MEMO_SLOTS, rather than growing from a small table
+ * (each growth touched as much memory again; a table this large is mapped afresh by calloc, its pages touched
+ * only where slots are used). A grown buffer is the fallback where the reservation fails.
+ */
+static void memo_reserve(struct answer_memo *m)
+{
+	void *text = mmap(NULL, MEMO_MAX_TEXT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			  -1, 0);
+
+	if (text != MAP_FAILED) {
+		m->text.data = text;
+		m->text.capacity = MEMO_MAX_TEXT;
+		m->mapped = true;
+	}
+	m->slot_count = MEMO_SLOTS;
+	m->slots = xcalloc(m->slot_count, sizeof(*m->slots));
+}
+
+static void memo_release(struct answer_memo *m)
+{
+	if (m->mapped)
+		munmap(m->text.data, MEMO_MAX_TEXT);
+	else
+		free(m->text.data);
+	free(m->slots);
+}
+
+/* Keeps the answer for address, the bytes text[0, length); false when the memo is full. */
+static bool memo_add(struct answer_memo *m, uint64_t address, const char *text, size_t length)
+{
+	struct memo_slot *slot;
+
+	if (!length || m->text.size + length > MEMO_MAX_TEXT)
+		return false;
+	if (!m->slot_count)
+		memo_reserve(m);
+	if (10 * (m->used + 1) > 7 * m->slot_count) { /* at most 70% full */
+		struct memo_slot *old = m->slots;
+		size_t old_count = m->slot_count;
+
+		m->slot_count = 2 * old_count;
+		m->slots = xcalloc(m->slot_count, sizeof(*m->slots));
+		for (size_t i = 0; i < old_count; i++)
+			if (old[i].length)
+				*memo_slot(m, old[i].address) = old[i];
+		free(old);
+	}
+	slot = memo_slot(m, address);
+	if (slot->length)
+		return true;
+	*slot = (struct memo_slot){ .address = address, .offset = (uint32_t)m->text.size, .length = (uint32_t)length };
+	put_bytes(&m->text, text, length);
+	m->used++;
+	return true;
+}
+
+#define NO_DIGITS_16 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+
+/* The value of each hex digit, -1 for every other byte: one load a digit, where two comparisons took twice. */
+static const signed char hex_values[256] = {
+	NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1,		     /* '0'-'9' */
+	-1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, /* 'A'-'F' */
+	NO_DIGITS_16,
+	-1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, /* 'a'-'f' */
+	NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16, NO_DIGITS_16,
+	NO_DIGITS_16, NO_DIGITS_16,
+};
+
+/*
+ * The common forms of an address, up to 16 hex digits after an optional 0x, read fast: *end receives the
+ * first character after the digits. false for anything else (no digits, more of them): the caller goes to
+ * parse_address, which reads those as strtoull does.
+ */
+static inline bool parse_hex_address(const char *text, uint64_t *addr, const char **end)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	uint64_t value = 0;
+	int n = 0, digit;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; n < 17 && (digit = hex_values[p[n]]) >= 0; n++)
+		value = value << 4 | (uint64_t)digit;
+	if (!n || n > 16)
+		return false;
+	*addr = value;
+	*end = (const char *)p + n;
+	return true;
+}
+
+/*
+ * The address in text, as bfd_scan_vma reads it (strtoull base 16: an optional 0x, digits up to the first
+ * other character). The common forms are read by parse_hex_address: strtoull was a tenth of a warm run.
+ * Anything else (spaces, signs, more digits) goes to strtoull itself.
+ */
+static uint64_t parse_address(const char *text)
+{
+	uint64_t addr;
+	const char *end;
+
+	return parse_hex_address(text, &addr, &end) ? addr : strtoull(text, NULL, 16);
+}
+
+/* The answer for addr, found and written: text to s->out, JSON to stdout. */
+static void answer_address(struct symbolize *s, uint64_t addr)
+{
+	uint64_t elf_addr = s->section_name ? addr + s->section_low : addr; /* -j: an offset, printed as given */
 	struct profile_frame *frames;
 	uint32_t count;
 	bool borrowed = false;
 
-	if (s->address_digits == 8)
-		addr &= 0xffffffffu;
-	/* With -j the address is an offset into the section, and printed as given. */
-	elf_addr = s->section_name ? addr + s->section_low : addr;
+	if (!s->cached)
+		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
-	} else if (symbolizer_cached_peek(&s->module, elf_addr, &frames, &count)) {
-		borrowed = true; /* printed before the cache is closed: no copies */
+	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count)) {
+		/* symbolizer_cached_peek, into one array for every answer: printed before the cache is closed,
+		 * with no copies and no allocation */
+		frames = s->cached;
+		borrowed = true;
 	} else {
 		count = covered(s, elf_addr, &frames);
 		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
@@ -431,16 +625,120 @@ static void answer(struct symbolize *s, const char *text)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	if (borrowed)
-		free(frames);
-	else
+	if (!borrowed)
 		profile_frames_free(frames, count);
 }
 
+/* The memo's answer for address: its slot's offset and length (length 0: none), from a slot in cache. */
+static struct memo_slot memo_find(struct answer_memo *m, uint64_t address)
+{
+	return m->used ? *memo_slot(m, address) : (struct memo_slot){ 0 };
+}
+
+#define PREFETCH_AHEAD 16 /* addresses whose memo slot, then answer, are fetched from memory while one is copied */
+
 /*
- * Answers each line of stdin. Input is read in blocks, and the answers so far are flushed before each read
- * that may wait: a program on the other end of a pipe, sending one address at a time, has its answer before
- * we wait for its next address, and a file of addresses is answered without a write per address.
+ * Answers addresses, in this order, as text. First each address's memo slot is found; the answers not there
+ * are found and put in the memo, in the order first asked (the hot addresses of a profile come early, so
+ * their answers lie together); then the answers are copied out. On a list of random addresses the time went
+ * to waiting for memory, the slot and then the answer of each: both are prefetched PREFETCH_AHEAD addresses
+ * ahead. When the memo is full the rest is answered one by one.
+ */
+static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, size_t count)
+{
+	struct answer_memo *m = &s->memo;
+	struct memo_slot *found;
+	bool full = false;
+
+	GROW(s->found, s->found_capacity, count);
+	found = s->found;
+	for (size_t i = 0; i < count; i++) {
+		if (i + PREFETCH_AHEAD < count && m->used)
+			__builtin_prefetch(&m->slots[memo_hash(addresses[i + PREFETCH_AHEAD], m->slot_count)]);
+		found[i] = memo_find(m, addresses[i]);
+	}
+	for (size_t i = 0; i < count; i++) {
+		size_t start = s->out.size;
+
+		if (found[i].length || (found[i] = memo_find(m, addresses[i])).length)
+			continue; /* known, or found earlier in this batch */
+		answer_address(s, addresses[i]);
+		full = !memo_add(m, addresses[i], s->out.data + start, s->out.size - start);
+		s->out.size = start; /* written in the order asked, below */
+		if (full)
+			break;
+		found[i] = memo_find(m, addresses[i]);
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (i + PREFETCH_AHEAD < count && found[i + PREFETCH_AHEAD].length)
+			__builtin_prefetch(m->text.data + found[i + PREFETCH_AHEAD].offset);
+		if (found[i].length)
+			put_bytes(&s->out, m->text.data + found[i].offset, found[i].length);
+		else
+			answer_address(s, addresses[i]); /* the memo is full */
+		if (s->out.size >= FLUSH_SIZE)
+			flush_answers(s, false);
+	}
+}
+
+/* Answers addresses, in this order. */
+static void answer_batch(struct symbolize *s, const uint64_t *addresses, size_t count)
+{
+	if (!s->json) {
+		answer_batch_text(s, addresses, count);
+		return;
+	}
+	for (size_t i = 0; i < count; i++)
+		answer_address(s, addresses[i]);
+}
+
+/* The address on a line or argument: bfd_scan_vma's reading, cut to 32 bits for a 32-bit ELF file. */
+static uint64_t address_of(const struct symbolize *s, const char *text)
+{
+	uint64_t addr = parse_address(text);
+
+	return s->address_digits == 8 ? addr & 0xffffffffu : addr;
+}
+
+/*
+ * The addresses of the complete lines in buf[*start, size) into s->lines, *start moved past them. A line
+ * that is just an address ends at its digits, and is read without looking for its end first; any other is
+ * cut at its newline and read as a whole. buf[size] must be writable (a NUL is put there, so that reading
+ * digits stops at the end of the data).
+ */
+static size_t read_lines(struct symbolize *s, char *buf, size_t *start, size_t size)
+{
+	size_t count = 0, at = *start;
+
+	buf[size] = '\0';
+	while (at < size) {
+		const char *end;
+		char *nl;
+		uint64_t addr;
+
+		if (parse_hex_address(buf + at, &addr, &end) && *end == '\n') {
+			nl = (char *)end;
+		} else {
+			nl = memchr(buf + at, '\n', size - at);
+			if (!nl)
+				break; /* the rest of this line is still to come */
+			*nl = '\0';
+			addr = parse_address(buf + at);
+		}
+		if (count == s->lines_capacity)
+			GROW(s->lines, s->lines_capacity, count + 1);
+		s->lines[count++] = s->address_digits == 8 ? addr & 0xffffffffu : addr;
+		at = (size_t)(nl - buf) + 1;
+	}
+	*start = at;
+	return count;
+}
+
+/*
+ * Answers each line of stdin. Input is read in blocks, all complete lines of a block are answered (as one
+ * batch), and the answers are flushed before the next read, which may wait: a program on the other end of a
+ * pipe, sending one address at a time, has its answer before we wait for its next address, and a file of
+ * addresses is answered without a write per address.
  */
 static void answer_stdin(struct symbolize *s)
 {
@@ -448,14 +746,9 @@ static void answer_stdin(struct symbolize *s)
 	char *buf = xmalloc(capacity + 1);
 
 	for (;;) {
-		char *nl;
 		ssize_t n;
 
-		while ((nl = memchr(buf + start, '\n', size - start))) {
-			*nl = '\0';
-			answer(s, buf + start);
-			start = (size_t)(nl - buf) + 1;
-		}
+		answer_batch(s, s->lines, read_lines(s, buf, &start, size));
 		memmove(buf, buf + start, size - start); /* the part of a line read so far */
 		size -= start;
 		start = 0;
@@ -463,7 +756,7 @@ static void answer_stdin(struct symbolize *s)
 			capacity *= 2;
 			buf = xrealloc(buf, capacity + 1);
 		}
-		fflush(stdout);
+		flush_answers(s, true);
 		n = read(STDIN_FILENO, buf + size, capacity - size);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -472,10 +765,24 @@ static void answer_stdin(struct symbolize *s)
 		size += (size_t)n;
 	}
 	if (size) { /* a last line without its newline */
+		uint64_t addr;
+
 		buf[size] = '\0';
-		answer(s, buf);
+		addr = address_of(s, buf);
+		answer_batch(s, &addr, 1);
 	}
 	free(buf);
+}
+
+/* Answers the ADDR arguments. */
+static void answer_arguments(struct symbolize *s, char **args, size_t count)
+{
+	uint64_t *addresses = xcalloc(count, sizeof(*addresses));
+
+	for (size_t i = 0; i < count; i++)
+		addresses[i] = address_of(s, args[i]);
+	answer_batch(s, addresses, count);
+	free(addresses);
 }
 
 int cmd_symbolize(int argc, char **argv)
@@ -566,17 +873,22 @@ int cmd_symbolize(int argc, char **argv)
 			error("'%s' has no section '%s'", binary, s.section_name);
 			status = 1;
 		} else if (optind < argc) {
-			for (int i = optind; i < argc; i++)
-				answer(&s, argv[i]);
+			answer_arguments(&s, argv + optind, (size_t)(argc - optind));
 		} else {
 			answer_stdin(&s);
 		}
+		flush_answers(&s, false);
 		if (ferror(stdout) || fflush(stdout) == EOF) {
 			error("cannot write the answers: %s", strerror(errno));
 			status = 1;
 		}
 	}
 	free(s.symtab);
+	free(s.out.data);
+	memo_release(&s.memo);
+	free(s.found);
+	free(s.lines);
+	free(s.cached);
 	symbolizer_module_close(&s.module);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);

@@ -391,6 +391,25 @@ test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on lo
 	grep -q "main;served_spin [0-9]*$" served.folded
 '
 
+# libdebuginfod is loaded with dlopen only when a server is to be asked (convert/debuginfod_client.h): a run
+# where it cannot be loaded says so once and names everything else as before. A fixture recording under an
+# empty --symfs has no module file, so debuginfod is asked for each module.
+test_expect_success 'an unusable libdebuginfod.so.1: one warning naming it, the conversion goes on' '
+	stackrec convert "$FIXTURES/inline.rec" --symfs "$PWD" --no-cache -f folded >nodinfod.folded &&
+	mkdir -p notelf nofuncs &&
+	echo "not an ELF file" >notelf/libdebuginfod.so.1 &&
+	echo "int unrelated;" >nofuncs.c &&
+	cc -shared -o nofuncs/libdebuginfod.so.1 nofuncs.c &&
+	for lib in notelf nofuncs; do
+		LD_LIBRARY_PATH=$PWD/$lib DEBUGINFOD_URLS=http://127.0.0.1:9 \
+			stackrec convert "$FIXTURES/inline.rec" --symfs "$PWD" --no-cache -f folded >$lib.folded 2>$lib.err &&
+		cat $lib.err &&
+		test_line_count $lib.err = 1 &&
+		grep "^stackrec: warning: not asking debuginfod servers: .*libdebuginfod.so.1" $lib.err &&
+		test_cmp nodinfod.folded $lib.folded || return 1
+	done
+'
+
 test_expect_success BPF 'stackrec archive bundles the files; convert --archive names frames with the binary and cache gone' '
 	clang -O2 -g -fno-omit-frame-pointer -o archived "$FIXTURES/inline.c" &&
 	stackrec record -F 499 -o archived.rec -- ./archived 300 &&

@@ -136,6 +136,27 @@ test_expect_success ADDR2LINE 'the leading 0x is optional and upper case is read
 	printf "outer\n%s/inline.c:21\n" "$PWD" >expect && test_cmp expect actual
 '
 
+# Lines are read fast when they are just an address and by strtoull otherwise, answers to addresses asked again
+# are copied from the first (symbolize.c, answer_batch_text): every form must still read as addr2line reads it.
+test_expect_success ADDR2LINE 'odd address lines, and addresses asked again, read and answered as addr2line does' '
+	a=$(nm inline | awk "\$3 == \"outer\" { print \$1 }") &&
+	m=$(nm inline | awk "\$3 == \"main\" { print \$1 }") &&
+	{
+		printf "%s\n" "$a" "0x$a" "0X${a^^}" "${a^^}" "  $a" "	0x$a" "0000000000000000$a" \
+			"$a junk" "${a}zz" "0x" "zz" "" "fffffffffffffffff1" "ffffffffffffffff" "$m" "$a" &&
+		printf "%s\r\n" "$m" &&
+		printf "%s" "$m"
+	} >odd &&
+	addr2line -e inline -a -f -i <odd >expect &&
+	stackrec symbolize -e inline -a -f -i <odd >actual &&
+	test_cmp expect actual &&
+	for i in $(seq 200); do cat addrs; done | awk "BEGIN { srand(1) } { print rand() \"\t\" \$0 }" | sort -n | cut -f 2 >many &&
+	test_line_count many -gt 6000 &&
+	addr2line -e inline -a -f -i -p <many >expect &&
+	stackrec symbolize -e inline -a -f -i -p <many >actual &&
+	test_cmp expect actual
+'
+
 # binutils 2.40 reads the file of some line-table rows of gcc 12's DWARF 5 one entry off (cxx.cc:439 in a
 # 17-line cxx.cc, where libdw says vector.tcc:439): byte for byte with DWARF 4, and for DWARF 5 every line we
 # print exists in its file (docs/symbolize.md, Differences).

@@ -1,0 +1,65 @@
+/*
+ * debuginfod_client.c — libdebuginfod through dlopen, loaded on the first lookup (see debuginfod_client.h).
+ */
+#include "debuginfod_client.h"
+
+#include <dlfcn.h>
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../util.h"
+
+/* The functions used, typed by libdebuginfod's own header so that a change there fails the build. */
+static struct {
+	bool tried, loaded;
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_executable) *find_executable;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_end) *end;
+} lib;
+
+/* Loads libdebuginfod once; false, after one warning for the whole run, when it cannot be. */
+static bool load(void)
+{
+	void *handle;
+
+	if (lib.tried)
+		return lib.loaded;
+	lib.tried = true;
+	handle = dlopen(DEBUGINFOD_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	if (!handle) {
+		warning("not asking debuginfod servers: %s (install Debian's libdebuginfod1)", dlerror());
+		return false;
+	}
+	lib.begin = (__typeof__(lib.begin))dlsym(handle, "debuginfod_begin");
+	lib.find_executable = (__typeof__(lib.find_executable))dlsym(handle, "debuginfod_find_executable");
+	lib.find_debuginfo = (__typeof__(lib.find_debuginfo))dlsym(handle, "debuginfod_find_debuginfo");
+	lib.end = (__typeof__(lib.end))dlsym(handle, "debuginfod_end");
+	if (!lib.begin || !lib.find_executable || !lib.find_debuginfo || !lib.end) {
+		warning("not asking debuginfod servers: '%s' lacks the functions of libdebuginfod", DEBUGINFOD_SONAME);
+		dlclose(handle);
+		return false;
+	}
+	lib.loaded = true; /* never closed: libcurl does not like being unloaded */
+	return true;
+}
+
+int debuginfod_client_find(const char *build_id, char **path)
+{
+	debuginfod_client *client;
+	int fd;
+
+	*path = NULL;
+	if (!load())
+		return -ENOSYS;
+	client = lib.begin();
+	if (!client)
+		return -ENOMEM;
+	fd = lib.find_executable(client, (const unsigned char *)build_id, 0, path);
+	if (fd < 0)
+		fd = lib.find_debuginfo(client, (const unsigned char *)build_id, 0, path);
+	lib.end(client);
+	return fd;
+}
