@@ -322,7 +322,7 @@ static uint32_t walked_frames(struct convert *c, const struct srec_sample *s, co
 		frames[n] = (struct unwind_frame){ .pc = ips[i], .is_return_address = i > 0,
 						   .method = i ? PROFILE_UNWIND_FRAME_POINTER : PROFILE_UNWIND_PC };
 		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
-		if (i == 0 && in && unwind_leaf_caller(c->unwinder, in, ips[0], &caller) &&
+		if (i == 0 && in && unwind_leaf_caller_of(c->unwinder, in, &frames[0], &caller) &&
 		    (depth < 2 || ips[1] != caller)) {
 			frames[n] = (struct unwind_frame){ .pc = caller, .is_return_address = true,
 							   .method = PROFILE_UNWIND_FP_LEAF_FIX };
