@@ -29,6 +29,7 @@
 #include "explain.h"
 #include "jit_maps.h"
 #include "kernel_symbols.h"
+#include "module_prefetch.h"
 #include "process_maps.h"
 #include "profile.h"
 #include "symbolizer.h"
@@ -44,6 +45,7 @@ struct convert {
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
+	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
@@ -301,6 +303,8 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 
 	if (jit_location(c, pid, f, &location))
 		return location;
+	if (c->prefetch && f->module != PROFILE_NO_MODULE)
+		module_prefetch_want(c->prefetch, f->module, &c->profile.modules[f->module]);
 	return profile_intern_location(&c->profile, PROFILE_LOCATION_USER, f->module, f->pc, f->file_offset,
 				       f->is_return_address, f->method);
 }
@@ -676,6 +680,9 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
+	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
+	if (sym.jobs > 1)
+		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. */
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {
@@ -692,7 +699,17 @@ int cmd_convert(int argc, char **argv)
 		if (!m->build_id && !strcmp(m->path, "[vdso]"))
 			m->build_id = xstrdup(c->vdso_build_id);
 	}
-	symbolize_profile(&c->profile, &c->kernel, &sym);
+	if (c->prefetch) {
+		struct symbolizer_module *const *prepared;
+		size_t prepared_count;
+
+		prepared = module_prefetch_finish(c->prefetch, &prepared_count);
+		symbolize_profile_prepared(&c->profile, &c->kernel, &sym, prepared, prepared_count);
+	} else {
+		symbolize_profile(&c->profile, &c->kernel, &sym);
+	}
+	module_prefetch_free(c->prefetch);
+	c->prefetch = NULL;
 	profile_finish(&c->profile);
 
 	if (write_output(format, &c->profile, &options, out_path) < 0)

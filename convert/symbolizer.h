@@ -93,4 +93,19 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
 		       const struct symbolizer_options *options);
 
+/*
+ * Opens module m as symbolizer_module_open does and, when the symbol cache has no entry for it (every address
+ * will need them), reads its symbol table and DWARF now rather than at its first address: convert prepares
+ * the modules on another thread while it is still unwinding (see convert.c), so that a second core hides
+ * the cost of opening a large debug file. m must stay valid until st is closed.
+ */
+void symbolizer_module_prepare(struct symbolizer_module *st, const struct profile_module *m,
+			       const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
+
+/* symbolize_profile, with prepared[i] (i < prepared_count), when not NULL, the module of index i already
+ * opened by symbolizer_module_prepare: used and closed there instead of opening the module again. */
+void symbolize_profile_prepared(struct profile *profile, const struct kernel_symbols *kernel,
+				const struct symbolizer_options *options, struct symbolizer_module *const *prepared,
+				size_t prepared_count);
+
 #endif
