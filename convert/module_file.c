@@ -206,11 +206,15 @@ static void place_debug_only(struct module_file *mf, const struct profile_module
 	      mf->path, (unsigned long long)m->file_offset);
 }
 
-/* Keeps mf->elf's PT_LOAD program headers, in file order (what module_file_address looks through). */
+/* Keeps mf->elf's entry point and PT_LOAD program headers, in file order (what module_file_address looks
+ * through). */
 static void read_segments(struct module_file *mf)
 {
+	GElf_Ehdr ehdr;
 	size_t phnum;
 
+	if (gelf_getehdr(mf->elf, &ehdr) && ehdr.e_entry)
+		mf->entry = ehdr.e_entry + mf->bias;
 	if (elf_getphdrnum(mf->elf, &phnum) < 0 || !phnum)
 		return;
 	mf->segments = xcalloc(phnum, sizeof(*mf->segments));

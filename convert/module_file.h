@@ -53,6 +53,7 @@ struct module_file {
 		bool executable;
 	} *segments;
 	size_t segment_count;
+	GElf_Addr entry; /* the ELF entry point (e_entry) as a Dwfl address, or 0 when the file has none */
 };
 
 /*

@@ -527,6 +527,20 @@ out:
 	return n;
 }
 
+/*
+ * Whether f is at its module's ELF entry point (ld.so's _start, the first instruction of every program started
+ * by exec): the kernel jumped there, nothing called it, so there is no caller to find. Asked before the CFI:
+ * Debian's ld.so leaves _start out of .eh_frame, and looking further would read its whole separate debug file
+ * (which has no .debug_frame either) in every conversion of a recording that sampled a program's start.
+ */
+static bool at_entry(struct unwinder *u, const struct unwind_frame *f)
+{
+	struct unwind_module *m = f->module == PROFILE_NO_MODULE ? NULL : module_of(u, f->module);
+	Dwarf_Addr addr;
+
+	return m && m->file.entry && module_file_address(&m->file, f->file_offset, &addr) && addr == m->file.entry;
+}
+
 bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address)
 {
 	struct unwind_frame leaf = { .pc = leaf_pc };
@@ -544,7 +558,7 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	bool missing;
 	uint64_t pc, cfa;
 
-	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc)
+	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc || at_entry(u, leaf))
 		return false;
 	rule = rule_for(u, leaf, &missing);
 	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
