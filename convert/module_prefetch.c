@@ -16,6 +16,7 @@
 struct prefetched {
 	struct profile_module module; /* a copy: the profile's array may move (its strings do not) */
 	struct symbolizer_module st;
+	bool taken; /* by the worker, which prepared it (set under the lock) */
 };
 
 struct module_prefetch {
@@ -47,9 +48,12 @@ static void *worker(void *arg)
 
 		while (mp->queue_next == mp->queue_count && !mp->done)
 			pthread_cond_wait(&mp->wake, &mp->lock);
-		if (mp->queue_next == mp->queue_count)
+		/* Once the samples are done, what is left is symbolize_profile's, whose threads then open the
+		 * rest while this one finishes the module it has (finish waits only for that one). */
+		if (mp->done)
 			break;
 		e = mp->by_index[mp->queue[mp->queue_next++]];
+		e->taken = true;
 		pthread_mutex_unlock(&mp->lock);
 		symbolizer_module_prepare(&e->st, &e->module, mp->options, &mp->callbacks);
 		debug("'%s': opened for symbolizing while unwinding%s", e->module.path,
@@ -128,7 +132,7 @@ struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *
 	free(mp->prepared);
 	mp->prepared = xcalloc(mp->index_cap ? mp->index_cap : 1, sizeof(*mp->prepared));
 	for (size_t i = 0; i < mp->index_cap; i++)
-		if (mp->by_index[i])
+		if (mp->by_index[i] && mp->by_index[i]->taken)
 			mp->prepared[i] = &mp->by_index[i]->st;
 	*count = mp->index_cap;
 	return mp->prepared;

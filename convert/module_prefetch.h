@@ -29,7 +29,8 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
  * The profile may grow its modules array afterwards: m is copied.
  */
 void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m);
-/* Waits for the thread to prepare everything asked: then *count modules by index, NULL where none was. */
+/* Stops the thread after the module it is preparing, if any: then *count modules by index, NULL where none
+ * was prepared (symbolize_profile_prepared opens those itself, on its threads). */
 struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count);
 /* Closes what symbolize_profile_prepared did not use, and frees mp (NULL is fine). */
 void module_prefetch_free(struct module_prefetch *mp);
