@@ -683,7 +683,9 @@ int cmd_convert(int argc, char **argv)
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1)
 		c->prefetch = module_prefetch_new(&sym);
-	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. */
+	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
+	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile. */
+	reader.decode_ahead = true;
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {
 		c->hit_ordinal = 0;
