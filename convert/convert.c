@@ -93,7 +93,8 @@ static void usage(FILE *out)
 		"      --explain         list unnamed frames by module and reason, with what to do, on stderr;\n"
 		"                        and how many frames show probe values, or why none do\n"
 		"  -j, --jobs N          symbolize N modules at a time (default: the online CPUs, at most 16);\n"
-		"                        the output is the same for every N\n"
+		"                        above 1, also decode and open modules on other threads while\n"
+		"                        unwinding; the output is the same for every N\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -684,8 +685,9 @@ int cmd_convert(int argc, char **argv)
 	if (sym.jobs > 1)
 		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
-	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile. */
-	reader.decode_ahead = true;
+	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile (-j 1:
+	 * one thread does all). */
+	reader.decode_ahead = sym.jobs > 1;
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {
 		c->hit_ordinal = 0;

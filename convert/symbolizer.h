@@ -5,7 +5,8 @@
  * offset becomes an ELF address through the PT_LOAD program headers, and DWARF gives the chain of
  * inlined functions at that address, innermost first, with source lines. Kernel locations are named
  * from the recording's kallsyms snapshot. Each distinct location is symbolized once, module by module,
- * so only one module's debug information is open at a time.
+ * so each thread has one module's debug information open at a time; only the modules convert prepared while
+ * unwinding (symbolizer_module_prepare) stay open until their turn.
  *
  * Names, best first: DWARF function + file:line, ELF symbol (+ line when DWARF has lines), unnamed.
  * Every unnamed location gets a reason (profile_location.unnamed_reason).
