@@ -29,6 +29,7 @@
 #include "explain.h"
 #include "jit_maps.h"
 #include "kernel_symbols.h"
+#include "module_prefetch.h"
 #include "process_maps.h"
 #include "profile.h"
 #include "symbolizer.h"
@@ -44,6 +45,7 @@ struct convert {
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
+	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
@@ -91,7 +93,8 @@ static void usage(FILE *out)
 		"      --explain         list unnamed frames by module and reason, with what to do, on stderr;\n"
 		"                        and how many frames show probe values, or why none do\n"
 		"  -j, --jobs N          symbolize N modules at a time (default: the online CPUs, at most 16);\n"
-		"                        the output is the same for every N\n"
+		"                        above 1, also decode and open modules on other threads while\n"
+		"                        unwinding; the output is the same for every N\n"
 		"  -v, --verbose         explain symbolization on stderr, end with a summary line\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -301,6 +304,8 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 
 	if (jit_location(c, pid, f, &location))
 		return location;
+	if (c->prefetch && f->module != PROFILE_NO_MODULE)
+		module_prefetch_want(c->prefetch, f->module, &c->profile.modules[f->module]);
 	return profile_intern_location(&c->profile, PROFILE_LOCATION_USER, f->module, f->pc, f->file_offset,
 				       f->is_return_address, f->method);
 }
@@ -322,7 +327,7 @@ static uint32_t walked_frames(struct convert *c, const struct srec_sample *s, co
 		frames[n] = (struct unwind_frame){ .pc = ips[i], .is_return_address = i > 0,
 						   .method = i ? PROFILE_UNWIND_FRAME_POINTER : PROFILE_UNWIND_PC };
 		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
-		if (i == 0 && in && unwind_leaf_caller(c->unwinder, in, ips[0], &caller) &&
+		if (i == 0 && in && unwind_leaf_caller_of(c->unwinder, in, &frames[0], &caller) &&
 		    (depth < 2 || ips[1] != caller)) {
 			frames[n] = (struct unwind_frame){ .pc = caller, .is_return_address = true,
 							   .method = PROFILE_UNWIND_FP_LEAF_FIX };
@@ -676,7 +681,13 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
-	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. */
+	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
+	if (sym.jobs > 1)
+		c->prefetch = module_prefetch_new(&sym);
+	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
+	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile (-j 1:
+	 * one thread does all). */
+	reader.decode_ahead = sym.jobs > 1;
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {
 		c->hit_ordinal = 0;
@@ -692,7 +703,17 @@ int cmd_convert(int argc, char **argv)
 		if (!m->build_id && !strcmp(m->path, "[vdso]"))
 			m->build_id = xstrdup(c->vdso_build_id);
 	}
-	symbolize_profile(&c->profile, &c->kernel, &sym);
+	if (c->prefetch) {
+		struct symbolizer_module *const *prepared;
+		size_t prepared_count;
+
+		prepared = module_prefetch_finish(c->prefetch, &prepared_count);
+		symbolize_profile_prepared(&c->profile, &c->kernel, &sym, prepared, prepared_count);
+	} else {
+		symbolize_profile(&c->profile, &c->kernel, &sym);
+	}
+	module_prefetch_free(c->prefetch);
+	c->prefetch = NULL;
 	profile_finish(&c->profile);
 
 	if (write_output(format, &c->profile, &options, out_path) < 0)

@@ -206,6 +206,32 @@ static void place_debug_only(struct module_file *mf, const struct profile_module
 	      mf->path, (unsigned long long)m->file_offset);
 }
 
+/* Keeps mf->elf's entry point and PT_LOAD program headers, in file order (what module_file_address looks
+ * through). */
+static void read_segments(struct module_file *mf)
+{
+	GElf_Ehdr ehdr;
+	size_t phnum;
+
+	if (gelf_getehdr(mf->elf, &ehdr) && ehdr.e_entry)
+		mf->entry = ehdr.e_entry + mf->bias;
+	if (elf_getphdrnum(mf->elf, &phnum) < 0 || !phnum)
+		return;
+	mf->segments = xcalloc(phnum, sizeof(*mf->segments));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(mf->elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		mf->segments[mf->segment_count++] = (struct module_segment){
+			.offset = ph->p_offset,
+			.size = ph->p_filesz,
+			.vaddr = ph->p_vaddr,
+			.executable = ph->p_flags & PF_X,
+		};
+	}
+}
+
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb)
 {
@@ -251,10 +277,12 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 	if (userdata)
 		*userdata = (void *)cb;
 	mf->elf = dwfl_module_getelf(mf->mod, &mf->bias);
-	if (!mf->elf)
+	if (!mf->elf) {
 		mf->reason = "not an ELF file";
-	else
-		place_debug_only(mf, m);
+		return;
+	}
+	read_segments(mf);
+	place_debug_only(mf, m);
 }
 
 /* A path as libdw joins it (libdw/dwarf_getalt.c __libdw_filepath): FILE when absolute, else DIR/FILE when DIR is
@@ -337,29 +365,28 @@ void module_file_close(struct module_file *mf)
 	if (mf->dwfl)
 		dwfl_end(mf->dwfl);
 	free(mf->path);
+	free(mf->segments);
 	memset(mf, 0, sizeof(*mf));
 }
 
 /* The PT_LOAD segment holding file offset off, among executable segments or the others. */
-static bool segment_address(Elf *elf, size_t phnum, uint64_t off, bool executable, GElf_Addr *vaddr)
+static bool segment_address(const struct module_file *mf, uint64_t off, bool executable, GElf_Addr *vaddr)
 {
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+	for (size_t i = 0; i < mf->segment_count; i++) {
+		const struct module_segment *sg = &mf->segments[i];
 
-		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) != !executable)
+		if (sg->executable != executable)
 			continue;
-		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
+		if (off >= sg->offset && off - sg->offset < sg->size) {
+			*vaddr = off - sg->offset + sg->vaddr;
 			return true;
 		}
 	}
 	return false;
 }
-
 bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr *addr)
 {
 	GElf_Addr vaddr;
-	size_t phnum;
 
 	if (mf->debug_only) {
 		if (off < mf->map_offset || off - mf->map_offset >= mf->map_size)
@@ -367,10 +394,10 @@ bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr 
 		*addr = mf->map_vaddr + (off - mf->map_offset) + mf->bias;
 		return true;
 	}
-	if (!mf->elf || elf_getphdrnum(mf->elf, &phnum) < 0)
+	if (!mf->elf)
 		return false;
 	/* Executable segments first; then any (rare: data executed, or a writable text). */
-	if (!segment_address(mf->elf, phnum, off, true, &vaddr) && !segment_address(mf->elf, phnum, off, false, &vaddr))
+	if (!segment_address(mf, off, true, &vaddr) && !segment_address(mf, off, false, &vaddr))
 		return false;
 	*addr = vaddr + mf->bias;
 	return true;

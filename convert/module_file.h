@@ -46,6 +46,14 @@ struct module_file {
 	bool debug_only;
 	uint64_t map_offset, map_size;
 	GElf_Addr map_vaddr;
+	/* The PT_LOAD program headers, read once at open: module_file_address runs for every frame. */
+	struct module_segment {
+		uint64_t offset, size; /* p_offset, p_filesz */
+		GElf_Addr vaddr;
+		bool executable;
+	} *segments;
+	size_t segment_count;
+	GElf_Addr entry; /* the ELF entry point (e_entry) as a Dwfl address, or 0 when the file has none */
 };
 
 /*

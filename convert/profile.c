@@ -94,6 +94,23 @@ static uint64_t hash_bytes(uint64_t h, const void *data, size_t size)
 	return h;
 }
 
+/*
+ * The same job eight bytes at a time, for the keys hashed once per frame or per sample (locations, stacks):
+ * byte-wise FNV was a tenth of a conversion. Only the tables' slots depend on it, never the output.
+ */
+static uint64_t hash_words(uint64_t h, const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	uint64_t w;
+
+	for (; size >= sizeof(w); p += sizeof(w), size -= sizeof(w)) {
+		memcpy(&w, p, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	return hash_bytes(h, p, size);
+}
+
 static uint64_t hash_mix(uint64_t h)
 {
 	h ^= h >> 33;
@@ -193,7 +210,7 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 {
 	struct location_key key = { p, kind, module, file_offset, is_return_address, unwind, NULL };
 	uint64_t fields[3] = { kind | (uint64_t)is_return_address << 8 | (uint64_t)unwind << 16, module, file_offset };
-	uint64_t hash = hash_mix(hash_bytes(HASH_SEED, fields, sizeof(fields)));
+	uint64_t hash = hash_mix(hash_words(HASH_SEED, fields, sizeof(fields)));
 	struct profile_location *l;
 	uint32_t index;
 	size_t slot;
@@ -280,11 +297,11 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 	size_t slot;
 
 	strncpy(name, sample->comm, sizeof(name) - 1);
-	hash = hash_bytes(HASH_SEED, ids, sizeof(ids));
-	hash = hash_bytes(hash, name, sizeof(name));
-	hash = hash_bytes(hash, locations, depth * sizeof(*locations));
+	hash = hash_words(HASH_SEED, ids, sizeof(ids));
+	hash = hash_words(hash, name, sizeof(name));
+	hash = hash_words(hash, locations, depth * sizeof(*locations));
 	if (hits)
-		hash = hash_bytes(hash, hits, depth * sizeof(*hits));
+		hash = hash_words(hash, hits, depth * sizeof(*hits));
 	hash = hash_mix(hash);
 	index = set_find(&p->tables->stacks, hash, stack_eq, &key, &slot);
 	if (index == EMPTY) {

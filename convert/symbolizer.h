@@ -5,7 +5,8 @@
  * offset becomes an ELF address through the PT_LOAD program headers, and DWARF gives the chain of
  * inlined functions at that address, innermost first, with source lines. Kernel locations are named
  * from the recording's kallsyms snapshot. Each distinct location is symbolized once, module by module,
- * so only one module's debug information is open at a time.
+ * so each thread has one module's debug information open at a time; only the modules convert prepared while
+ * unwinding (symbolizer_module_prepare) stay open until their turn.
  *
  * Names, best first: DWARF function + file:line, ELF symbol (+ line when DWARF has lines), unnamed.
  * Every unnamed location gets a reason (profile_location.unnamed_reason).
@@ -92,5 +93,20 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
  * at a time, each by one thread; the result does not depend on the number. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,
 		       const struct symbolizer_options *options);
+
+/*
+ * Opens module m as symbolizer_module_open does and, when the symbol cache has no entry for it (every address
+ * will need them), reads its symbol table and DWARF now rather than at its first address: convert prepares
+ * the modules on another thread while it is still unwinding (see convert.c), so that a second core hides
+ * the cost of opening a large debug file. m must stay valid until st is closed.
+ */
+void symbolizer_module_prepare(struct symbolizer_module *st, const struct profile_module *m,
+			       const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
+
+/* symbolize_profile, with prepared[i] (i < prepared_count), when not NULL, the module of index i already
+ * opened by symbolizer_module_prepare: used and closed there instead of opening the module again. */
+void symbolize_profile_prepared(struct profile *profile, const struct kernel_symbols *kernel,
+				const struct symbolizer_options *options, struct symbolizer_module *const *prepared,
+				size_t prepared_count);
 
 #endif

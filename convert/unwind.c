@@ -527,19 +527,40 @@ out:
 	return n;
 }
 
+/*
+ * Whether f is at its module's ELF entry point (ld.so's _start, the first instruction of every program started
+ * by exec): the kernel jumped there, nothing called it, so there is no caller to find. Asked before the CFI:
+ * Debian's ld.so leaves _start out of .eh_frame, and looking further would read its whole separate debug file
+ * (which has no .debug_frame either) in every conversion of a recording that sampled a program's start.
+ */
+static bool at_entry(struct unwinder *u, const struct unwind_frame *f)
+{
+	struct unwind_module *m = f->module == PROFILE_NO_MODULE ? NULL : module_of(u, f->module);
+	Dwarf_Addr addr;
+
+	return m && m->file.entry && module_file_address(&m->file, f->file_offset, &addr) && addr == m->file.entry;
+}
+
 bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address)
 {
 	struct unwind_frame leaf = { .pc = leaf_pc };
+
+	unwind_resolve(u, in->pid, in->time_ns, &leaf);
+	return unwind_leaf_caller_of(u, in, &leaf, return_address);
+}
+
+bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
+			   uint64_t *return_address)
+{
 	const struct cfi_rule *rule;
 	struct regs r, caller;
 	struct memory m;
 	bool missing;
 	uint64_t pc, cfa;
 
-	if (!load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf_pc)
+	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc || at_entry(u, leaf))
 		return false;
-	unwind_resolve(u, in->pid, in->time_ns, &leaf);
-	rule = rule_for(u, &leaf, &missing);
+	rule = rule_for(u, leaf, &missing);
 	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
 	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
 		return false;

@@ -72,6 +72,9 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
  * computed from the frame pointer), its caller's return address, read from the copied top of stack.
  */
 bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint64_t leaf_pc, uint64_t *return_address);
+/* The same for a leaf frame that unwind_resolve already placed (convert has, for every sample). */
+bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
+			   uint64_t *return_address);
 /* Resolves pc of the sample's process to its module and file offset (PROFILE_NO_MODULE when unmapped). */
 void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
 /* The open file of profile module `module` (opened on first use), or NULL when it cannot be found. */

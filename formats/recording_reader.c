@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,6 @@ void recording_reader_close(struct recording_reader *r)
 		munmap((void *)r->map, r->size);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->numbers.seen);
-	free(r->frame);
 	free(r->path);
 	memset(r, 0, sizeof(*r));
 }
@@ -105,9 +105,12 @@ static size_t find_frame_magic(const struct recording_reader *r, size_t from)
 	return r->size;
 }
 
-/* Checks and decompresses the frame at off. Returns its uncompressed size, or -1 with *why and *kind set. */
-static long long decode_frame(struct recording_reader *r, size_t off, const char **why,
-			      enum recording_damage_kind *kind, size_t *frame_end)
+/*
+ * Checks and decompresses the frame at off into *buf (grown as needed) with dctx. Returns its uncompressed
+ * size, or -1 with *why and *kind set.
+ */
+static long long decode_frame(const struct recording_reader *r, void *dctx, unsigned char **buf, size_t *cap,
+			      size_t off, const char **why, enum recording_damage_kind *kind, size_t *frame_end)
 {
 	struct srec_frame_header fh;
 	const unsigned char *payload;
@@ -141,8 +144,8 @@ static long long decode_frame(struct recording_reader *r, size_t off, const char
 		*kind = RECORDING_DAMAGE_CRC;
 		return -1;
 	}
-	GROW(r->frame, r->frame_cap, (size_t)fh.uncompressed_size + 1);
-	n = ZSTD_decompressDCtx(r->dctx, r->frame, r->frame_cap, payload, fh.compressed_size);
+	GROW(*buf, *cap, (size_t)fh.uncompressed_size + 1);
+	n = ZSTD_decompressDCtx(dctx, *buf, *cap, payload, fh.compressed_size);
 	if (ZSTD_isError(n)) {
 		*why = ZSTD_getErrorName(n);
 		*kind = RECORDING_DAMAGE_ZSTD;
@@ -211,7 +214,7 @@ static bool numbers_insert(struct recording_frame_numbers *f, uint64_t n)
  * checks the number in its FRAME block against those read before. Returns false for a duplicate, which is
  * skipped whole.
  */
-static bool check_frame(struct recording_reader *r, size_t len, size_t off, bool each)
+static bool check_frame(struct recording_reader *r, const unsigned char *bytes, size_t len, size_t off, bool each)
 {
 	struct recording_frame_numbers *f = &r->numbers;
 	struct recording_damage *d = &r->damage;
@@ -221,8 +224,8 @@ static bool check_frame(struct recording_reader *r, size_t len, size_t off, bool
 
 	memset(&frame, 0, sizeof(frame));
 	if (len >= sizeof(bh) + sizeof(frame)) {
-		memcpy(&bh, r->frame, sizeof(bh));
-		memcpy(&frame, r->frame + sizeof(bh), sizeof(frame));
+		memcpy(&bh, bytes, sizeof(bh));
+		memcpy(&frame, bytes + sizeof(bh), sizeof(frame));
 	}
 	if (len < sizeof(bh) + sizeof(frame) || bh.type != SREC_BLOCK_FRAME || bh.size < sizeof(frame) ||
 	    bh.size > len - sizeof(bh) || frame.sequence == UINT64_MAX) {
@@ -293,24 +296,148 @@ static void finish_frames(struct recording_reader *r, bool complete)
 	}
 }
 
+/*
+ * Decoding ahead (r->decode_ahead). Decompression is a good part of a pass whose callback does real work
+ * (convert's pass over the samples: a fifth of a warm conversion), and frames decode independently: so a
+ * second thread decodes the frame after the one the pass is reading, into the other of two buffers. (For a
+ * pass that only looks at the blocks, the pass would just wait for that thread: it decodes itself.) Where each frame starts follows
+ * from the frame before it alone (its end when it decodes, else the next magic), so the thread walks the
+ * same frames in the same order as the pass would, and the pass does everything else as before: the damage
+ * and the blocks it sees do not depend on the thread. Memory: two frames (each at most
+ * SREC_FRAME_MAX_UNCOMPRESSED) instead of one.
+ */
+struct decoded {
+	size_t off, frame_end, next; /* next: where the frame after this one is looked for */
+	long long len;		     /* decode_frame's answer, with why and kind when -1 */
+	const char *why;
+	enum recording_damage_kind kind;
+	unsigned char *buf;
+	size_t cap;
+};
+
+#define DECODE_AHEAD 2 /* buffers: the one read, the one decoded */
+
+struct decoder {
+	struct recording_reader *r;
+	void *dctx; /* the thread's own ZSTD_DCtx */
+	pthread_t thread;
+	bool threaded;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct decoded slots[DECODE_AHEAD];
+	size_t produced, consumed; /* frames decoded, frames the pass is done with */
+	size_t off;		   /* where the next frame to decode starts */
+	bool finished, stop;
+};
+
+static void decode_one(struct decoder *d, struct decoded *slot, void *dctx)
+{
+	const struct recording_reader *r = d->r;
+
+	slot->off = d->off;
+	slot->why = NULL;
+	slot->kind = RECORDING_DAMAGE_GARBAGE;
+	slot->frame_end = 0;
+	slot->len = decode_frame(r, dctx, &slot->buf, &slot->cap, d->off, &slot->why, &slot->kind, &slot->frame_end);
+	slot->next = slot->len < 0 ? find_frame_magic(r, d->off + 1) : slot->frame_end;
+	d->off = slot->next;
+}
+
+static void *decode_ahead(void *arg)
+{
+	struct decoder *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->stop && d->off < d->r->size) {
+		struct decoded *slot;
+
+		if (d->produced - d->consumed == DECODE_AHEAD) {
+			pthread_cond_wait(&d->changed, &d->lock);
+			continue;
+		}
+		slot = &d->slots[d->produced % DECODE_AHEAD];
+		pthread_mutex_unlock(&d->lock);
+		decode_one(d, slot, d->dctx);
+		pthread_mutex_lock(&d->lock);
+		d->produced++;
+		pthread_cond_broadcast(&d->changed);
+	}
+	d->finished = true;
+	pthread_cond_broadcast(&d->changed);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static void decoder_start(struct decoder *d, struct recording_reader *r, size_t off)
+{
+	memset(d, 0, sizeof(*d));
+	d->r = r;
+	d->off = off;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->changed, NULL);
+	d->dctx = r->decode_ahead ? ZSTD_createDCtx() : NULL;
+	/* Without a second context or thread, the pass decodes each frame itself (decoder_next). */
+	d->threaded = r->decode_ahead && d->dctx && pthread_create(&d->thread, NULL, decode_ahead, d) == 0;
+}
+
+/* The next frame of the pass, decoded; NULL at the end of the file. Frees the one returned before. */
+static struct decoded *decoder_next(struct decoder *d, bool first)
+{
+	struct decoded *slot;
+
+	if (!d->threaded) {
+		if (d->off >= d->r->size)
+			return NULL;
+		decode_one(d, &d->slots[0], d->r->dctx);
+		return &d->slots[0];
+	}
+	pthread_mutex_lock(&d->lock);
+	if (!first) {
+		d->consumed++;
+		pthread_cond_broadcast(&d->changed);
+	}
+	while (d->consumed == d->produced && !d->finished)
+		pthread_cond_wait(&d->changed, &d->lock);
+	slot = d->consumed == d->produced ? NULL : &d->slots[d->consumed % DECODE_AHEAD];
+	pthread_mutex_unlock(&d->lock);
+	return slot;
+}
+
+static void decoder_end(struct decoder *d)
+{
+	if (d->threaded) {
+		pthread_mutex_lock(&d->lock);
+		d->stop = true;
+		pthread_cond_broadcast(&d->changed);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+	}
+	for (size_t i = 0; i < DECODE_AHEAD; i++)
+		free(d->slots[i].buf);
+	ZSTD_freeDCtx(d->dctx);
+	pthread_cond_destroy(&d->changed);
+	pthread_mutex_destroy(&d->lock);
+}
+
 int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, enum recording_warn warn)
 {
-	size_t off = r->header.header_size, released = 0;
+	size_t released = 0;
 	bool each = warn == RECORDING_WARN_EACH;
+	struct decoder dec;
+	struct decoded *f;
 	int ret = 0;
 
 	memset(&r->damage, 0, sizeof(r->damage));
 	free(r->numbers.seen);
 	memset(&r->numbers, 0, sizeof(r->numbers));
-	while (off < r->size) {
-		enum recording_damage_kind kind = RECORDING_DAMAGE_GARBAGE;
-		const char *why = NULL;
-		size_t frame_end = 0;
-		long long len = decode_frame(r, off, &why, &kind, &frame_end);
+	decoder_start(&dec, r, r->header.header_size);
+	for (bool first = true; (f = decoder_next(&dec, first)); first = false) {
+		enum recording_damage_kind kind = f->kind;
+		size_t off = f->off, next = f->next;
+		long long len = f->len;
+		const unsigned char *frame = f->buf;
 
 		if (len < 0) {
-			size_t next = find_frame_magic(r, off + 1);
-
 			/* Ending inside a frame with no frame after it is a cut, not corruption (docs/format.md). */
 			if (next >= r->size && kind == RECORDING_DAMAGE_PAST_END) {
 				kind = RECORDING_DAMAGE_TRUNCATED;
@@ -321,17 +448,14 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			}
 			count_damage(&r->damage, kind, off);
 			if (each)
-				warning("'%s': damaged data at offset %zu (%s); skipped %zu bytes", r->path, off, why,
+				warning("'%s': damaged data at offset %zu (%s); skipped %zu bytes", r->path, off, f->why,
 					next - off);
 			r->damage.skipped_bytes += next - off;
-			off = next;
 			continue;
 		}
 		r->damage.frames++;
-		if (!check_frame(r, (size_t)len, off, each)) {
-			off = frame_end;
+		if (!check_frame(r, frame, (size_t)len, off, each))
 			continue;
-		}
 		for (size_t pos = 0; pos < (size_t)len;) {
 			struct srec_block_header bh;
 			size_t padded;
@@ -344,7 +468,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 						r->path, off, (size_t)len - pos);
 				break;
 			}
-			memcpy(&bh, r->frame + pos, sizeof(bh));
+			memcpy(&bh, frame + pos, sizeof(bh));
 			padded = ((size_t)bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
 			if (padded > (size_t)len - pos - sizeof(bh)) {
 				r->damage.bad_blocks++;
@@ -358,7 +482,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 				struct srec_end end;
 
 				/* A shorter END (format.md allows one) has no count to check. */
-				recording_parse_end(r->frame + pos + sizeof(bh), bh.size, &end);
+				recording_parse_end(frame + pos + sizeof(bh), bh.size, &end);
 				r->damage.has_end = true;
 				r->damage.end_blocks = bh.size >= sizeof(end) ? end.blocks : r->damage.blocks;
 				r->damage.blocks_before_end = r->damage.blocks;
@@ -366,17 +490,17 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			r->damage.blocks++;
 			/* FRAME blocks are the frame layer's (check_frame), not the caller's. */
 			if (bh.type != SREC_BLOCK_FRAME) {
-				ret = fn(ctx, bh.type, r->frame + pos + sizeof(bh), bh.size);
+				ret = fn(ctx, bh.type, frame + pos + sizeof(bh), bh.size);
 				if (ret)
 					goto done;
 			}
 			pos += sizeof(bh) + padded;
 		}
-		off = frame_end;
-		release_pages_below(r, &released, off);
+		release_pages_below(r, &released, f->frame_end);
 	}
 	finish_frames(r, true);
 done:
+	decoder_end(&dec);
 	if (ret)
 		finish_frames(r, false);
 	if (warn == RECORDING_WARN_SUMMARY)

@@ -81,9 +81,10 @@ struct recording_reader {
 	const unsigned char *map; /* the whole file, read-only */
 	size_t size;
 	struct srec_file_header header;
-	void *dctx; /* ZSTD_DCtx */
-	unsigned char *frame;
-	size_t frame_cap;
+	void *dctx; /* ZSTD_DCtx, for a pass that decodes its frames itself (when no thread decodes ahead) */
+	/* Passes decode the next frame on a second thread while the callback reads this one: worth it when the
+	 * callback does more than look at the blocks (convert's pass over the samples). Off by default. */
+	bool decode_ahead;
 	struct recording_damage damage; /* of the last recording_reader_for_each() pass */
 	struct recording_frame_numbers numbers;
 };

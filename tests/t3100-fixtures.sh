@@ -33,6 +33,21 @@ test_expect_success 'convert -j 1 and -j 16 write the same bytes as the expected
 	done
 '
 
+# With more than one job, modules are opened for the symbolizer on another thread while the samples are still
+# being unwound (convert/module_prefetch.h); those it has not reached when they are done are opened after, as
+# with -j 1. Either way each module is opened once and the output is the same.
+test_expect_success 'convert -j 2 opens each module once, while unwinding or after; -j 1 after; same output' '
+	for i in 1 2 3; do
+		convert unwind -j 2 -f folded -o unwind.j2.folded -v 2>j2.err &&
+		test_cmp "$FIXTURES/expected/unwind.folded" unwind.j2.folded &&
+		test "$(grep -c "/unwind.: symbolizing from" j2.err)" = 1 || { cat j2.err; return 1; }
+	done &&
+	convert unwind -j 1 -f folded -o unwind.j1.folded -v 2>j1.err &&
+	test_cmp "$FIXTURES/expected/unwind.folded" unwind.j1.folded &&
+	! grep -q "while unwinding" j1.err &&
+	test "$(grep -c "/unwind.: symbolizing from" j1.err)" = 1
+'
+
 test_expect_success 'convert -j refuses 0, a negative number and a word, exit status 2' '
 	for j in 0 -3 many 17; do
 		{ convert short -j "$j" -f folded -o /dev/null 2>err; test $? = 2; } &&

@@ -1,0 +1,160 @@
+/*
+ * module_prefetch.c — prepares modules for the symbolizer on a thread of their own (see module_prefetch.h).
+ *
+ * The caller's thread only appends to the queue (under the lock) and reads its own bitmap of what it asked;
+ * the worker takes entries from the queue and prepares each outside the lock. An entry is allocated on its
+ * own, so that growing the arrays never moves one the worker is writing.
+ */
+#include "module_prefetch.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+
+struct prefetched {
+	struct profile_module module; /* a copy: the profile's array may move (its strings do not) */
+	struct symbolizer_module st;
+	bool taken; /* by the worker, which prepared it (set under the lock) */
+};
+
+struct module_prefetch {
+	const struct symbolizer_options *options;
+	struct module_file_callbacks callbacks;
+	/* Caller's side only. */
+	bool *asked;
+	size_t asked_cap;
+	bool started, failed;
+	pthread_t thread;
+	struct symbolizer_module **prepared; /* module_prefetch_finish's answer */
+	/* Shared, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct prefetched **by_index; /* by module index; NULL: not asked */
+	size_t index_cap;
+	uint32_t *queue;
+	size_t queue_count, queue_cap, queue_next;
+	bool done;
+};
+
+static void *worker(void *arg)
+{
+	struct module_prefetch *mp = arg;
+
+	pthread_mutex_lock(&mp->lock);
+	for (;;) {
+		struct prefetched *e;
+
+		while (mp->queue_next == mp->queue_count && !mp->done)
+			pthread_cond_wait(&mp->wake, &mp->lock);
+		/* Once the samples are done, what is left is symbolize_profile's, whose threads then open the
+		 * rest while this one finishes the module it has (finish waits only for that one). */
+		if (mp->done)
+			break;
+		e = mp->by_index[mp->queue[mp->queue_next++]];
+		e->taken = true;
+		pthread_mutex_unlock(&mp->lock);
+		symbolizer_module_prepare(&e->st, &e->module, mp->options, &mp->callbacks);
+		debug("'%s': opened for symbolizing while unwinding%s", e->module.path,
+		      e->st.loaded ? ", its symbols and DWARF read" : "");
+		pthread_mutex_lock(&mp->lock);
+	}
+	pthread_mutex_unlock(&mp->lock);
+	return NULL;
+}
+
+struct module_prefetch *module_prefetch_new(const struct symbolizer_options *options)
+{
+	struct module_prefetch *mp = xcalloc(1, sizeof(*mp));
+
+	mp->options = options;
+	module_file_callbacks_init(&mp->callbacks, &options->search);
+	pthread_mutex_init(&mp->lock, NULL);
+	pthread_cond_init(&mp->wake, NULL);
+	return mp;
+}
+
+void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m)
+{
+	struct prefetched *e;
+
+	if (index < mp->asked_cap && mp->asked[index])
+		return;
+	if (index >= mp->asked_cap) {
+		size_t old = mp->asked_cap;
+
+		GROW(mp->asked, mp->asked_cap, (size_t)index + 1);
+		memset(mp->asked + old, 0, (mp->asked_cap - old) * sizeof(*mp->asked));
+	}
+	mp->asked[index] = true;
+	if (mp->failed || m->is_kernel || m->path[0] != '/')
+		return;
+	if (!mp->started) {
+		if (pthread_create(&mp->thread, NULL, worker, mp) != 0) {
+			mp->failed = true; /* symbolize_profile opens every module itself, as without prefetching */
+			return;
+		}
+		mp->started = true;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->module = *m;
+	pthread_mutex_lock(&mp->lock);
+	if (index >= mp->index_cap) {
+		size_t old = mp->index_cap;
+
+		GROW(mp->by_index, mp->index_cap, (size_t)index + 1);
+		memset(mp->by_index + old, 0, (mp->index_cap - old) * sizeof(*mp->by_index));
+	}
+	mp->by_index[index] = e;
+	GROW(mp->queue, mp->queue_cap, mp->queue_count + 1);
+	mp->queue[mp->queue_count++] = index;
+	pthread_cond_signal(&mp->wake);
+	pthread_mutex_unlock(&mp->lock);
+}
+
+static void stop(struct module_prefetch *mp)
+{
+	if (!mp->started)
+		return;
+	pthread_mutex_lock(&mp->lock);
+	mp->done = true;
+	pthread_cond_signal(&mp->wake);
+	pthread_mutex_unlock(&mp->lock);
+	pthread_join(mp->thread, NULL);
+	mp->started = false;
+}
+
+struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count)
+{
+	stop(mp);
+	/* The worker has ended: by_index is the caller's now. */
+	free(mp->prepared);
+	mp->prepared = xcalloc(mp->index_cap ? mp->index_cap : 1, sizeof(*mp->prepared));
+	for (size_t i = 0; i < mp->index_cap; i++)
+		if (mp->by_index[i] && mp->by_index[i]->taken)
+			mp->prepared[i] = &mp->by_index[i]->st;
+	*count = mp->index_cap;
+	return mp->prepared;
+}
+
+void module_prefetch_free(struct module_prefetch *mp)
+{
+	if (!mp)
+		return;
+	stop(mp);
+	for (size_t i = 0; i < mp->index_cap; i++) {
+		if (!mp->by_index[i])
+			continue;
+		symbolizer_module_close(&mp->by_index[i]->st); /* closing twice is harmless: close zeroes it */
+		free(mp->by_index[i]);
+	}
+	free(mp->by_index);
+	free(mp->prepared);
+	free(mp->queue);
+	free(mp->asked);
+	module_file_callbacks_release(&mp->callbacks);
+	pthread_cond_destroy(&mp->wake);
+	pthread_mutex_destroy(&mp->lock);
+	free(mp);
+}

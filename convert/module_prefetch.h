@@ -1,0 +1,38 @@
+/*
+ * module_prefetch.h — opens the modules convert will symbolize, on a thread of their own, while convert is
+ * still reading and unwinding the samples.
+ *
+ * Symbolizing a module first opens its file and, unless the symbol cache has its answers, reads its symbol
+ * table and DWARF: for Debian's libc that is tens of milliseconds of zlib alone (a compressed debug file),
+ * as long as unwinding all the samples of a large recording. Which modules need it is known during the
+ * pass over the samples, as soon as the first frame lands in each; convert hands each such module to this
+ * thread then, which prepares it (symbolizer_module_prepare), and symbolize_profile_prepared uses the
+ * prepared modules instead of opening them again. On two cores the two costs overlap. The names found do not
+ * depend on it: the same module is opened the same way, only earlier and elsewhere.
+ */
+#ifndef STACKREC_CONVERT_MODULE_PREFETCH_H
+#define STACKREC_CONVERT_MODULE_PREFETCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "symbolizer.h"
+
+struct module_prefetch;
+
+/* A prefetcher for modules opened with options (which must not change until module_prefetch_free). */
+struct module_prefetch *module_prefetch_new(const struct symbolizer_options *options);
+/*
+ * Asks for module index (m is the profile's module of that index): prepared once, however often asked.
+ * Only files (a path that starts with '/') are prepared: [vdso] gets its build ID only after the samples.
+ * The profile may grow its modules array afterwards: m is copied.
+ */
+void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m);
+/* Stops the thread after the module it is preparing, if any: then *count modules by index, NULL where none
+ * was prepared (symbolize_profile_prepared opens those itself, on its threads). */
+struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count);
+/* Closes what symbolize_profile_prepared did not use, and frees mp (NULL is fine). */
+void module_prefetch_free(struct module_prefetch *mp);
+
+#endif
