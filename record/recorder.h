@@ -105,6 +105,8 @@ struct recorder {
 	uint64_t lost_events;
 	uint64_t lost_targets; /* children of targets not followed: the BPF targets map was full */
 	uint64_t stack_bytes; /* user stack bytes written */
+	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
+	uint64_t ring_records;
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */

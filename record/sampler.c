@@ -302,6 +302,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	struct event_info info = { 0 };
 	size_t tail;
 
+	rec->ring_bytes += size;
+	rec->ring_records++;
 	if (size >= offsetof(struct sample_event, kind) + sizeof(e->kind) && e->kind == RING_KIND_PROBE_HIT) {
 		probes_handle_hit(rec, data, size);
 		return 0;
@@ -483,6 +485,9 @@ uint64_t sampler_lost_targets(struct recorder *rec)
 
 void sampler_close(struct recorder *rec)
 {
+	if (rec->ring_records)
+		debug("sample ring buffer: %" PRIu64 " records, %" PRIu64 " bytes (%" PRIu64 " a record)", rec->ring_records,
+		      rec->ring_bytes, rec->ring_bytes / rec->ring_records);
 	ring_buffer__free(rec->samples);
 	rec->samples = NULL;
 	free(rec->tail);
