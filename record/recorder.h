@@ -107,6 +107,7 @@ struct recorder {
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
 	uint64_t ring_records;
+	uint64_t side_band_ns, side_band_max_ns; /* time spent handling side-band records: total, longest */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
