@@ -85,6 +85,26 @@ test_expect_success BPF 'and converts by name with the binary gone' '
 	grep -q "^doomed;.*main;top;mid" doomed.folded
 '
 
+# The drain thread only opens a mapped file; a worker thread checks and copies it, maybe much later. Slowed
+# down here (STACKREC_TEST_CACHE_DELAY_MS before each file), the worker gets to a 30 ms process's binary
+# long after the process has exited and the binary was deleted: only the descriptor the drain thread
+# opened still reaches it.
+test_expect_success 'build a short-lived binary with a build ID of its own' '
+	short_id=$(echo "ephemeral $$ $RANDOM" | sha1sum | cut -c1-40) &&
+	clang -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x$short_id -o ephemeral "$FIXTURES/short.c" &&
+	build_id ephemeral >ephemeral.id &&
+	test "$(cat ephemeral.id)" = "$short_id"
+'
+
+test_expect_success BPF 'a 30 ms process whose binary is deleted right after is cached from what was opened' '
+	STACKREC_TEST_CACHE_DELAY_MS=500 stackrec record -v -F 499 -o ephemeral.rec -- \
+		sh -c "./ephemeral 30; sleep 0.3; rm ephemeral; sleep 0.2" 2>err &&
+	test ! -e ephemeral &&
+	cached=$(cache_path "$(cat ephemeral.id)") &&
+	test "$(build_id "$cached")" = "$(cat ephemeral.id)" &&
+	grep "cached .*/ephemeral. as .build-id/" err
+'
+
 test_expect_success BPF 'the vDSO image is embedded with a build ID' '
 	stackrec info --files cache.rec >files &&
 	grep -E "^file vdso pid 0 offset 0 size [1-9][0-9]* build-id [0-9a-f]{40} \[vdso\]$" files &&
