@@ -188,9 +188,10 @@ static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool 
 }
 
 /*
- * The user registers of task (the current one) and up to `want` bytes of its user stack into e, whose stack
- * buffer holds at least stack_max + USER_STACK_SLACK bytes (on- and off-CPU events share the head of
- * struct sample_event and differ only in their stack buffer: stack_max, a constant, bounds every access).
+ * The user registers of task (the current one) and up to `want` bytes of its user stack into e, at the start
+ * of its data buffer, which holds at least stack_max + USER_STACK_SLACK bytes (on- and off-CPU events share
+ * the head of struct sample_event and differ only in their data buffer: stack_max, a constant, bounds every
+ * access).
  */
 static __always_inline void take_user_regs(struct sample_event *e, struct task_struct *task, bool main_thread,
 					   __u64 want, const __u32 stack_max)
@@ -226,7 +227,7 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 		want = stack_max;
 	/* Usually one read; page by page when one page of the range cannot be read (not present), keeping
 	 * what precedes it. */
-	if (want && bpf_probe_read_user(e->stack, want, (void *)sp) == 0) {
+	if (want && bpf_probe_read_user(e->data, want, (void *)sp) == 0) {
 		done = want;
 	} else {
 		for (int i = 0; i < USER_STACK_MAX / 4096 + 1 && done < want; i++) {
@@ -235,7 +236,7 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 			if (chunk > want - done)
 				chunk = want - done;
 			chunk &= 8191;
-			err = bpf_probe_read_user(e->stack + (done & (stack_max - 1)), chunk, (void *)(sp + done));
+			err = bpf_probe_read_user(e->data + (done & (stack_max - 1)), chunk, (void *)(sp + done));
 			if (err)
 				break;
 			done += chunk;
@@ -272,15 +273,36 @@ static __always_inline bool followed(__u32 pid)
 	return target && *target == TARGET_FOLLOWED;
 }
 
+/* n (a byte count from bpf_get_stack, or its negative errno) as a count of IPs, for the verifier at most
+ * MAX_STACK_DEPTH. */
+static __always_inline __u16 ip_count(long n)
+{
+	if (n <= 0)
+		return 0;
+	if (n > STACK_IPS_BYTES)
+		n = STACK_IPS_BYTES;
+	return (__u16)(n / sizeof(__u64));
+}
+
+/* Where in e->data the IPs start: after the stack bytes, at most stack_max of them. */
+static __always_inline __u32 ips_offset(struct sample_event *e, const __u32 stack_max)
+{
+	__u32 at = e->user_regs.stack_size;
+
+	return at < stack_max ? at : stack_max;
+}
+
 /*
- * Fills e with the current task's identity and stacks in the recording's call-graph mode; e's stack buffer
- * holds stack_max + USER_STACK_SLACK bytes. ctx is the program's context, for bpf_get_stack, which skips the
- * kernel_skip innermost kernel frames.
+ * Fills e with the current task's identity and stacks in the recording's call-graph mode; e's data buffer
+ * holds stack_max + USER_STACK_SLACK bytes: the stack bytes, then the user IPs and the kernel IPs right
+ * after them, so that a sample takes only what it holds. ctx is the program's context, for bpf_get_stack,
+ * which skips the kernel_skip innermost kernel frames.
  */
 static __always_inline void take_sample(void *ctx, struct sample_event *e, __u16 kind, const __u32 stack_max,
 					const __u64 kernel_skip)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__u32 at;
 	long n;
 
 	e->time_ns = bpf_ktime_get_ns();
@@ -289,25 +311,28 @@ static __always_inline void take_sample(void *ctx, struct sample_event *e, __u16
 	e->tid = (__u32)id;
 	e->cpu = bpf_get_smp_processor_id();
 	e->kind = kind;
-	e->flags = 0;
+	e->flags = dwarf_mode ? SAMPLE_USER_UNWIND : 0;
 	e->reserved = 0;
 	e->user_stack_error = 0;
 	e->user_depth = 0;
 	e->user_regs.stack_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
-	if (dwarf_mode) {
-		e->flags |= SAMPLE_USER_UNWIND;
-	} else {
-		n = bpf_get_stack(ctx, e->user_ips, sizeof(e->user_ips), BPF_F_USER_STACK);
-		e->user_stack_error = n < 0 ? n : 0;
-		e->user_depth = n < 0 ? 0 : n / sizeof(__u64);
-	}
+	/* The stack bytes first: the IPs go after them. */
 	if (stack_copy)
 		take_user_regs(e, bpf_get_current_task_btf(), e->pid == e->tid, stack_copy, stack_max);
-	n = bpf_get_stack(ctx, e->kernel_ips, sizeof(e->kernel_ips), kernel_skip & BPF_F_SKIP_FIELD_MASK);
+	at = ips_offset(e, stack_max);
+	if (!dwarf_mode) {
+		n = bpf_get_stack(ctx, e->data + at, STACK_IPS_BYTES, BPF_F_USER_STACK);
+		/* A failed walk is the error to report, before a failed copy of the top words. */
+		if (n < 0)
+			e->user_stack_error = n;
+		e->user_depth = ip_count(n);
+		at += e->user_depth * sizeof(__u64);
+	}
+	n = bpf_get_stack(ctx, e->data + at, STACK_IPS_BYTES, kernel_skip & BPF_F_SKIP_FIELD_MASK);
 	e->kernel_stack_error = n < 0 ? n : 0;
-	e->kernel_depth = n < 0 ? 0 : n / sizeof(__u64);
+	e->kernel_depth = ip_count(n);
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -324,22 +349,24 @@ static __always_inline void count_lost_probe(__u32 which)
 }
 
 /*
- * Sends e with its stack bytes cut to their used length, and for an event sample info after them (the
- * slack past stack_max leaves room for it); a full ring buffer counts a lost sample or event.
+ * Sends e's head and the used part of its data (stack bytes, IPs) and, for an event sample, info after
+ * them (the slack past stack_max leaves room for it); a full ring buffer counts a lost sample or event.
  */
 static __always_inline void send(struct sample_event *e, const __u32 stack_max, struct event_info *info)
 {
-	__u64 size = e->user_regs.stack_size;
+	__u64 size = ips_offset(e, stack_max);
+	__u16 user = e->user_depth, kernel = e->kernel_depth;
 
-	if (size > stack_max)
-		size = stack_max;
+	/* bounded again for the verifier: e may have waited in task storage since take_sample */
+	size += (__u64)(user < MAX_STACK_DEPTH ? user : MAX_STACK_DEPTH) * sizeof(__u64);
+	size += (__u64)(kernel < MAX_STACK_DEPTH ? kernel : MAX_STACK_DEPTH) * sizeof(__u64);
 	if (info) {
-		if (bpf_probe_read_kernel(e->stack + size, sizeof(*info), info))
+		if (bpf_probe_read_kernel(e->data + size, sizeof(*info), info))
 			return;
 		e->flags |= SAMPLE_EVENT_INFO;
 		size += sizeof(*info);
 	}
-	size += __builtin_offsetof(struct sample_event, stack);
+	size += __builtin_offsetof(struct sample_event, data);
 	if (bpf_ringbuf_output(&samples, e, size, wakeup_flags())) {
 		if (info)
 			count_lost_probe(LOST_EVENT_SAMPLES);

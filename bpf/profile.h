@@ -3,13 +3,15 @@
  *
  * One event per sampling interrupt, sent raw through a BPF ring buffer: no aggregation in the kernel, so
  * that every sample keeps its time, thread and both stacks. Fixed-width types, no pointers. The fields
- * before user_ips have the layout of struct srec_sample in formats/recording.h, and user_regs that of struct
- * srec_user_regs followed by its registers (checked by static asserts in record/sampler.c), so a sample
- * goes to the file as it came, its IP arrays and stack bytes cut to their used length.
+ * before user_regs have the layout of struct srec_sample in formats/recording.h, and user_regs that of struct
+ * srec_user_regs followed by its registers (checked by static asserts in record/sampler.c).
  *
- * The event is built in a per-CPU slot of a BPF array and copied into the ring buffer with only as many
- * stack bytes as were read (bpf_ringbuf_output takes a variable size; bpf_ringbuf_reserve would not), so
- * a shallow stack costs little even though a slot holds up to USER_STACK_MAX bytes.
+ * The event is built in a per-CPU slot of a BPF array and copied into the ring buffer with only what it
+ * holds (bpf_ringbuf_output takes a variable size; bpf_ringbuf_reserve would not): the fixed head, then in
+ * data[] the stack bytes read, the user IPs, the kernel IPs, each at its used length one after the other,
+ * and for an event sample its struct event_info. A sample thus costs the ring buffer what its stacks hold
+ * (about 350 bytes for a frame-pointer sample 6 frames deep), not the 2 KiB of two full-depth IP arrays.
+ * The recorder (record/sampler.c) puts the parts in the file's order: IPs, registers, stack bytes.
  */
 #ifndef STACKREC_BPF_PROFILE_H
 #define STACKREC_BPF_PROFILE_H
@@ -20,19 +22,21 @@
 #define SAMPLE_KIND_ON_CPU 1
 #define SAMPLE_KIND_OFF_CPU 2 /* SREC_SAMPLE_OFF_CPU */
 #define SAMPLE_KIND_EVENT 3   /* SREC_SAMPLE_EVENT: a fatal signal or a C++ throw; a struct event_info follows the
-			       * stack bytes */
+			       * IPs */
 #define RING_KIND_PROBE_HIT 100 /* not a sample: a struct probe_hit_event (same ring buffer, same kind offset) */
 
 /* sample_event.flags, as enum srec_sample_flags */
-#define SAMPLE_USER_REGS (1u << 0)	/* user_regs and stack[] are valid */
-#define SAMPLE_USER_UNWIND (1u << 1) /* user_ips were not walked: unwind offline from user_regs and stack[] */
-#define SAMPLE_EVENT_INFO (1u << 2)  /* kind SAMPLE_KIND_EVENT: a struct event_info follows the stack bytes */
+#define SAMPLE_USER_REGS (1u << 0)	/* user_regs and the stack bytes are valid */
+#define SAMPLE_USER_UNWIND (1u << 1) /* user IPs were not walked: unwind offline from user_regs and the stack */
+#define SAMPLE_EVENT_INFO (1u << 2)  /* kind SAMPLE_KIND_EVENT: a struct event_info follows the IPs */
 
 /* user_regs.flags, as enum srec_user_regs_flags */
 #define USER_STACK_CUT (1u << 0)
 
 #define USER_STACK_MAX (64 * 1024) /* SREC_USER_STACK_MAX */
-#define USER_STACK_SLACK 8192	     /* room past USER_STACK_MAX so the verifier can bound a page-wise copy */
+#define USER_STACK_SLACK 8192	     /* room past USER_STACK_MAX so the verifier can bound a page-wise copy, and
+				      * for the IPs and event info that follow the stack bytes */
+#define STACK_IPS_BYTES (MAX_STACK_DEPTH * 8) /* one stack's IPs at most */
 
 /* The registers an unwinder needs, in ascending DWARF register number (x86-64: the callee-saved set, SP,
  * BP and the return address column, which holds IP). */
@@ -45,7 +49,7 @@
 struct user_regs_event {
 	__u16 machine;	   /* USER_REGS_MACHINE_*, 0 when no registers could be taken */
 	__u16 reg_count;   /* USER_REGS_COUNT */
-	__u32 stack_size;  /* bytes valid in sample_event.stack */
+	__u32 stack_size;  /* stack bytes at the start of sample_event.data; 0 without registers */
 	__u64 reg_mask;	   /* USER_REGS_MASK_* */
 	__u32 flags;	   /* USER_STACK_* */
 	__u32 stack_wanted; /* the most bytes this recording copies */
@@ -63,18 +67,20 @@ struct user_regs_event {
 	__u16 flags;		  /* SAMPLE_USER_* */                                                          \
 	__s32 user_stack_error;	  /* 0, or the negative errno of the user stack's walk or copy */              \
 	__s32 kernel_stack_error; /* 0, or bpf_get_stack's negative errno */                                   \
-	__u16 user_depth;	  /* valid entries in user_ips */                                              \
-	__u16 kernel_depth;	  /* valid entries in kernel_ips */                                            \
+	__u16 user_depth;	  /* user IPs in data[], after the stack bytes, leaf first */                  \
+	__u16 kernel_depth;	  /* kernel IPs in data[], after the user IPs, leaf first */                   \
 	__u32 reserved;                                                                                        \
 	char comm[TASK_COMM_LEN];                                                                              \
-	__u64 user_ips[MAX_STACK_DEPTH];   /* leaf first */                                                    \
-	__u64 kernel_ips[MAX_STACK_DEPTH]; /* leaf first */                                                    \
 	struct user_regs_event user_regs
 
-/* An on-CPU sample, built in a per-CPU slot. */
+/*
+ * An on-CPU sample, built in a per-CPU slot. data[]: user_regs.stack_size bytes of the user stack from its
+ * stack pointer upward, user_depth user IPs, kernel_depth kernel IPs, then for an event sample its struct
+ * event_info (unaligned). The slack past USER_STACK_MAX holds the IPs and the info.
+ */
 struct sample_event {
 	SAMPLE_EVENT_HEAD;
-	__u8 stack[USER_STACK_MAX + USER_STACK_SLACK]; /* the user stack from its stack pointer upward */
+	__u8 data[USER_STACK_MAX + USER_STACK_SLACK];
 };
 
 /*
@@ -84,7 +90,7 @@ struct sample_event {
 #define OFF_CPU_STACK_MAX (32 * 1024)
 struct off_cpu_event {
 	SAMPLE_EVENT_HEAD;
-	__u8 stack[OFF_CPU_STACK_MAX + USER_STACK_SLACK];
+	__u8 data[OFF_CPU_STACK_MAX + USER_STACK_SLACK];
 };
 
 /* off_cpu_state: which threads leaving the CPU count as blocked (offcputime's --state). */
@@ -95,7 +101,7 @@ struct off_cpu_event {
 /*
  * What an event sample says happened, and the process's counters at that moment (taken in the kernel: after a
  * fatal signal the process may be gone before the recorder reads the ring buffer). Sent after the sample's
- * stack bytes; its head has the layout of struct srec_sample_event (record/sampler.c checks).
+ * IPs; its head has the layout of struct srec_sample_event (record/sampler.c checks).
  */
 #define EVENT_SIGNAL 1	  /* SREC_EVENT_SIGNAL */
 #define EVENT_EXCEPTION 2 /* SREC_EVENT_EXCEPTION */

@@ -1,7 +1,8 @@
 /*
  * build_id.c — reads the GNU build ID of an ELF file, for mappings whose build ID the kernel did not give
  * (its page was not in memory, or the mapping came from /proc). Cached by file identity (device, inode,
- * size, modification time): `-a` sees the same libc in every process.
+ * size, modification time): `-a` sees the same libc in every process. The cache belongs to the thread that
+ * drains the buffers; build_id_read_fd, uncached, may be called from any thread.
  */
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ struct cached_build_id {
 static struct cached_build_id *cache;
 static size_t cache_count, cache_cap;
 
-static int read_from_elf(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
+int build_id_read_fd(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
 {
 	const void *id;
 	ssize_t n;
@@ -78,7 +79,7 @@ int build_id_read(const char *path, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *siz
 	c->ino = st.st_ino;
 	c->size = st.st_size;
 	c->mtime = st.st_mtim;
-	ret = read_from_elf(fd, c->id, &c->size_of_id);
+	ret = build_id_read_fd(fd, c->id, &c->size_of_id);
 	close(fd);
 	if (ret == 0) {
 		memcpy(out, c->id, c->size_of_id);

@@ -8,7 +8,15 @@
  * binaries are only reachable while they run: through /proc/PID/map_files (deleted files, other mount
  * namespaces), else /proc/PID/root/PATH, else PATH. A copy is kept only when its build ID equals the recorded
  * one, and it is a copy (a reflink where the filesystem can), never a hard link, which would change with its
- * original. Each build ID is handled once per run (its note read again when it is already cached). After
+ * original.
+ *
+ * The thread that drains the buffers only opens the file, the first of those three that opens: the open
+ * descriptor keeps the bytes that were mapped, whatever becomes of the process or the path. Checking build
+ * IDs, weighing a cached entry against the new file and copying megabytes are left to a worker thread, so
+ * that the drain thread is back at the buffers at once. The queue between them holds at most QUEUE_MAX
+ * files (open descriptors): past that the drain thread waits for the worker rather than drop a file. The
+ * recording's end waits for the queue to empty (build_id_cache_wait) before --archive or the trim read
+ * the cache. Each build ID is handled once per run (its note read again when it is already cached). After
  * recording the cache is trimmed to --cache-size, least recently used first (the newer of atime and mtime; a
  * hit refreshes atime). An entry is replaced by a richer file of the same build ID (a stripped copy by the
  * unstripped binary: more symbols, or DWARF), never by a poorer one.
@@ -25,6 +33,9 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +49,8 @@
 #include "../util.h"
 #include "recorder.h"
 
-static struct u64_set seen_ids; /* a hash of each build ID handled in this run */
-static bool cache_broken;	 /* the directory could not be used: warned once, nothing more is tried */
+static struct u64_set seen_ids; /* a hash of each build ID handled in this run (drain thread) */
+static atomic_bool cache_broken; /* the directory could not be used: warned once, nothing more is tried */
 static unsigned int cached_files;
 static int cache_fd = -1; /* the cache directory, opened and checked once */
 static int ids_fd = -1;	  /* its .build-id directory */
@@ -120,21 +131,36 @@ static int open_subdir(const char *name, bool create)
 	return openat(ids_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static bool id_matches(const char *path, const uint8_t *id, uint8_t n)
+/* Whether the file open as fd has this build ID (read through /proc/self/fd, a description of its own, so
+ * that fd's offset does not move; not build_id_read's cache, which is the drain thread's). */
+static bool fd_id_matches(int fd, const uint8_t *id, uint8_t n)
 {
 	uint8_t got[SREC_BUILD_ID_MAX];
 	uint8_t got_size = 0;
-
-	return build_id_read(path, got, &got_size) == 0 && got_size == n && memcmp(got, id, n) == 0;
-}
-
-/* The same for a file open as fd: through /proc/self/fd, which names that very file. */
-static bool fd_id_matches(int fd, const uint8_t *id, uint8_t n)
-{
 	char path[48];
+	int own;
+	bool same;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return id_matches(path, id, n);
+	own = open(path, O_RDONLY | O_CLOEXEC);
+	if (own < 0)
+		return false;
+	same = build_id_read_fd(own, got, &got_size) == 0 && got_size == n && memcmp(got, id, n) == 0;
+	close(own);
+	return same;
+}
+
+/* path opened for reading if it is a regular file (O_NONBLOCK: a FIFO put there must not hang us), or -1. */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* How much a file of a build ID has to name frames with: DWARF counts above any number of symbols, then
@@ -167,18 +193,6 @@ static uint64_t richness_fd(int fd)
 	return score;
 }
 
-static uint64_t richness(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	uint64_t score;
-
-	if (fd < 0)
-		return 0;
-	score = richness_fd(fd);
-	close(fd);
-	return score;
-}
-
 /* Refreshes atime for the LRU trim; mtime stays the time the entry was made. */
 static void mark_used(int fd)
 {
@@ -187,50 +201,57 @@ static void mark_used(int fd)
 	futimens(fd, times);
 }
 
-/* Copies FROM into the new file open as out: a reflink where the filesystem shares blocks (btrfs, XFS), else
- * bytes. Never a hard link: a binary overwritten in place (`cp new old` keeps the inode) would change its
- * cache entry too, and the bytes of the recorded build would be lost. */
-static int copy_file(const char *from, int out)
+/* Copies the file open as in into the new file open as out: a reflink where the filesystem shares blocks
+ * (btrfs, XFS), else bytes (pread: in's offset is not ours to move). Never a hard link: a binary overwritten
+ * in place (`cp new old` keeps the inode) would change its cache entry too, and the bytes of the recorded
+ * build would be lost. */
+static int copy_file(int in, int out)
 {
 	char buf[65536];
-	int in, ret = 0;
+	off_t at = 0;
 	ssize_t n;
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return -1;
 	if (ioctl(out, FICLONE, in) == 0)
-		goto out;
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		return 0;
+	while ((n = pread(in, buf, sizeof(buf), at)) > 0) {
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(out, buf + done, (size_t)(n - done));
 
-			if (w < 0) {
-				ret = -1;
-				goto out;
-			}
+			if (w < 0)
+				return -1;
 			done += w;
 		}
+		at += n;
 	}
-	if (n < 0)
-		ret = -1;
-out:
-	close(in);
-	return ret;
+	return n < 0 ? -1 : 0;
 }
 
-/* The bytes that were mapped: through map_files while the process lives (deleted files, other mount
- * namespaces), else through its root, else the path; whichever still has the recorded build ID. */
-static const char *find_source(const char *map_files, const char *root_path, const char *path, const uint8_t *id,
-			       uint8_t n)
+/* The three places the mapped bytes may be reached, in order: map_files while the process lives (deleted
+ * files, other mount namespaces), else through its root, else the path. */
+static void source_paths(pid_t pid, uint64_t start, uint64_t end, const char *path, char *paths[3])
 {
-	if (id_matches(map_files, id, n))
-		return map_files;
-	if (id_matches(root_path, id, n))
-		return root_path;
-	if (id_matches(path, id, n))
-		return path;
-	return NULL;
+	paths[0] = xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	paths[1] = xasprintf("/proc/%d/root%s", pid, path);
+	paths[2] = xstrdup(path);
+}
+
+/* The bytes that were mapped, open: pinned (opened by the drain thread, or -1) if it still has the recorded
+ * build ID, else the first of the three places that has it now; -1 when none does. Takes pinned. */
+static int open_source(int pinned, char *const paths[3], const uint8_t *id, uint8_t n)
+{
+	if (pinned >= 0 && fd_id_matches(pinned, id, n))
+		return pinned;
+	if (pinned >= 0)
+		close(pinned);
+	for (int i = 0; i < 3; i++) {
+		int fd = open_regular(paths[i]);
+
+		if (fd >= 0 && fd_id_matches(fd, id, n))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
 }
 
 static bool write_error(int error)
@@ -238,26 +259,51 @@ static bool write_error(int error)
 	return error == ENOSPC || error == EACCES || error == EROFS || error == EDQUOT;
 }
 
-void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
-			const uint8_t *id, uint8_t n)
-{
-	char map_files[128], hex[2 * SREC_BUILD_ID_MAX + 1], sub[3], *root_path = NULL, *tmp = NULL;
-	const char *source, *rest = hex + 2;
-	struct stat st;
-	int sub_fd = -1, out = -1;
+/* One file for the worker: where it was mapped, and the descriptor the drain thread opened (-1: none). */
+struct cache_job {
+	struct cache_job *next;
+	pid_t pid;
+	uint64_t start, end;
+	char *path;
+	int fd;
+	uint8_t n;
+	uint8_t id[SREC_BUILD_ID_MAX];
+};
 
-	if (!rec->cache_dir || cache_broken || n < 2 || n > SREC_BUILD_ID_MAX || path[0] != '/')
+/* Each file waiting holds an open descriptor: bounded, so that a burst of new binaries (-a scanning every
+ * process at start) cannot take the recorder to its limit of open files. */
+#define QUEUE_MAX 256
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_more = PTHREAD_COND_INITIALIZER; /* a job was queued, or the end */
+static pthread_cond_t queue_room = PTHREAD_COND_INITIALIZER; /* a job was done */
+static struct cache_job *queue_head, **queue_tail = &queue_head;
+static size_t queued;	    /* jobs queued or being worked on */
+static bool queue_closing; /* build_id_cache_wait: the worker ends once the queue is empty */
+static bool worker_running;
+static pthread_t worker;
+static struct recorder *worker_rec;
+
+/* The worker's part: put job's file in the cache unless an entry as rich is there already. */
+static void cache_file(struct recorder *rec, struct cache_job *job)
+{
+	char hex[2 * SREC_BUILD_ID_MAX + 1], sub[3], *paths[3], *tmp = NULL;
+	const char *rest = hex + 2, *path = job->path;
+	const uint8_t *id = job->id;
+	uint8_t n = job->n;
+	struct stat st;
+	int sub_fd = -1, out = -1, source;
+
+	if (cache_broken || cache_open(rec, true) < 0) {
+		if (job->fd >= 0)
+			close(job->fd);
 		return;
-	if (!u64_set_add(&seen_ids, hash_id(id, n)))
-		return;
-	if (cache_open(rec, true) < 0)
-		return;
+	}
 	hex_encode(hex, id, n);
 	memcpy(sub, hex, 2);
 	sub[2] = '\0';
-	snprintf(map_files, sizeof(map_files), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	root_path = xasprintf("/proc/%d/root%s", pid, path);
-	source = find_source(map_files, root_path, path, id, n);
+	source_paths(job->pid, job->start, job->end, path, paths);
+	source = open_source(job->fd, paths, id, n);
 
 	sub_fd = open_subdir(sub, true);
 	if (sub_fd < 0) {
@@ -280,7 +326,7 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 		 * replaced by the unstripped file, which names more frames. */
 		if (fd < 0 || !fd_id_matches(fd, id, n))
 			debug("cache entry .build-id/%s/%s no longer has its build ID: replacing it", sub, rest);
-		else if (!source || richness(source) <= richness_fd(fd))
+		else if (source < 0 || richness_fd(source) <= richness_fd(fd))
 			keep = true;
 		else
 			debug("cache entry .build-id/%s/%s: '%s' has more symbols, replacing it", sub, rest, path);
@@ -291,8 +337,8 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 		if (keep)
 			goto out;
 	}
-	if (!source) {
-		debug("no file with build ID of '%s' (pid %d) to cache", path, pid);
+	if (source < 0) {
+		debug("no file with build ID of '%s' (pid %d) to cache", path, job->pid);
 		goto out;
 	}
 
@@ -316,10 +362,127 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 out:
 	if (out >= 0)
 		close(out);
+	if (source >= 0)
+		close(source);
 	if (sub_fd >= 0)
 		close(sub_fd);
-	free(root_path);
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
 	free(tmp);
+}
+
+/* Optional delay before each file, for tests: the file must be copied from what the drain thread opened, even
+ * when the process and the path are gone by the time the worker gets to it. */
+static unsigned int test_delay_ms(void)
+{
+	const char *s = getenv("STACKREC_TEST_CACHE_DELAY_MS");
+
+	return s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+}
+
+static void *work(void *arg)
+{
+	unsigned int delay_ms = test_delay_ms();
+
+	(void)arg;
+	pthread_mutex_lock(&queue_lock);
+	for (;;) {
+		struct cache_job *job;
+
+		while (!queue_head && !queue_closing)
+			pthread_cond_wait(&queue_more, &queue_lock);
+		job = queue_head;
+		if (!job)
+			break;
+		queue_head = job->next;
+		if (!queue_head)
+			queue_tail = &queue_head;
+		pthread_mutex_unlock(&queue_lock);
+		if (delay_ms)
+			usleep(delay_ms * 1000);
+		cache_file(worker_rec, job);
+		free(job->path);
+		free(job);
+		pthread_mutex_lock(&queue_lock);
+		queued--;
+		pthread_cond_signal(&queue_room);
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return NULL;
+}
+
+/* Starts the worker with every signal blocked: SIGINT and SIGTERM are for the drain thread's poll. */
+static bool start_worker(struct recorder *rec)
+{
+	sigset_t all, old;
+	int err;
+
+	elf_version(EV_CURRENT); /* libelf's one global setting, made before two threads use it */
+	worker_rec = rec;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&worker, NULL, work, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		warning("cannot start the build-ID cache thread: %s; copying on the recording thread", strerror(err));
+		return false;
+	}
+	worker_running = true;
+	return true;
+}
+
+void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
+			const uint8_t *id, uint8_t n)
+{
+	struct cache_job *job;
+	char *paths[3];
+
+	if (!rec->cache_dir || cache_broken || n < 2 || n > SREC_BUILD_ID_MAX || path[0] != '/')
+		return;
+	if (!u64_set_add(&seen_ids, hash_id(id, n)))
+		return;
+	job = xcalloc(1, sizeof(*job));
+	job->pid = pid;
+	job->start = start;
+	job->end = end;
+	job->path = xstrdup(path);
+	job->n = n;
+	memcpy(job->id, id, n);
+	/* Now, while the process may still map it: the bytes stay reachable through the descriptor. */
+	source_paths(pid, start, end, path, paths);
+	job->fd = -1;
+	for (int i = 0; i < 3 && job->fd < 0; i++)
+		job->fd = open_regular(paths[i]);
+	for (int i = 0; i < 3; i++)
+		free(paths[i]);
+	if (!worker_running && !start_worker(rec)) {
+		cache_file(rec, job);
+		free(job->path);
+		free(job);
+		return;
+	}
+	pthread_mutex_lock(&queue_lock);
+	while (queued >= QUEUE_MAX)
+		pthread_cond_wait(&queue_room, &queue_lock);
+	job->next = NULL;
+	*queue_tail = job;
+	queue_tail = &job->next;
+	queued++;
+	pthread_cond_signal(&queue_more);
+	pthread_mutex_unlock(&queue_lock);
+}
+
+void build_id_cache_wait(void)
+{
+	if (!worker_running)
+		return;
+	pthread_mutex_lock(&queue_lock);
+	queue_closing = true;
+	pthread_cond_signal(&queue_more);
+	pthread_mutex_unlock(&queue_lock);
+	pthread_join(worker, NULL);
+	worker_running = false;
+	queue_closing = false;
 }
 
 struct cache_entry {
@@ -392,6 +555,7 @@ void build_id_cache_trim(struct recorder *rec)
 	int fd;
 	DIR *d;
 
+	build_id_cache_wait();
 	if (!rec->cache_dir || cache_open(rec, false) < 0)
 		return;
 	fd = dup(ids_fd);
@@ -421,6 +585,7 @@ void build_id_cache_trim(struct recorder *rec)
 
 void build_id_cache_report(void)
 {
+	build_id_cache_wait();
 	debug("%u files added to the build-ID cache", cached_files);
 	u64_set_release(&seen_ids);
 	if (ids_fd >= 0)

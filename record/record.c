@@ -412,6 +412,15 @@ static int finish(struct recorder *rec)
 	if (recording_writer_close(&rec->writer, end_ns) < 0)
 		ret = -1;
 	build_id_cache_trim(rec);
+	{
+		struct rusage self;
+
+		/* the recorder's own threads, not the command it ran: what recording costs the machine */
+		if (getrusage(RUSAGE_SELF, &self) == 0)
+			debug("recorder CPU time: %.3f s user, %.3f s system",
+			      (double)self.ru_utime.tv_sec + (double)self.ru_utime.tv_usec / 1e6,
+			      (double)self.ru_stime.tv_sec + (double)self.ru_stime.tv_usec / 1e6);
+	}
 	if (ret == 0) {
 		print_summary(rec, (double)stats.duration_ns / 1e9, lost);
 		print_probe_summary(rec, lost_hits, lost_events);

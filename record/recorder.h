@@ -105,6 +105,9 @@ struct recorder {
 	uint64_t lost_events;
 	uint64_t lost_targets; /* children of targets not followed: the BPF targets map was full */
 	uint64_t stack_bytes; /* user stack bytes written */
+	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
+	uint64_t ring_records;
+	uint64_t side_band_ns, side_band_max_ns; /* time spent handling side-band records: total, longest */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
@@ -174,14 +177,18 @@ int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t st
 int write_task(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t tid, pid_t parent, uint32_t event,
 	       const char *comm);
 
-/* record/build_id.c: 0 with the ID in out (size in *size), or -1. Cached by file identity. */
+/* record/build_id.c: 0 with the ID in out (size in *size), or -1. Cached by file identity: the drain
+ * thread's only. */
 int build_id_read(const char *path, uint8_t out[20], uint8_t *size);
+int build_id_read_fd(int fd, uint8_t out[20], uint8_t *size); /* uncached: any thread */
 void build_id_cache_release(void);
 
 /* record/build_id_cache.c */
-/* Makes sure the cache holds the file mapped at start-end with this build ID (once per ID per run). */
+/* Makes sure the cache holds the file mapped at start-end with this build ID (once per ID per run): opens
+ * the file now, while the process may still map it, and leaves the checks and the copy to a worker thread. */
 void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
 			const uint8_t *id, uint8_t n);
+void build_id_cache_wait(void);	/* every file handed to the worker is in the cache (or given up on) */
 void build_id_cache_trim(struct recorder *rec); /* after recording: evict LRU entries above --cache-size */
 void build_id_cache_report(void);		 /* debug count; frees the run's state */
 

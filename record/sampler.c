@@ -23,7 +23,7 @@
 #include "../bpf/profile.h"
 
 /* The event goes to the file as it came: its head must be a struct srec_sample. */
-_Static_assert(offsetof(struct sample_event, user_ips) == sizeof(struct srec_sample), "sample head size");
+_Static_assert(offsetof(struct sample_event, user_regs) == sizeof(struct srec_sample), "sample head size");
 _Static_assert(offsetof(struct sample_event, comm) == offsetof(struct srec_sample, comm), "sample comm");
 _Static_assert(offsetof(struct sample_event, user_depth) == offsetof(struct srec_sample, user_depth), "depth");
 _Static_assert(offsetof(struct sample_event, kernel_stack_error) ==
@@ -231,42 +231,44 @@ static void count_stack_error(struct recorder *rec, int err, bool kernel)
 }
 
 /*
- * The tail of a SAMPLE block: the user IPs and kernel IPs, each cut to its depth, then, when the sample has
- * them, the user registers and the stack bytes read. Built in one buffer so the block is written in one go.
+ * The tail of a SAMPLE block: the user IPs and kernel IPs, then, when the sample has them, the user registers
+ * and the stack bytes read. The ring buffer record holds the stack bytes first and each part at its used
+ * length (bpf/profile.h); built here in the file's order in one buffer, so the block is written in one go.
+ * *info_at: where an event's info starts in the record. Returns the tail's length, or -1 for a record too
+ * short for what its head says.
  */
-static size_t sample_tail(struct recorder *rec, const struct sample_event *e, size_t size)
+static size_t sample_tail(struct recorder *rec, const struct sample_event *e, size_t size, size_t *info_at)
 {
-	unsigned int user = e->user_depth, kernel = e->kernel_depth;
-	size_t len = 0, stack = e->user_regs.stack_size, need;
+	size_t user = e->user_depth * sizeof(uint64_t), kernel = e->kernel_depth * sizeof(uint64_t);
+	size_t stack = e->user_regs.stack_size, ips = offsetof(struct sample_event, data) + stack, len = 0, need;
 
-	need = 2 * MAX_STACK_DEPTH * sizeof(uint64_t) + sizeof(e->user_regs) + stack + sizeof(struct event_info);
+	if (stack > USER_STACK_MAX || size < ips + user + kernel)
+		return (size_t)-1;
+	need = user + kernel + sizeof(e->user_regs) + stack + sizeof(struct event_info);
 	GROW(rec->tail, rec->tail_cap, need);
-	memcpy(rec->tail, e->user_ips, user * sizeof(uint64_t));
-	len += user * sizeof(uint64_t);
-	memcpy(rec->tail + len, e->kernel_ips, kernel * sizeof(uint64_t));
-	len += kernel * sizeof(uint64_t);
+	memcpy(rec->tail, (const char *)e + ips, user + kernel);
+	len += user + kernel;
 	if (e->flags & SAMPLE_USER_REGS) {
-		if (stack > USER_STACK_MAX || size < offsetof(struct sample_event, stack) + stack)
-			return (size_t)-1;
 		memcpy(rec->tail + len, &e->user_regs, sizeof(e->user_regs));
 		len += sizeof(e->user_regs);
-		memcpy(rec->tail + len, e->stack, stack);
+		memcpy(rec->tail + len, e->data, stack);
 		len += stack;
 		rec->stack_bytes += stack;
 		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND && !e->user_stack_error)
 			rec->cut_stacks++;
 	}
+	*info_at = ips + user + kernel;
 	return len;
 }
 
 /*
- * An event sample's info, sent after its stack bytes, becomes the struct srec_sample_event and name that end
- * the block (and, copied to *out, its counters a PROCESS_METRICS block). Returns the tail's new length, or -1.
+ * An event sample's info, sent after its IPs (at offset at of the record), becomes the struct
+ * srec_sample_event and name that end the block (and, copied to *out, its counters a PROCESS_METRICS block).
+ * Returns the tail's new length, or -1.
  */
-static size_t event_tail(struct recorder *rec, const struct sample_event *e, size_t size, size_t len,
+static size_t event_tail(struct recorder *rec, const struct sample_event *e, size_t size, size_t at, size_t len,
 			 struct event_info *out)
 {
-	size_t at = offsetof(struct sample_event, stack) + (e->flags & SAMPLE_USER_REGS ? e->user_regs.stack_size : 0);
 	struct event_info info;
 	struct srec_sample_event head = { 0 };
 	const char *name;
@@ -300,19 +302,21 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	const struct sample_event *e = data;
 	unsigned int user = e->user_depth, kernel = e->kernel_depth;
 	struct event_info info = { 0 };
-	size_t tail;
+	size_t tail, info_at = 0;
 
+	rec->ring_bytes += size;
+	rec->ring_records++;
 	if (size >= offsetof(struct sample_event, kind) + sizeof(e->kind) && e->kind == RING_KIND_PROBE_HIT) {
 		probes_handle_hit(rec, data, size);
 		return 0;
 	}
-	if (size < offsetof(struct sample_event, stack) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
+	if (size < offsetof(struct sample_event, data) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
 		return 0;
-	tail = sample_tail(rec, e, size);
+	tail = sample_tail(rec, e, size, &info_at);
 	if (tail != (size_t)-1 && e->kind == SAMPLE_KIND_EVENT) {
 		if (!(e->flags & SAMPLE_EVENT_INFO))
 			return 0;
-		tail = event_tail(rec, e, size, tail, &info);
+		tail = event_tail(rec, e, size, info_at, tail, &info);
 	}
 	if (tail == (size_t)-1)
 		return 0;
@@ -323,8 +327,13 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		rec->event_count++;
 	if (u64_set_add(&rec->sampled_pids, e->pid))
 		embedded_note_process((pid_t)e->pid);
-	for (unsigned int i = 0; i < kernel; i++)
-		u64_set_add(&rec->kernel_ips, e->kernel_ips[i]);
+	/* the kernel IPs, as the tail holds them after the user ones */
+	for (unsigned int i = 0; i < kernel; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, rec->tail + (user + i) * sizeof(ip), sizeof(ip));
+		u64_set_add(&rec->kernel_ips, ip);
+	}
 	if (e->user_stack_error) {
 		rec->user_stack_errors++;
 		count_stack_error(rec, e->user_stack_error, false);
@@ -483,6 +492,9 @@ uint64_t sampler_lost_targets(struct recorder *rec)
 
 void sampler_close(struct recorder *rec)
 {
+	if (rec->ring_records)
+		debug("sample ring buffer: %" PRIu64 " records, %" PRIu64 " bytes (%" PRIu64 " a record)", rec->ring_records,
+		      rec->ring_bytes, rec->ring_bytes / rec->ring_records);
 	ring_buffer__free(rec->samples);
 	rec->samples = NULL;
 	free(rec->tail);

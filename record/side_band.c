@@ -209,12 +209,23 @@ int side_band_open(struct recorder *rec)
 
 void side_band_consume(struct recorder *rec)
 {
+	uint64_t start = monotonic_ns(), took;
+
 	if (rec->side_band)
 		perf_buffer__consume(rec->side_band);
+	/* The drain thread reads no samples meanwhile: -v says how long it was away (mappings and what they
+	 * cause: build IDs, cache copies, perf maps). */
+	took = monotonic_ns() - start;
+	rec->side_band_ns += took;
+	if (took > rec->side_band_max_ns)
+		rec->side_band_max_ns = took;
 }
 
 void side_band_close(struct recorder *rec)
 {
+	if (rec->side_band)
+		debug("side-band records handled in %.1f ms, at most %.1f ms at a time", (double)rec->side_band_ns / 1e6,
+		      (double)rec->side_band_max_ns / 1e6);
 	perf_buffer__free(rec->side_band);
 	rec->side_band = NULL;
 }

@@ -59,12 +59,18 @@ test_expect_success BPF '--cache-size evicts the least recently used entries aft
 	test -f "evict/.build-id/${id:0:2}/${id:2}"
 '
 
+# build_own_id NAME SOURCE: builds NAME with a build ID of its own, written to NAME.id, so that the cache
+# gets it in the test that follows, not from an earlier one.
+build_own_id() {
+	local id
+	id=$(echo "$1 $$ $RANDOM" | sha1sum | cut -c1-40) &&
+	clang -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x$id -o "$1" "$2" &&
+	build_id "$1" >"$1.id" &&
+	test "$(cat "$1.id")" = "$id"
+}
+
 test_expect_success 'build a binary with a build ID of its own' '
-	# The cache must get it in the next test, not from an earlier one.
-	own_id=$(echo "doomed $$ $RANDOM" | sha1sum | cut -c1-40) &&
-	clang -O2 -g -fno-omit-frame-pointer -Wl,--build-id=0x$own_id -o doomed "$FIXTURES/inline.c" &&
-	build_id doomed >doomed.id &&
-	test "$(cat doomed.id)" = "$own_id"
+	build_own_id doomed "$FIXTURES/inline.c"
 '
 
 test_expect_success BPF 'a binary deleted while running is cached from map_files' '
@@ -83,6 +89,23 @@ test_expect_success BPF 'and converts by name with the binary gone' '
 	test ! -e doomed &&
 	stackrec convert doomed.rec -f folded >doomed.folded &&
 	grep -q "^doomed;.*main;top;mid" doomed.folded
+'
+
+# The drain thread only opens a mapped file; a worker thread checks and copies it, maybe much later. Slowed
+# down here (STACKREC_TEST_CACHE_DELAY_MS before each file), the worker gets to a 30 ms process's binary
+# long after the process has exited and the binary was deleted: only the descriptor the drain thread
+# opened still reaches it.
+test_expect_success 'build a short-lived binary with a build ID of its own' '
+	build_own_id ephemeral "$FIXTURES/short.c"
+'
+
+test_expect_success BPF 'a 30 ms process whose binary is deleted right after is cached from what was opened' '
+	STACKREC_TEST_CACHE_DELAY_MS=500 stackrec record -v -F 499 -o ephemeral.rec -- \
+		sh -c "./ephemeral 30; sleep 0.3; rm ephemeral; sleep 0.2" 2>err &&
+	test ! -e ephemeral &&
+	cached=$(cache_path "$(cat ephemeral.id)") &&
+	test "$(build_id "$cached")" = "$(cat ephemeral.id)" &&
+	grep "cached .*/ephemeral. as .build-id/" err
 '
 
 test_expect_success BPF 'the vDSO image is embedded with a build ID' '
