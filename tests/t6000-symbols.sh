@@ -279,11 +279,13 @@ test_expect_success BPF 'a binary with only .symtab, and one with only .dynsym, 
 '
 
 test_expect_success BPF 'a binary that only exists in another mount namespace is named (map_files, then the cache)' '
-	mkdir -p nsdir &&
+	# The directory is named after this shell: a machine-wide pgrep must not find the program of another run.
+	nsdir=nsdir-$$ &&
+	mkdir -p $nsdir &&
 	cp spin_symtab nsprog_src &&
-	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/nsdir\" && cp nsprog_src nsdir/nsprog && exec ./nsdir/nsprog 1500" & } &&
-	for i in $(seq 50); do pid=$(pgrep -f "nsdir/nsprog 1500") && break; sleep 0.1; done &&
-	test ! -e nsdir/nsprog &&
+	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/$nsdir\" && cp nsprog_src $nsdir/nsprog && exec ./$nsdir/nsprog 3000" & } &&
+	for i in $(seq 50); do pid=$(pgrep -f "$nsdir/nsprog 3000") && break; sleep 0.1; done &&
+	test ! -e $nsdir/nsprog &&
 	stackrec record -F 499 -o ns.rec -p $pid &&
 	stackrec convert ns.rec >ns.folded &&
 	grep -q "^nsprog;.*;spin_leaf [0-9]*$" ns.folded
