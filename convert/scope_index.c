@@ -220,11 +220,7 @@ static struct scope_unit *unit_build(Dwarf_Die *cudie)
 
 static size_t slot_of(const struct scope_index *index, const void *key)
 {
-	uintptr_t h = (uintptr_t)key;
-
-	h ^= h >> 17;
-	h *= (uintptr_t)0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 7) & (index->capacity - 1);
+	return address_hash((uintptr_t)key) & (index->capacity - 1);
 }
 
 static struct scope_unit *unit_of(struct scope_index *index, Dwarf_Die *cudie)

@@ -193,6 +193,7 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	cu_index_release(&st->cu);
 	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
+	free(st->names);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -215,15 +216,52 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 	return value > UINT32_MAX ? 0 : (uint32_t)value;
 }
 
-/* Fills a frame's names from a function DIE; false when it has none. */
-static bool frame_from_die(struct profile_frame *f, Dwarf_Die *die, const struct symbolizer_options *options)
+/* The names of function DIE die, read once per DIE (struct symbolizer_die_name). */
+static const struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
 {
-	const char *linkage = die_string(die, DW_AT_linkage_name);
-	const char *name = die_string(die, DW_AT_name);
+	struct symbolizer_die_name *e;
+	size_t i, mask;
+
+	if (2 * (st->name_count + 1) > st->name_capacity) {
+		struct symbolizer_die_name *old = st->names;
+		size_t old_capacity = st->name_capacity;
+
+		st->name_capacity = old_capacity ? 2 * old_capacity : 1024;
+		st->names = xcalloc(st->name_capacity, sizeof(*st->names));
+		mask = st->name_capacity - 1;
+		for (size_t j = 0; j < old_capacity; j++) {
+			if (!old[j].die)
+				continue;
+			for (i = address_hash((uintptr_t)old[j].die) & mask; st->names[i].die; i = (i + 1) & mask)
+				;
+			st->names[i] = old[j];
+		}
+		free(old);
+	}
+	mask = st->name_capacity - 1;
+	for (i = address_hash((uintptr_t)die->addr) & mask; st->names[i].die; i = (i + 1) & mask)
+		if (st->names[i].die == die->addr)
+			return &st->names[i];
+	e = &st->names[i];
+	e->die = die->addr;
+	e->linkage = die_string(die, DW_AT_linkage_name);
+	if (!e->linkage)
+		e->linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	e->name = die_string(die, DW_AT_name);
+	e->decl_line = die_udata(die, DW_AT_decl_line, true);
+	st->name_count++;
+	return e;
+}
+
+/* Fills a frame's names from a function DIE; false when it has none. */
+static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, Dwarf_Die *die,
+			   const struct symbolizer_options *options)
+{
+	const struct symbolizer_die_name *names = die_names(st, die);
+	const char *linkage = names->linkage;
+	const char *name = names->name;
 	char *demangled = NULL;
 
-	if (!linkage)
-		linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	if (!linkage && !name)
 		return false;
 	if (linkage && options->demangle) {
@@ -238,7 +276,7 @@ static bool frame_from_die(struct profile_frame *f, Dwarf_Die *die, const struct
 		f->function = demangled;
 	else /* --no-demangle shows what the symbol table would: the linkage name */
 		f->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
-	f->start_line = die_udata(die, DW_AT_decl_line, true);
+	f->start_line = names->decl_line;
 	return true;
 }
 
@@ -310,7 +348,7 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		if (!is_function_scope(&chain[i]))
 			continue;
 		f = &out[count];
-		if (!frame_from_die(f, &chain[i], options)) {
+		if (!frame_from_die(st, f, &chain[i], options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
 			f->function = xstrdup("??");
 			f->system_name = xstrdup("??");
