@@ -66,12 +66,67 @@ static bool may_have_scopes(int tag)
 	}
 }
 
+/* Whether DIEs of one abbreviation have an attribute that could give them addresses. */
+struct scope_abbrev {
+	const Dwarf_Abbrev *abbrev; /* NULL: an empty slot */
+	bool may_have_ranges;
+};
+
 /* One level being walked: the children of parent (NO_NODE: the unit's), at depth. */
 struct walk {
+	struct scope_index *index;
 	struct scope_unit *unit;
 	uint32_t parent, depth;
 	uint32_t last_child; /* the last node kept, to link its next sibling */
 };
+
+static bool has_address_attribute(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
+	       dwarf_hasattr(die, DW_AT_abstract_origin) || dwarf_hasattr(die, DW_AT_specification);
+}
+
+/*
+ * Most DIEs (types, members, variables) have no address attribute of their own or through an origin:
+ * dwarf_ranges would give them none, found faster from the abbreviation alone. Which attributes a DIE has is
+ * its abbreviation's: asked once per abbreviation (die->abbrev, which dwarf_tag has read), as a unit's top
+ * level has thousands of DIEs and a few dozen abbreviations.
+ */
+static bool may_have_ranges(struct scope_index *index, Dwarf_Die *die)
+{
+	const Dwarf_Abbrev *abbrev = die->abbrev;
+	struct scope_abbrev *e;
+	size_t i, mask;
+
+	if (!abbrev || abbrev == (const Dwarf_Abbrev *)-1l) /* not read, or libdw's "none" */
+		return has_address_attribute(die);
+	if (2 * (index->abbrev_count + 1) > index->abbrev_capacity) {
+		struct scope_abbrev *old = index->abbrevs;
+		size_t old_capacity = index->abbrev_capacity;
+
+		index->abbrev_capacity = old_capacity ? 2 * old_capacity : 256;
+		index->abbrevs = xcalloc(index->abbrev_capacity, sizeof(*index->abbrevs));
+		mask = index->abbrev_capacity - 1;
+		for (size_t j = 0; j < old_capacity; j++) {
+			if (!old[j].abbrev)
+				continue;
+			for (i = address_hash((uintptr_t)old[j].abbrev) & mask; index->abbrevs[i].abbrev;
+			     i = (i + 1) & mask)
+				;
+			index->abbrevs[i] = old[j];
+		}
+		free(old);
+	}
+	mask = index->abbrev_capacity - 1;
+	for (i = address_hash((uintptr_t)abbrev) & mask; index->abbrevs[i].abbrev; i = (i + 1) & mask)
+		if (index->abbrevs[i].abbrev == abbrev)
+			return index->abbrevs[i].may_have_ranges;
+	e = &index->abbrevs[i];
+	e->abbrev = abbrev;
+	e->may_have_ranges = has_address_attribute(die);
+	index->abbrev_count++;
+	return e->may_have_ranges;
+}
 
 /* Keeps die as a child of w->parent when it has ranges. -1 on a DWARF error. */
 static int keep(struct walk *w, Dwarf_Die *die)
@@ -82,10 +137,7 @@ static int keep(struct walk *w, Dwarf_Die *die)
 	ptrdiff_t off = 0;
 	uint32_t node;
 
-	/* Most DIEs (types, members, variables) have no address attribute of their own or through an origin:
-	 * dwarf_ranges would give them none, found faster from the abbreviation alone. */
-	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges) &&
-	    !dwarf_hasattr(die, DW_AT_abstract_origin) && !dwarf_hasattr(die, DW_AT_specification))
+	if (!may_have_ranges(w->index, die))
 		return 0;
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 		if (start >= end)
@@ -145,9 +197,10 @@ static int walk_children(struct walk *w, Dwarf_Die *first)
 }
 
 /* The children of die, a child of parent (NO_NODE: die is the unit) at depth - 1. */
-static int walk_die(struct scope_unit *u, Dwarf_Die *die, uint32_t parent, uint32_t depth)
+static int walk_die(struct scope_index *index, struct scope_unit *u, Dwarf_Die *die, uint32_t parent,
+		    uint32_t depth)
 {
-	struct walk w = { .unit = u, .parent = parent, .depth = depth, .last_child = NO_NODE };
+	struct walk w = { .index = index, .unit = u, .parent = parent, .depth = depth, .last_child = NO_NODE };
 	Dwarf_Die child;
 	int ret;
 
@@ -165,7 +218,7 @@ static int walk_die(struct scope_unit *u, Dwarf_Die *die, uint32_t parent, uint3
  * most of the index's cost. Children are kept in the order libdw visits them, as a whole walk would. -1 on
  * a DWARF error: the unit is then left to libdw.
  */
-static int expand(struct scope_unit *u, uint32_t n)
+static int expand(struct scope_index *index, struct scope_unit *u, uint32_t n)
 {
 	Dwarf_Die die;
 
@@ -175,7 +228,7 @@ static int expand(struct scope_unit *u, uint32_t n)
 	die = u->nodes[n].die;
 	if (!may_have_scopes(dwarf_tag(&die)) || !dwarf_haschildren(&die))
 		return 0;
-	return walk_die(u, &die, n, u->nodes[n].depth + 1);
+	return walk_die(index, u, &die, n, u->nodes[n].depth + 1);
 }
 
 static int compare_ranges(const void *a, const void *b)
@@ -209,14 +262,14 @@ static void sort_top(struct scope_unit *u)
 	}
 }
 
-static struct scope_unit *unit_build(Dwarf_Die *cudie)
+static struct scope_unit *unit_build(struct scope_index *index, Dwarf_Die *cudie)
 {
 	struct scope_unit *u = xcalloc(1, sizeof(*u));
 
 	u->key = cudie->addr;
 	u->cudie = *cudie;
 	u->first_top = NO_NODE;
-	if (walk_die(u, cudie, NO_NODE, 0) < 0) {
+	if (walk_die(index, u, cudie, NO_NODE, 0) < 0) {
 		u->failed = true;
 		free(u->nodes);
 		free(u->ranges);
@@ -259,7 +312,7 @@ static struct scope_unit *unit_of(struct scope_index *index, Dwarf_Die *cudie)
 	}
 	for (i = slot_of(index, cudie->addr); index->units[i]; i = (i + 1) & (index->capacity - 1))
 		;
-	index->units[i] = unit_build(cudie);
+	index->units[i] = unit_build(index, cudie);
 	index->count++;
 	return index->units[i];
 }
@@ -306,7 +359,7 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 		return -1;
 	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc)) {
 		inner = n;
-		if (expand(u, n) < 0) {
+		if (expand(index, u, n) < 0) {
 			u->failed = true; /* answers given so far were libdw's: the rest come from libdw too */
 			return -1;
 		}
@@ -336,5 +389,6 @@ void scope_index_release(struct scope_index *index)
 		free(u);
 	}
 	free(index->units);
+	free(index->abbrevs);
 	memset(index, 0, sizeof(*index));
 }

@@ -18,10 +18,13 @@
 #include <stddef.h>
 
 struct scope_unit;
+struct scope_abbrev;
 
 struct scope_index {
 	struct scope_unit **units; /* open addressing on the unit DIE's address */
 	size_t capacity, count;
+	struct scope_abbrev *abbrevs; /* whether DIEs of an abbreviation may have addresses, by abbreviation */
+	size_t abbrev_capacity, abbrev_count;
 };
 
 /*
