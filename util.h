@@ -102,6 +102,20 @@ static inline size_t address_hash(uint64_t key)
 	return (size_t)(key >> 7);
 }
 
+/*
+ * A set of non-NULL pointers (DIEs, abbreviations), each numbered in the order it was added: the caller keeps
+ * what it knows of each in an array indexed by that number. Zero-initialized is empty.
+ */
+struct pointer_table {
+	const void **keys; /* open addressing; NULL is an empty slot */
+	uint32_t *numbers; /* each key's number */
+	size_t capacity, count;
+};
+
+/* key's number; when key is new it is added with the next number (the count before) and *added is set. */
+size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added);
+void pointer_table_release(struct pointer_table *t);
+
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);
 #define GROW(array, capacity, needed) \

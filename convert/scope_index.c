@@ -66,12 +66,6 @@ static bool may_have_scopes(int tag)
 	}
 }
 
-/* Whether DIEs of one abbreviation have an attribute that could give them addresses. */
-struct scope_abbrev {
-	const Dwarf_Abbrev *abbrev; /* NULL: an empty slot */
-	bool may_have_ranges;
-};
-
 /* One level being walked: the children of parent (NO_NODE: the unit's), at depth. */
 struct walk {
 	struct scope_index *index;
@@ -95,37 +89,17 @@ static bool has_address_attribute(Dwarf_Die *die)
 static bool may_have_ranges(struct scope_index *index, Dwarf_Die *die)
 {
 	const Dwarf_Abbrev *abbrev = die->abbrev;
-	struct scope_abbrev *e;
-	size_t i, mask;
+	bool added;
+	size_t n;
 
 	if (!abbrev || abbrev == (const Dwarf_Abbrev *)-1l) /* not read, or libdw's "none" */
 		return has_address_attribute(die);
-	if (2 * (index->abbrev_count + 1) > index->abbrev_capacity) {
-		struct scope_abbrev *old = index->abbrevs;
-		size_t old_capacity = index->abbrev_capacity;
-
-		index->abbrev_capacity = old_capacity ? 2 * old_capacity : 256;
-		index->abbrevs = xcalloc(index->abbrev_capacity, sizeof(*index->abbrevs));
-		mask = index->abbrev_capacity - 1;
-		for (size_t j = 0; j < old_capacity; j++) {
-			if (!old[j].abbrev)
-				continue;
-			for (i = address_hash((uintptr_t)old[j].abbrev) & mask; index->abbrevs[i].abbrev;
-			     i = (i + 1) & mask)
-				;
-			index->abbrevs[i] = old[j];
-		}
-		free(old);
+	n = pointer_table_add(&index->abbrevs, abbrev, &added);
+	if (added) {
+		GROW(index->may_have_ranges, index->may_have_ranges_capacity, n + 1);
+		index->may_have_ranges[n] = has_address_attribute(die);
 	}
-	mask = index->abbrev_capacity - 1;
-	for (i = address_hash((uintptr_t)abbrev) & mask; index->abbrevs[i].abbrev; i = (i + 1) & mask)
-		if (index->abbrevs[i].abbrev == abbrev)
-			return index->abbrevs[i].may_have_ranges;
-	e = &index->abbrevs[i];
-	e->abbrev = abbrev;
-	e->may_have_ranges = has_address_attribute(die);
-	index->abbrev_count++;
-	return e->may_have_ranges;
+	return index->may_have_ranges[n];
 }
 
 /* Keeps die as a child of w->parent when it has ranges. -1 on a DWARF error. */
@@ -389,6 +363,7 @@ void scope_index_release(struct scope_index *index)
 		free(u);
 	}
 	free(index->units);
-	free(index->abbrevs);
+	pointer_table_release(&index->abbrevs);
+	free(index->may_have_ranges);
 	memset(index, 0, sizeof(*index));
 }

@@ -17,14 +17,16 @@
 #include <elfutils/libdw.h>
 #include <stddef.h>
 
+#include "../util.h"
+
 struct scope_unit;
-struct scope_abbrev;
 
 struct scope_index {
 	struct scope_unit **units; /* open addressing on the unit DIE's address */
 	size_t capacity, count;
-	struct scope_abbrev *abbrevs; /* whether DIEs of an abbreviation may have addresses, by abbreviation */
-	size_t abbrev_capacity, abbrev_count;
+	struct pointer_table abbrevs; /* the abbreviations seen, numbering may_have_ranges */
+	bool *may_have_ranges;	      /* whether DIEs of that abbreviation may have addresses */
+	size_t may_have_ranges_capacity;
 };
 
 /*

@@ -193,6 +193,7 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	cu_index_release(&st->cu);
 	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
+	pointer_table_release(&st->name_dies);
 	free(st->names);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
@@ -220,36 +221,18 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 static const struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
 {
 	struct symbolizer_die_name *e;
-	size_t i, mask;
+	bool added;
+	size_t n = pointer_table_add(&st->name_dies, die->addr, &added); /* a DIE's place in the DWARF data */
 
-	if (2 * (st->name_count + 1) > st->name_capacity) {
-		struct symbolizer_die_name *old = st->names;
-		size_t old_capacity = st->name_capacity;
-
-		st->name_capacity = old_capacity ? 2 * old_capacity : 1024;
-		st->names = xcalloc(st->name_capacity, sizeof(*st->names));
-		mask = st->name_capacity - 1;
-		for (size_t j = 0; j < old_capacity; j++) {
-			if (!old[j].die)
-				continue;
-			for (i = address_hash((uintptr_t)old[j].die) & mask; st->names[i].die; i = (i + 1) & mask)
-				;
-			st->names[i] = old[j];
-		}
-		free(old);
-	}
-	mask = st->name_capacity - 1;
-	for (i = address_hash((uintptr_t)die->addr) & mask; st->names[i].die; i = (i + 1) & mask)
-		if (st->names[i].die == die->addr)
-			return &st->names[i];
-	e = &st->names[i];
-	e->die = die->addr;
+	if (!added)
+		return &st->names[n];
+	GROW(st->names, st->name_capacity, n + 1);
+	e = &st->names[n];
 	e->linkage = die_string(die, DW_AT_linkage_name);
 	if (!e->linkage)
 		e->linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	e->name = die_string(die, DW_AT_name);
 	e->decl_line = die_udata(die, DW_AT_decl_line, true);
-	st->name_count++;
 	return e;
 }
 

@@ -48,7 +48,6 @@ void symbolizer_options_release(struct symbolizer_options *options);
  * functions of a profile are asked for again and again, and following DW_AT_abstract_origin for each was a
  * tenth of a cold `stackrec symbolize`. */
 struct symbolizer_die_name {
-	const void *die; /* the DIE's address in the DWARF data; NULL: an empty slot */
 	const char *linkage, *name;
 	uint32_t decl_line;
 };
@@ -59,8 +58,9 @@ struct symbolizer_module {
 	struct cu_index cu;
 	struct scope_index scopes; /* each unit's scope tree, walked once */
 	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
-	struct symbolizer_die_name *names; /* function DIEs' names read so far, open addressing on the DIE */
-	size_t name_capacity, name_count;
+	struct pointer_table name_dies;	   /* the function DIEs whose names were read, numbering names */
+	struct symbolizer_die_name *names; /* their names */
+	size_t name_capacity;
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
