@@ -304,13 +304,18 @@ bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct pr
 	return true;
 }
 
-void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
+/* Whether an answer for address is to be remembered: the cache is on, has room, and has none for it yet. */
+static bool wanted(const struct symbol_cache *c, uint64_t address, uint32_t count)
+{
+	return c->dir && count <= SYMBOL_CACHE_MAX_FRAMES && c->pending_count < UINT32_MAX - 1 &&
+	       !pending_find(c, address);
+}
+
+/* Adds a wanted answer, frames taken over. */
+static void insert(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count)
 {
 	size_t i;
 
-	if (!c->dir || count > SYMBOL_CACHE_MAX_FRAMES || c->pending_count >= UINT32_MAX - 1 ||
-	    pending_find(c, address))
-		return;
 	if (2 * (c->pending_count + 1) > c->slot_count) {
 		c->slot_count = c->slot_count ? 2 * c->slot_count : 1024;
 		free(c->pending_slots);
@@ -324,10 +329,24 @@ void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct pro
 	}
 	GROW(c->pending, c->pending_capacity, c->pending_count + 1);
 	c->pending[c->pending_count++] =
-		(struct symbol_cache_pending){ .address = address, .frames = copy_frames(frames, count), .count = count };
+		(struct symbol_cache_pending){ .address = address, .frames = frames, .count = count };
 	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
 		;
 	c->pending_slots[i] = (uint32_t)c->pending_count;
+}
+
+void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
+{
+	if (wanted(c, address, count))
+		insert(c, address, copy_frames(frames, count), count);
+}
+
+bool symbol_cache_keep(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count)
+{
+	if (!wanted(c, address, count))
+		return false;
+	insert(c, address, frames, count);
+	return true;
 }
 
 bool symbol_cache_has_symtab(const struct symbol_cache *c)

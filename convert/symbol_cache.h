@@ -131,6 +131,10 @@ bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct pr
 /* Remembers the answer for address (copied), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
 
+/* The same without a copy: frames (allocated as profile_frames_free frees them) are the cache's when it returns
+ * true, and stay valid until symbol_cache_close; false when it keeps nothing, and they stay the caller's. */
+bool symbol_cache_keep(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count);
+
 /* Writes the entry when answers were added (has_symtab and debug_reason describe the module), trims the
  * directory, and frees everything. */
 void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *debug_reason);

@@ -413,7 +413,7 @@ static void answer(struct symbolize *s, const char *text)
 	uint64_t addr = strtoull(text, NULL, 16), elf_addr; /* as bfd_scan_vma: an optional 0x, digits up to the first other */
 	struct profile_frame *frames;
 	uint32_t count;
-	bool borrowed = false;
+	bool borrowed = false, kept = false;
 
 	if (s->address_digits == 8)
 		addr &= 0xffffffffu;
@@ -425,7 +425,7 @@ static void answer(struct symbolize *s, const char *text)
 		borrowed = true; /* printed before the cache is closed: no copies */
 	} else {
 		count = covered(s, elf_addr, &frames);
-		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
+		kept = symbolizer_cache_keep(&s->module, elf_addr, frames, count); /* no copy: printed from there */
 	}
 	if (s->json)
 		print_json(s, addr, frames, count);
@@ -433,7 +433,7 @@ static void answer(struct symbolize *s, const char *text)
 		print_text(s, addr, frames, count);
 	if (borrowed)
 		free(frames);
-	else
+	else if (!kept)
 		profile_frames_free(frames, count);
 }
 
