@@ -342,7 +342,7 @@ int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, co
 			*path = realpath(candidate, NULL); /* the name libdwfl would give the file */
 			if (!*path)
 				*path = xstrdup(candidate);
-			decompressed = zstd_sections_decompress(fd, *path);
+			decompressed = zstd_sections_decompress(fd, *path, true);
 			if (decompressed >= 0) {
 				close(fd);
 				fd = decompressed;

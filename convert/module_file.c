@@ -249,7 +249,8 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		return;
 	}
 	mf->path = file.path;
-	decompressed = zstd_sections_decompress(file.fd, file.path);
+	/* zlib sections are libelf's here: a binary's split DWARF may name its .dwo files relative to it. */
+	decompressed = zstd_sections_decompress(file.fd, file.path, false);
 	if (decompressed >= 0) {
 		close(file.fd);
 		file.fd = decompressed;

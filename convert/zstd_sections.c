@@ -124,7 +124,7 @@ static bool run_jobs(struct section_jobs *w)
 	return ok;
 }
 
-int zstd_sections_decompress(int fd, const char *path)
+int zstd_sections_decompress(int fd, const char *path, bool zlib)
 {
 	unsigned char *file = MAP_FAILED;
 	struct section_jobs w = { .copy = MAP_FAILED };
@@ -158,7 +158,7 @@ int zstd_sections_decompress(int fd, const char *path)
 		    shdrs[i].sh_size < sizeof(chdr))
 			continue;
 		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
-		if (chdr.ch_type != ELFCOMPRESS_ZLIB && chdr.ch_type != ELFCOMPRESS_ZSTD)
+		if (chdr.ch_type != ELFCOMPRESS_ZSTD && (chdr.ch_type != ELFCOMPRESS_ZLIB || !zlib))
 			continue;
 		/* debug_file.c refused files that declare more (input_file.h); this allocation must not trust the
 		 * header either, whoever hands the file over. */
