@@ -179,7 +179,7 @@ FUZZ_PARSERS := jit-maps kallsyms archive elf
 FUZZ_jit-maps_SRCS := util.c convert/jit_maps.c
 FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
 FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
-	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c
+	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
 	convert/debuginfod_client.c \
 	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \

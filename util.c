@@ -112,6 +112,52 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size)
 	*capacity = cap;
 }
 
+static size_t pointer_slot(const struct pointer_table *t, const void *key)
+{
+	size_t mask = t->capacity - 1, i;
+
+	for (i = address_hash((uintptr_t)key) & mask; t->keys[i] && t->keys[i] != key; i = (i + 1) & mask)
+		;
+	return i;
+}
+
+size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added)
+{
+	size_t i;
+
+	*added = false;
+	if (2 * (t->count + 1) > t->capacity) {
+		struct pointer_table old = *t;
+
+		t->capacity = old.capacity ? 2 * old.capacity : 256;
+		t->keys = xcalloc(t->capacity, sizeof(*t->keys));
+		t->numbers = xcalloc(t->capacity, sizeof(*t->numbers));
+		for (size_t j = 0; j < old.capacity; j++) {
+			if (!old.keys[j])
+				continue;
+			i = pointer_slot(t, old.keys[j]);
+			t->keys[i] = old.keys[j];
+			t->numbers[i] = old.numbers[j];
+		}
+		free(old.keys);
+		free(old.numbers);
+	}
+	i = pointer_slot(t, key);
+	if (!t->keys[i]) {
+		t->keys[i] = key;
+		t->numbers[i] = (uint32_t)t->count++;
+		*added = true;
+	}
+	return t->numbers[i];
+}
+
+void pointer_table_release(struct pointer_table *t)
+{
+	free(t->keys);
+	free(t->numbers);
+	memset(t, 0, sizeof(*t));
+}
+
 void hex_encode(char *out, const unsigned char *bytes, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -91,6 +92,29 @@ void sort_array(void *base, size_t count, size_t size, int (*compare)(const void
 		}                                                \
 		lo_;                                             \
 	})
+
+/* A hash of an address or pointer for open-addressing tables (the low bits are well mixed): the keys are
+ * aligned, so their own low bits would crowd a few slots. */
+static inline size_t address_hash(uint64_t key)
+{
+	key ^= key >> 17;
+	key *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(key >> 7);
+}
+
+/*
+ * A set of non-NULL pointers (DIEs, abbreviations), each numbered in the order it was added: the caller keeps
+ * what it knows of each in an array indexed by that number. Zero-initialized is empty.
+ */
+struct pointer_table {
+	const void **keys; /* open addressing; NULL is an empty slot */
+	uint32_t *numbers; /* each key's number */
+	size_t capacity, count;
+};
+
+/* key's number; when key is new it is added with the next number (the count before) and *added is set. */
+size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added);
+void pointer_table_release(struct pointer_table *t);
 
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);

@@ -21,6 +21,7 @@
 #include "../util.h"
 #include "debuginfod_client.h"
 #include "input_file.h"
+#include "zstd_sections.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
@@ -304,6 +305,48 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 	else
 		*reason = "no file with that build ID";
 	return -1;
+}
+
+int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path)
+{
+	char *list, *save = NULL;
+	int fd = -1;
+
+	*path = NULL;
+	if (!build_id || strlen(build_id) <= 2 || !build_id_ok(build_id))
+		return -1;
+	list = xstrdup(path_list ? path_list : "");
+	/* libdwfl's order (__libdwfl_open_by_build_id): the first candidate that opens is the one it checks. */
+	for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *candidate;
+		enum candidate_result r;
+		int decompressed;
+
+		if (*d == '+' || *d == '-')
+			d++;
+		if (*d != '/')
+			continue;
+		candidate = xasprintf("%s/.build-id/%.2s/%s.debug", d, build_id, build_id + 2);
+		r = try_candidate_at(root, candidate, build_id, true, &fd, NULL);
+		if (r == CANDIDATE_MISSING) {
+			free(candidate);
+			continue;
+		}
+		if (r == CANDIDATE_OK) {
+			*path = realpath(candidate, NULL); /* the name libdwfl would give the file */
+			if (!*path)
+				*path = xstrdup(candidate);
+			decompressed = zstd_sections_decompress(fd, *path, true);
+			if (decompressed >= 0) {
+				close(fd);
+				fd = decompressed;
+			}
+		}
+		free(candidate);
+		break;
+	}
+	free(list);
+	return *path ? fd : -1;
 }
 
 void debug_file_release(struct debug_file *f)

@@ -65,6 +65,15 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
  */
 char *debug_file_dir(const struct debug_file_search *search, size_t i);
 
+/*
+ * The separate debug file libdwfl's build-ID search takes for build_id (lowercase hex): DIR/.build-id/xx/
+ * rest.debug in the first absolute DIR of path_list (a Dwfl_Callbacks debuginfo path) that has one, opened
+ * as input_file.h allows, links resolved under root (--symfs, or NULL). Its compressed sections are
+ * decompressed on all cores (zstd_sections.h). Returns an fd with the file's real path in *path (to free), or
+ * -1 when there is none, or the first there is refused or of another build: libdwfl's search then decides.
+ */
+int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path);
+
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 

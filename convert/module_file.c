@@ -108,6 +108,25 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const ch
 	return ok;
 }
 
+/* debug_file_debuginfo_by_build_id for mod's build ID; *name takes the path (libdwfl frees it). */
+static int debuginfo_by_build_id(Dwfl_Module *mod, const char *root, const char *path_list, char **name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int bits_len = dwfl_module_build_id(mod, &bits, &vaddr), fd;
+	char hex[2 * 64 + 1], *path;
+
+	if (bits_len <= 1 || bits_len > 64)
+		return -1;
+	hex_encode(hex, bits, (size_t)bits_len);
+	fd = debug_file_debuginfo_by_build_id(root, path_list, hex, &path);
+	if (fd < 0)
+		return -1;
+	free(*name);
+	*name = path;
+	return fd;
+}
+
 /*
  * libdwfl's find_debuginfo callback: dwfl_standard_find_debuginfo, once every file it may open has been
  * checked (debuginfo_candidates_ok), for the file's name as given and as its symbolic links resolve.
@@ -120,6 +139,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
 	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
 	bool ok;
+	int fd;
 
 	/* A .gnu_debuglink (it has a CRC; a .gnu_debugaltlink has none and may be a path) names a file beside
 	 * the binary: a path in it would lead the search out of --symfs and the debug directories. */
@@ -136,6 +156,11 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	free(canonical);
 	if (!ok)
 		return -1;
+	/* The debug file found by build ID as libdwfl would find it, its compressed sections decompressed on
+	 * all cores rather than by libelf on one. Not for a .gnu_debugaltlink (a link without a CRC): libdwfl
+	 * looks for the dwz file itself. */
+	if (!(debuglink && !crc) && (fd = debuginfo_by_build_id(mod, root, path_list, debuginfo_file_name)) >= 0)
+		return fd;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
 					    debuginfo_file_name);
 }
@@ -250,7 +275,8 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		return;
 	}
 	mf->path = file.path;
-	decompressed = zstd_sections_decompress(file.fd, file.path);
+	/* zlib sections are libelf's here: a binary's split DWARF may name its .dwo files relative to it. */
+	decompressed = zstd_sections_decompress(file.fd, file.path, false);
 	if (decompressed >= 0) {
 		close(file.fd);
 		file.fd = decompressed;

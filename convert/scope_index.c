@@ -23,6 +23,8 @@ struct scope_node {
 	Dwarf_Die die;
 	uint32_t first_range, range_count; /* into scope_unit.ranges */
 	uint32_t parent, first_child, next_sibling;
+	uint32_t depth;	 /* 0 for the unit's children */
+	bool expanded;	 /* its children were walked (first_child is then final) */
 };
 
 struct scope_range {
@@ -64,14 +66,44 @@ static bool may_have_scopes(int tag)
 	}
 }
 
+/* One level being walked: the children of parent (NO_NODE: the unit's), at depth. */
 struct walk {
+	struct scope_index *index;
 	struct scope_unit *unit;
-	uint32_t last_child[MAX_DEPTH + 1]; /* the last node kept at each depth, to link its next sibling */
+	uint32_t parent, depth;
+	uint32_t last_child; /* the last node kept, to link its next sibling */
 };
 
-/* Keeps die as a child of parent at depth when it has ranges: *node_out is its node, or NO_NODE when it has
- * none. -1 on a DWARF error. */
-static int keep(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth, uint32_t *node_out)
+static bool has_address_attribute(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges) ||
+	       dwarf_hasattr(die, DW_AT_abstract_origin) || dwarf_hasattr(die, DW_AT_specification);
+}
+
+/*
+ * Most DIEs (types, members, variables) have no address attribute of their own or through an origin:
+ * dwarf_ranges would give them none, found faster from the abbreviation alone. Which attributes a DIE has is
+ * its abbreviation's: asked once per abbreviation (die->abbrev, which dwarf_tag has read), as a unit's top
+ * level has thousands of DIEs and a few dozen abbreviations.
+ */
+static bool may_have_ranges(struct scope_index *index, Dwarf_Die *die)
+{
+	const Dwarf_Abbrev *abbrev = die->abbrev;
+	bool added;
+	size_t n;
+
+	if (!abbrev || abbrev == (const Dwarf_Abbrev *)-1l) /* not read, or libdw's "none" */
+		return has_address_attribute(die);
+	n = pointer_table_add(&index->abbrevs, abbrev, &added);
+	if (added) {
+		GROW(index->may_have_ranges, index->may_have_ranges_capacity, n + 1);
+		index->may_have_ranges[n] = has_address_attribute(die);
+	}
+	return index->may_have_ranges[n];
+}
+
+/* Keeps die as a child of w->parent when it has ranges. -1 on a DWARF error. */
+static int keep(struct walk *w, Dwarf_Die *die)
 {
 	struct scope_unit *u = w->unit;
 	size_t first = u->range_count;
@@ -79,11 +111,7 @@ static int keep(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth,
 	ptrdiff_t off = 0;
 	uint32_t node;
 
-	*node_out = NO_NODE;
-	/* Most DIEs (types, members, variables) have no address attribute of their own or through an origin:
-	 * dwarf_ranges would give them none, found faster from the abbreviation alone. */
-	if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges) &&
-	    !dwarf_hasattr(die, DW_AT_abstract_origin) && !dwarf_hasattr(die, DW_AT_specification))
+	if (!may_have_ranges(w->index, die))
 		return 0;
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 		if (start >= end)
@@ -105,40 +133,22 @@ static int keep(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth,
 	GROW(u->nodes, u->node_capacity, u->node_count + 1);
 	u->nodes[u->node_count++] = (struct scope_node){ .die = *die, .first_range = (uint32_t)first,
 							 .range_count = (uint32_t)(u->range_count - first),
-							 .parent = parent, .first_child = NO_NODE,
-							 .next_sibling = NO_NODE };
+							 .parent = w->parent, .first_child = NO_NODE,
+							 .next_sibling = NO_NODE, .depth = w->depth };
 	for (size_t i = first; i < u->range_count; i++)
 		u->ranges[i].node = node;
-	if (w->last_child[depth] != NO_NODE)
-		u->nodes[w->last_child[depth]].next_sibling = node;
-	else if (parent != NO_NODE)
-		u->nodes[parent].first_child = node;
+	if (w->last_child != NO_NODE)
+		u->nodes[w->last_child].next_sibling = node;
+	else if (w->parent != NO_NODE)
+		u->nodes[w->parent].first_child = node;
 	else
 		u->first_top = node;
-	w->last_child[depth] = node;
-	*node_out = node;
+	w->last_child = node;
 	return 0;
 }
 
-static int walk_children(struct walk *w, Dwarf_Die *child, uint32_t parent, unsigned depth);
-
-/* The children of die, at depth. */
-static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t parent, unsigned depth)
-{
-	Dwarf_Die child;
-	int ret;
-
-	if (depth > MAX_DEPTH)
-		return -1;
-	w->last_child[depth] = NO_NODE;
-	ret = dwarf_child(die, &child);
-	if (ret != 0)
-		return ret < 0 ? -1 : 0;
-	return walk_children(w, &child, parent, depth);
-}
-
-/* child and its siblings; an imported unit's children are walked in its place, as libdw does. */
-static int walk_children(struct walk *w, Dwarf_Die *first, uint32_t parent, unsigned depth)
+/* first and its siblings; an imported unit's children are walked in its place, as libdw does. */
+static int walk_children(struct walk *w, Dwarf_Die *first)
 {
 	Dwarf_Die child = *first;
 	int ret;
@@ -149,20 +159,50 @@ static int walk_children(struct walk *w, Dwarf_Die *first, uint32_t parent, unsi
 			Dwarf_Attribute attr;
 
 			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &imported) &&
-			    dwarf_child(&imported, &imported) == 0 && walk_children(w, &imported, parent, depth) < 0)
+			    dwarf_child(&imported, &imported) == 0 && walk_children(w, &imported) < 0)
 				return -1;
 			if ((ret = dwarf_siblingof(&orig, &child)) != 0)
 				return ret < 0 ? -1 : 0;
 		}
-		uint32_t node;
-
-		if (keep(w, &child, parent, depth, &node) < 0)
-			return -1;
-		if (node != NO_NODE && may_have_scopes(dwarf_tag(&child)) && dwarf_haschildren(&child) &&
-		    walk_die(w, &child, node, depth + 1) < 0)
+		if (keep(w, &child) < 0)
 			return -1;
 	} while ((ret = dwarf_siblingof(&child, &child)) == 0);
 	return ret < 0 ? -1 : 0;
+}
+
+/* The children of die, a child of parent (NO_NODE: die is the unit) at depth - 1. */
+static int walk_die(struct scope_index *index, struct scope_unit *u, Dwarf_Die *die, uint32_t parent,
+		    uint32_t depth)
+{
+	struct walk w = { .index = index, .unit = u, .parent = parent, .depth = depth, .last_child = NO_NODE };
+	Dwarf_Die child;
+	int ret;
+
+	if (depth > MAX_DEPTH)
+		return -1;
+	ret = dwarf_child(die, &child);
+	if (ret != 0)
+		return ret < 0 ? -1 : 0;
+	return walk_children(&w, &child);
+}
+
+/*
+ * Walks node n's children the first time the chain passes through it: of a unit's scopes, most are never
+ * on the way to an address asked (a profile's addresses are a few per function), and walking them all was
+ * most of the index's cost. Children are kept in the order libdw visits them, as a whole walk would. -1 on
+ * a DWARF error: the unit is then left to libdw.
+ */
+static int expand(struct scope_index *index, struct scope_unit *u, uint32_t n)
+{
+	Dwarf_Die die;
+
+	if (u->nodes[n].expanded)
+		return 0;
+	u->nodes[n].expanded = true;
+	die = u->nodes[n].die;
+	if (!may_have_scopes(dwarf_tag(&die)) || !dwarf_haschildren(&die))
+		return 0;
+	return walk_die(index, u, &die, n, u->nodes[n].depth + 1);
 }
 
 static int compare_ranges(const void *a, const void *b)
@@ -196,16 +236,14 @@ static void sort_top(struct scope_unit *u)
 	}
 }
 
-static struct scope_unit *unit_build(Dwarf_Die *cudie)
+static struct scope_unit *unit_build(struct scope_index *index, Dwarf_Die *cudie)
 {
 	struct scope_unit *u = xcalloc(1, sizeof(*u));
-	struct walk *w = xmalloc(sizeof(*w));
 
 	u->key = cudie->addr;
 	u->cudie = *cudie;
 	u->first_top = NO_NODE;
-	w->unit = u;
-	if (walk_die(w, cudie, NO_NODE, 0) < 0) {
+	if (walk_die(index, u, cudie, NO_NODE, 0) < 0) {
 		u->failed = true;
 		free(u->nodes);
 		free(u->ranges);
@@ -214,17 +252,12 @@ static struct scope_unit *unit_build(Dwarf_Die *cudie)
 	} else {
 		sort_top(u);
 	}
-	free(w);
 	return u;
 }
 
 static size_t slot_of(const struct scope_index *index, const void *key)
 {
-	uintptr_t h = (uintptr_t)key;
-
-	h ^= h >> 17;
-	h *= (uintptr_t)0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 7) & (index->capacity - 1);
+	return address_hash((uintptr_t)key) & (index->capacity - 1);
 }
 
 static struct scope_unit *unit_of(struct scope_index *index, Dwarf_Die *cudie)
@@ -253,7 +286,7 @@ static struct scope_unit *unit_of(struct scope_index *index, Dwarf_Die *cudie)
 	}
 	for (i = slot_of(index, cudie->addr); index->units[i]; i = (i + 1) & (index->capacity - 1))
 		;
-	index->units[i] = unit_build(cudie);
+	index->units[i] = unit_build(index, cudie);
 	index->count++;
 	return index->units[i];
 }
@@ -298,8 +331,13 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 
 	if (u->failed)
 		return -1;
-	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc))
+	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc)) {
 		inner = n;
+		if (expand(index, u, n) < 0) {
+			u->failed = true; /* answers given so far were libdw's: the rest come from libdw too */
+			return -1;
+		}
+	}
 	if (inner == NO_NODE)
 		return 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
@@ -325,5 +363,7 @@ void scope_index_release(struct scope_index *index)
 		free(u);
 	}
 	free(index->units);
+	pointer_table_release(&index->abbrevs);
+	free(index->may_have_ranges);
 	memset(index, 0, sizeof(*index));
 }

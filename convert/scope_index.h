@@ -1,14 +1,15 @@
 /*
- * scope_index.h — the chain of DWARF scopes at an address, from a tree of a unit's scopes walked once.
+ * scope_index.h — the chain of DWARF scopes at an address, from a tree of a unit's scopes, each walked once.
  *
  * dwarf_getscopes() and dwarf_getscopes_die() walk a unit's DIEs from its root for every address they are
- * asked: on libc that was four fifths of `stackrec symbolize`'s time. This index walks a unit once, the first
- * time one of its addresses is asked, and keeps only the DIEs dwarf_getscopes could descend into (those with
+ * asked: on libc that was four fifths of `stackrec symbolize`'s time. This index walks a unit's top level
+ * the first time one of its addresses is asked, and a scope's children the first time an address's chain
+ * goes through it (most are never on the way to an address asked), and keeps only the DIEs dwarf_getscopes could descend into (those with
  * address ranges, under units, functions, blocks, namespaces and classes, imported units read in place), with
  * their ranges, in the order libdw visits them. An address is then answered as dwarf_getscopes answers it (the
  * first DIE of each level that contains it, then the first of its children, and so on), without reading DWARF.
- * A unit libdw could not walk (a DWARF error, nesting deeper than any compiler emits) is not indexed, and the
- * caller asks libdw itself.
+ * A unit libdw could not walk (a DWARF error, nesting deeper than any compiler emits) is not indexed from
+ * there on, and the caller asks libdw itself.
  */
 #ifndef STACKREC_CONVERT_SCOPE_INDEX_H
 #define STACKREC_CONVERT_SCOPE_INDEX_H
@@ -16,11 +17,16 @@
 #include <elfutils/libdw.h>
 #include <stddef.h>
 
+#include "../util.h"
+
 struct scope_unit;
 
 struct scope_index {
 	struct scope_unit **units; /* open addressing on the unit DIE's address */
 	size_t capacity, count;
+	struct pointer_table abbrevs; /* the abbreviations seen, numbering may_have_ranges */
+	bool *may_have_ranges;	      /* whether DIEs of that abbreviation may have addresses */
+	size_t may_have_ranges_capacity;
 };
 
 /*

@@ -128,16 +128,17 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
 			 uint32_t *count);
 
-/* The same, its strings borrowed from the cache (valid until symbol_cache_close): free only *frames. */
-bool symbol_cache_peek(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames, uint32_t *count);
-
-/* The same into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
+/* The same, its strings borrowed from the cache (valid until symbol_cache_close), into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
  * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. */
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
 			    uint32_t *count);
 
 /* Remembers the answer for address (copied), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
+
+/* The same without a copy: frames (allocated as profile_frames_free frees them) are the cache's when it returns
+ * true, and stay valid until symbol_cache_close; false when it keeps nothing, and they stay the caller's. */
+bool symbol_cache_keep(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count);
 
 /* Writes the entry when answers were added (has_symtab and debug_reason describe the module), trims the
  * directory, and frees everything. */

@@ -606,26 +606,26 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 	uint64_t elf_addr = s->section_name ? addr + s->section_low : addr; /* -j: an offset, printed as given */
 	struct profile_frame *frames;
 	uint32_t count;
-	bool borrowed = false;
+	bool borrowed = false, kept = false;
 
 	if (!s->cached)
 		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
 	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count)) {
-		/* symbolizer_cached_peek, into one array for every answer: printed before the cache is closed,
+		/* the cache's strings borrowed, into one array for every answer: printed before the cache is closed,
 		 * with no copies and no allocation */
 		frames = s->cached;
 		borrowed = true;
 	} else {
 		count = covered(s, elf_addr, &frames);
-		symbolizer_cache_answer(&s->module, elf_addr, frames, count);
+		kept = symbolizer_cache_keep(&s->module, elf_addr, frames, count); /* no copy: printed from there */
 	}
 	if (s->json)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	if (!borrowed)
+	if (!borrowed && !kept)
 		profile_frames_free(frames, count);
 }
 

@@ -181,16 +181,16 @@ bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct pro
 	return symbol_cache_lookup(&st->cache, addr, frames, count);
 }
 
-bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
-			    uint32_t *count)
-{
-	return symbol_cache_peek(&st->cache, addr, frames, count);
-}
-
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count)
 {
 	symbol_cache_add(&st->cache, addr, frames, count);
+}
+
+bool symbolizer_cache_keep(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *frames,
+			   uint32_t count)
+{
+	return symbol_cache_keep(&st->cache, addr, frames, count);
 }
 
 void symbolizer_module_close(struct symbolizer_module *st)
@@ -201,6 +201,8 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	cu_index_release(&st->cu);
 	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
+	pointer_table_release(&st->name_dies);
+	free(st->names);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
 }
@@ -223,15 +225,34 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 	return value > UINT32_MAX ? 0 : (uint32_t)value;
 }
 
-/* Fills a frame's names from a function DIE; false when it has none. */
-static bool frame_from_die(struct profile_frame *f, Dwarf_Die *die, const struct symbolizer_options *options)
+/* The names of function DIE die, read once per DIE (struct symbolizer_die_name). */
+static const struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
 {
-	const char *linkage = die_string(die, DW_AT_linkage_name);
-	const char *name = die_string(die, DW_AT_name);
+	struct symbolizer_die_name *e;
+	bool added;
+	size_t n = pointer_table_add(&st->name_dies, die->addr, &added); /* a DIE's place in the DWARF data */
+
+	if (!added)
+		return &st->names[n];
+	GROW(st->names, st->name_capacity, n + 1);
+	e = &st->names[n];
+	e->linkage = die_string(die, DW_AT_linkage_name);
+	if (!e->linkage)
+		e->linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	e->name = die_string(die, DW_AT_name);
+	e->decl_line = die_udata(die, DW_AT_decl_line, true);
+	return e;
+}
+
+/* Fills a frame's names from a function DIE; false when it has none. */
+static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, Dwarf_Die *die,
+			   const struct symbolizer_options *options)
+{
+	const struct symbolizer_die_name *names = die_names(st, die);
+	const char *linkage = names->linkage;
+	const char *name = names->name;
 	char *demangled = NULL;
 
-	if (!linkage)
-		linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	if (!linkage && !name)
 		return false;
 	if (linkage && options->demangle) {
@@ -246,7 +267,7 @@ static bool frame_from_die(struct profile_frame *f, Dwarf_Die *die, const struct
 		f->function = demangled;
 	else /* --no-demangle shows what the symbol table would: the linkage name */
 		f->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
-	f->start_line = die_udata(die, DW_AT_decl_line, true);
+	f->start_line = names->decl_line;
 	return true;
 }
 
@@ -318,7 +339,7 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		if (!is_function_scope(&chain[i]))
 			continue;
 		f = &out[count];
-		if (!frame_from_die(f, &chain[i], options)) {
+		if (!frame_from_die(st, f, &chain[i], options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
 			f->function = xstrdup("??");
 			f->system_name = xstrdup("??");

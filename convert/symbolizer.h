@@ -45,12 +45,23 @@ int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const c
 /* Frees the --debug-dir list. */
 void symbolizer_options_release(struct symbolizer_options *options);
 
+/* A function DIE's names as frame_from_die reads them (strings in the DWARF data), kept per DIE: the
+ * functions of a profile are asked for again and again, and following DW_AT_abstract_origin for each was a
+ * tenth of a cold `stackrec symbolize`. */
+struct symbolizer_die_name {
+	const char *linkage, *name;
+	uint32_t decl_line;
+};
+
 /* One module's open file and debug information, for naming its addresses. */
 struct symbolizer_module {
 	struct module_file file;
 	struct cu_index cu;
 	struct scope_index scopes; /* each unit's scope tree, walked once */
 	struct elf_symbols symbols; /* built when DWARF first leaves an address unnamed */
+	struct pointer_table name_dies;	   /* the function DIEs whose names were read, numbering names */
+	struct symbolizer_die_name *names; /* their names */
+	size_t name_capacity;
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
@@ -70,12 +81,13 @@ void symbolizer_module_close(struct symbolizer_module *st);
 
 /* The answer cached for Dwfl address addr: true with *frames allocated (NULL when *count is 0). */
 bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count);
-/* The same with the strings borrowed from the cache until the module is closed: free only *frames. */
-bool symbolizer_cached_peek(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames,
-			    uint32_t *count);
 /* Keeps the answer for addr in the symbol cache (a copy). */
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count);
+/* Keeps the answer for addr in the symbol cache without a copy (symbol_cache_keep): true when the cache took
+ * frames over (valid until the module is closed), false when they stay the caller's. */
+bool symbolizer_cache_keep(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *frames,
+			   uint32_t count);
 
 /*
  * Names Dwfl address addr of an open module (convert's locations and `stackrec symbolize` both come here):

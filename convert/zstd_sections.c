@@ -1,20 +1,23 @@
 /*
- * zstd_sections.c — a copy of an ELF file with its zstd-compressed sections decompressed (see
- * zstd_sections.h). The copy is the original bytes, then each decompressed body appended at the end
+ * zstd_sections.c — a copy of an ELF file with its compressed sections decompressed (see zstd_sections.h).
+ * The copy is the original bytes but for the compressed bodies, then each decompressed body at the end
  * (compressed sections are debug sections, never loaded, so they may live anywhere), then a new section
- * header table pointing at them; only the ELF header's e_shoff changes in place. 64-bit ELF files of this
- * machine's byte order only; anything else is left to libelf as it is.
+ * header table pointing at them; only the ELF header's e_shoff changes in place. The copy is a memory file,
+ * mapped while the sections are inflated straight into it, several at once on as many cores. 64-bit ELF
+ * files of this machine's byte order only; anything else is left to libelf as it is.
  */
 #include "zstd_sections.h"
 
 #include <elf.h>
 #include <endian.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "../util.h"
@@ -30,19 +33,106 @@
 #define NATIVE_ELFDATA ELFDATA2MSB
 #endif
 
-static bool write_at(int fd, const void *buf, size_t size, uint64_t offset)
+#define MAX_THREADS 16
+
+/* One compressed section, inflated into the copy at offset. */
+struct section_job {
+	size_t index;		/* in the section header table */
+	const unsigned char *in; /* the compressed bytes (after the Elf64_Chdr) */
+	size_t in_size, out_size;
+	uint64_t offset;	/* of the body in the copy */
+	uint32_t type;		/* ELFCOMPRESS_ZLIB or ELFCOMPRESS_ZSTD */
+	bool ok;
+};
+
+struct section_jobs {
+	struct section_job *jobs; /* largest first, so that the longest is not the last one started */
+	size_t count, next;	  /* next: the next job to take, shared by the threads */
+	unsigned char *copy;	  /* the copy, mapped */
+};
+
+static bool inflate_zlib(const struct section_job *j, unsigned char *out)
 {
-	return pwrite(fd, buf, size, (off_t)offset) == (ssize_t)size;
+	z_stream zs = { .next_in = (unsigned char *)j->in, .avail_in = (uInt)j->in_size, .next_out = out,
+			.avail_out = (uInt)j->out_size };
+	int ret;
+
+	if (j->in_size > UINT32_MAX || j->out_size > UINT32_MAX || inflateInit(&zs) != Z_OK)
+		return false;
+	ret = inflate(&zs, Z_FINISH);
+	inflateEnd(&zs);
+	return ret == Z_STREAM_END && zs.total_out == j->out_size; /* zlib checked the stream's checksum */
 }
 
-int zstd_sections_decompress(int fd, const char *path)
+static void *inflate_sections(void *arg)
+{
+	struct section_jobs *w = arg;
+	size_t k;
+
+	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->count) {
+		struct section_job *j = &w->jobs[k];
+		unsigned char *out = w->copy + j->offset;
+
+		if (j->type == ELFCOMPRESS_ZLIB) {
+			j->ok = inflate_zlib(j, out);
+		} else {
+			size_t n = ZSTD_decompress(out, j->out_size, j->in, j->in_size);
+
+			j->ok = !ZSTD_isError(n) && n == j->out_size;
+		}
+	}
+	return NULL;
+}
+
+static int compare_by_size(const void *a, const void *b)
+{
+	const struct section_job *x = a, *y = b;
+
+	if (x->out_size != y->out_size)
+		return x->out_size > y->out_size ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int compare_by_offset(const void *a, const void *b)
+{
+	const struct section_job *x = a, *y = b;
+
+	return (x->in > y->in) - (x->in < y->in); /* all point into one mapping */
+}
+
+/* Inflates the jobs into w->copy on up to one thread per core (this one included); false when one failed. */
+static bool run_jobs(struct section_jobs *w)
+{
+	pthread_t threads[MAX_THREADS];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t wanted = cores > 1 ? (size_t)cores : 1, started = 0;
+	bool ok = true;
+
+	if (wanted > MAX_THREADS)
+		wanted = MAX_THREADS;
+	if (wanted > w->count)
+		wanted = w->count;
+	sort_array(w->jobs, w->count, sizeof(*w->jobs), compare_by_size);
+	for (; started + 1 < wanted; started++)
+		if (pthread_create(&threads[started], NULL, inflate_sections, w) != 0)
+			break; /* fewer threads: the ones there are (this one at least) do all the work */
+	inflate_sections(w);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	for (size_t k = 0; k < w->count; k++)
+		ok &= w->jobs[k].ok;
+	return ok;
+}
+
+int zstd_sections_decompress(int fd, const char *path, bool zlib)
 {
 	unsigned char *file = MAP_FAILED;
+	struct section_jobs w = { .copy = MAP_FAILED };
 	Elf64_Shdr *shdrs = NULL;
 	Elf64_Ehdr ehdr;
 	struct stat st;
-	size_t size, found = 0;
-	uint64_t end;
+	size_t size, capacity = 0, zstd = 0, done = 0, copy_size = 0;
+	uint64_t end, total = 0;
 	int copy = -1;
 	bool ok = false;
 
@@ -59,57 +149,72 @@ int zstd_sections_decompress(int fd, const char *path)
 		goto out;
 	shdrs = xmalloc(ehdr.e_shnum * sizeof(*shdrs));
 	memcpy(shdrs, file + ehdr.e_shoff, ehdr.e_shnum * sizeof(*shdrs));
-	for (size_t i = 0; i < ehdr.e_shnum; i++) {
-		Elf64_Chdr chdr;
-
-		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_offset > size ||
-		    size - shdrs[i].sh_offset < shdrs[i].sh_size || shdrs[i].sh_size < sizeof(chdr))
-			continue;
-		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
-		found += chdr.ch_type == ELFCOMPRESS_ZSTD;
-	}
-	if (!found)
-		goto out;
-	copy = memfd_create("zstd-decompressed", MFD_CLOEXEC);
-	if (copy < 0 || !write_at(copy, file, size, 0))
-		goto out;
 	end = (size + 7) & ~(uint64_t)7;
 	for (size_t i = 0; i < ehdr.e_shnum; i++) {
 		Elf64_Chdr chdr;
-		void *body;
-		size_t n;
 
-		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_offset > size ||
-		    size - shdrs[i].sh_offset < shdrs[i].sh_size || shdrs[i].sh_size < sizeof(chdr))
+		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_type == SHT_NOBITS ||
+		    shdrs[i].sh_offset > size || size - shdrs[i].sh_offset < shdrs[i].sh_size ||
+		    shdrs[i].sh_size < sizeof(chdr))
 			continue;
 		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
+		if (chdr.ch_type != ELFCOMPRESS_ZSTD && (chdr.ch_type != ELFCOMPRESS_ZLIB || !zlib))
+			continue;
 		/* debug_file.c refused files that declare more (input_file.h); this allocation must not trust the
 		 * header either, whoever hands the file over. */
-		if (chdr.ch_type != ELFCOMPRESS_ZSTD || chdr.ch_size > (1ull << 32) ||
-		    chdr.ch_size > (uint64_t)size * INPUT_FILE_MAX_INFLATION) {
-			if (chdr.ch_type == ELFCOMPRESS_ZSTD)
-				debug("'%s': section %zu declares %llu bytes decompressed: left compressed", path, i,
-				      (unsigned long long)chdr.ch_size);
+		if (chdr.ch_size > (1ull << 32) || total + chdr.ch_size > (uint64_t)size * INPUT_FILE_MAX_INFLATION) {
+			debug("'%s': section %zu declares %llu bytes decompressed: left compressed", path, i,
+			      (unsigned long long)chdr.ch_size);
 			continue;
 		}
-		body = xmalloc(chdr.ch_size ? chdr.ch_size : 1);
-		n = ZSTD_decompress(body, chdr.ch_size, file + shdrs[i].sh_offset + sizeof(chdr),
-				    shdrs[i].sh_size - sizeof(chdr));
-		if (ZSTD_isError(n) || n != chdr.ch_size || !write_at(copy, body, n, end)) {
-			debug("'%s': section %zu: cannot decompress zstd data", path, i);
-			free(body);
-			goto out;
-		}
-		free(body);
-		shdrs[i].sh_flags &= ~(Elf64_Xword)SHF_COMPRESSED;
-		shdrs[i].sh_offset = end;
-		shdrs[i].sh_size = n;
+		total += chdr.ch_size;
+		zstd += chdr.ch_type == ELFCOMPRESS_ZSTD;
+		GROW(w.jobs, capacity, w.count + 1);
+		w.jobs[w.count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
+							  .in_size = shdrs[i].sh_size - sizeof(chdr),
+							  .out_size = chdr.ch_size, .offset = end, .type = chdr.ch_type };
 		shdrs[i].sh_addralign = chdr.ch_addralign ? chdr.ch_addralign : 1;
-		end = (end + n + 7) & ~(uint64_t)7;
+		end = (end + chdr.ch_size + 7) & ~(uint64_t)7;
+	}
+	if (!w.count)
+		goto out;
+	copy_size = end + ehdr.e_shnum * sizeof(*shdrs);
+	copy = memfd_create("decompressed-sections", MFD_CLOEXEC);
+	if (copy < 0 || ftruncate(copy, (off_t)copy_size) < 0)
+		goto out;
+	w.copy = mmap(NULL, copy_size, PROT_READ | PROT_WRITE, MAP_SHARED, copy, 0);
+	if (w.copy == MAP_FAILED)
+		goto out;
+	/* The original bytes but the compressed bodies, which would only take memory: the gaps between them, in
+	 * file order (in a hostile file sections may overlap: a gap is then empty). */
+	sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
+	for (size_t k = 0; k <= w.count; k++) {
+		size_t to = k < w.count ? (size_t)(w.jobs[k].in - sizeof(Elf64_Chdr) - file) : size;
+
+		if (to > done)
+			memcpy(w.copy + done, file + done, to - done);
+		if (k < w.count && (size_t)(w.jobs[k].in + w.jobs[k].in_size - file) > done)
+			done = (size_t)(w.jobs[k].in + w.jobs[k].in_size - file);
+	}
+	if (!run_jobs(&w)) {
+		debug("'%s': cannot decompress its compressed sections", path);
+		goto out;
+	}
+	for (size_t k = 0; k < w.count; k++) {
+		Elf64_Shdr *sh = &shdrs[w.jobs[k].index];
+
+		sh->sh_flags &= ~(Elf64_Xword)SHF_COMPRESSED;
+		sh->sh_offset = w.jobs[k].offset;
+		sh->sh_size = w.jobs[k].out_size;
 	}
 	ehdr.e_shoff = end;
-	ok = write_at(copy, shdrs, ehdr.e_shnum * sizeof(*shdrs), end) && write_at(copy, &ehdr, sizeof(ehdr), 0);
+	memcpy(w.copy + end, shdrs, ehdr.e_shnum * sizeof(*shdrs));
+	memcpy(w.copy, &ehdr, sizeof(ehdr));
+	ok = true;
 out:
+	if (w.copy != MAP_FAILED)
+		munmap(w.copy, copy_size);
+	free(w.jobs);
 	free(shdrs);
 	munmap(file, size);
 	if (!ok) {
@@ -117,6 +222,7 @@ out:
 			close(copy);
 		return -1;
 	}
-	debug("'%s': decompressed %zu zstd-compressed sections (elfutils before 0.189 reads only zlib)", path, found);
+	debug("'%s': decompressed %zu compressed sections (%zu zstd, which elfutils before 0.189 cannot read)", path,
+	      w.count, zstd);
 	return copy;
 }

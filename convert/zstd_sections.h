@@ -1,15 +1,21 @@
 /*
  * zstd_sections.h — makes zstd-compressed debug sections readable to elfutils 0.188 (Debian 12), which
  * knows only zlib (zstd came in 0.189): binutils' objcopy --compress-debug-sections=zstd, and newer
- * toolchains by default, would otherwise leave frames without lines or inline frames, silently.
+ * toolchains by default, would otherwise leave frames without lines or inline frames, silently. zlib-compressed
+ * sections (Debian's debug packages) of separate debug files are decompressed here too, on all cores at once: libelf inflates them
+ * one after the other, and that was a fifth of the instructions of a cold `stackrec symbolize` on libc.
  */
 #ifndef STACKREC_CONVERT_ZSTD_SECTIONS_H
 #define STACKREC_CONVERT_ZSTD_SECTIONS_H
 
+#include <stdbool.h>
+
 /*
- * When the ELF file open on fd has zstd-compressed sections, returns an fd on a memory copy of it with those
- * sections decompressed (the caller closes both). Returns -1 when it has none, or when the copy failed.
+ * When the ELF file open on fd has zstd-compressed sections, or zlib-compressed ones with zlib, returns an fd
+ * on a memory copy of it with those sections decompressed (the caller closes both). Returns -1 when it has
+ * none, or when the copy failed (libelf then reads the file as it is). The copy has no directory: libdw finds
+ * no file by a path relative to it (split DWARF's .dwo files without an absolute DW_AT_comp_dir).
  */
-int zstd_sections_decompress(int fd, const char *path);
+int zstd_sections_decompress(int fd, const char *path, bool zlib);
 
 #endif

@@ -189,6 +189,22 @@ test_expect_success ADDR2LINE 'a stripped binary is named from its debug file in
 	test_cmp expect actual
 '
 
+# stackrec decompresses a debug file's compressed sections itself, on all cores (convert/zstd_sections.c):
+# zlib ones as objcopy and Debian's debug packages write them, and zstd ones, which elfutils 0.188 cannot read.
+test_expect_success ADDR2LINE 'a debug file found by build ID with zlib- or zstd-compressed sections gives the same answers' '
+	stackrec symbolize --no-cache -e inline -f -i <addrs >expect &&
+	id=$(readelf -n stripped | awk "/Build ID/ { print \$3 }") &&
+	for type in zlib zstd; do
+		rm -rf debug-$type && mkdir -p debug-$type/.build-id/${id:0:2} &&
+		objcopy --compress-debug-sections=$type debug/.build-id/${id:0:2}/${id:2}.debug \
+			debug-$type/.build-id/${id:0:2}/${id:2}.debug &&
+		readelf -t debug-$type/.build-id/${id:0:2}/${id:2}.debug | grep -qi $type &&
+		stackrec symbolize --no-cache -v -e stripped --debug-dir debug-$type -f -i <addrs >actual 2>err &&
+		test_cmp expect actual &&
+		grep "decompressed [1-9][0-9]* compressed sections" err || return 1
+	done
+'
+
 test_expect_success ADDR2LINE '--json: one valid object per address, with the fields of -f -i' '
 	stackrec symbolize -e inline --json <addrs >json &&
 	stackrec symbolize -e inline -f -i -a <addrs >text &&

@@ -1,6 +1,7 @@
 /*
  * fuzz-elf.c — libFuzzer target for loading a module's file offline (convert/debug_file.c, module_file.c,
- * zstd_sections.c, and the symbolizer on top, symbolizer.c, cu_index.c): whatever bytes sit where a recording
+ * zstd_sections.c, and the symbolizer on top, symbolizer.c, cu_index.c; then zstd_sections.c again as for a
+ * debug file, zlib sections included): whatever bytes sit where a recording
  * says a binary is — a truncated ELF file, absurd section headers, compressed sections (zlib, zstd) that lie
  * about their size, a .gnu_debuglink to anything — naming addresses in it must neither crash, nor hang, nor
  * allocate without bound.
@@ -10,6 +11,7 @@
  * file offsets 0, 0x1000 and those of the last 16 bytes of input, as return addresses and not.
  * Built by `make fuzz-elf-build`; tests/t0005-fuzz-parsers.sh replays tests/fuzz/elf-corpus/.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "convert/kernel_symbols.h"
 #include "convert/profile.h"
 #include "convert/symbolizer.h"
+#include "convert/zstd_sections.h"
 #include "tests/fuzz/fuzz-input.h"
 
 /*
@@ -99,5 +102,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ASSERT(!profile.locations[i].frames[j].function || strlen(profile.locations[i].frames[j].function) < (1u << 20));
 	profile_release(&profile);
 	kernel_symbols_release(&kernel);
+	/* The same bytes as a debug file found by build ID: its zlib sections are decompressed by us too. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC), copy;
+
+	ASSERT(fd >= 0);
+	copy = zstd_sections_decompress(fd, path, true);
+	if (copy >= 0)
+		close(copy);
+	close(fd);
 	return 0;
 }

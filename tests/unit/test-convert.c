@@ -321,6 +321,23 @@ static void test_demangle(void)
 	free(s);
 }
 
+/* util.h's pointer_table numbers each pointer once, in the order added, through growth. */
+static void test_pointer_table(void)
+{
+	struct pointer_table t = { 0 };
+	static char keys[3000];
+	bool added, all_new = true, all_same = true;
+
+	for (size_t i = 0; i < sizeof(keys); i++)
+		all_new &= pointer_table_add(&t, &keys[i], &added) == i && added;
+	ok(all_new && t.count == sizeof(keys), "pointer_table: each new pointer gets the next number");
+	for (size_t i = sizeof(keys); i-- > 0;)
+		all_same &= pointer_table_add(&t, &keys[i], &added) == i && !added;
+	ok(all_same && t.count == sizeof(keys), "pointer_table: a pointer seen keeps its number after growing");
+	pointer_table_release(&t);
+	ok(!t.keys && !t.count, "pointer_table: released is empty");
+}
+
 /* The folded writer makes exactly `expected` of p. */
 static void check_folded(const struct profile *p, const struct output_options *options, const char *expected,
 			 const char *title)
@@ -725,6 +742,7 @@ static int run_tests(void)
 	test_process_maps_fork();
 	test_kernel_symbols();
 	test_demangle();
+	test_pointer_table();
 	test_folded();
 	test_jit_maps();
 	test_symbol_table();
