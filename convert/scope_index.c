@@ -290,16 +290,48 @@ static uint32_t top_containing(const struct scope_unit *u, Dwarf_Addr pc)
 	return i && pc < u->top[i - 1].high ? u->top[i - 1].node : NO_NODE;
 }
 
+/*
+ * The innermost node containing pc under n and its next siblings, with *inlined the number of inlined
+ * subroutines on the way to it. Where two siblings contain pc (gcc, with LTO above all, gives sibling lexical
+ * blocks overlapping ranges), the way through more inlined subroutines wins, the first on a tie: libdw's
+ * dwarf_getscopes takes the first sibling and so can miss the function inlined at pc (libbfd's bfd_assert in
+ * bfd_elf_size_dynamic_sections), which binutils and llvm-symbolizer, going by the narrowest scope, find.
+ */
+static uint32_t innermost(const struct scope_unit *u, uint32_t n, Dwarf_Addr pc, unsigned *inlined)
+{
+	uint32_t best = NO_NODE;
+
+	*inlined = 0;
+	for (n = first_containing(u, n, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].next_sibling, pc)) {
+		unsigned below;
+		uint32_t inner = innermost(u, u->nodes[n].first_child, pc, &below);
+
+		below += dwarf_tag((Dwarf_Die *)&u->nodes[n].die) == DW_TAG_inlined_subroutine;
+		if (best == NO_NODE || below > *inlined) {
+			best = inner != NO_NODE ? inner : n;
+			*inlined = below;
+		}
+	}
+	return best;
+}
+
 int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain)
 {
 	struct scope_unit *u = unit_of(index, cudie);
-	uint32_t n, inner = NO_NODE;
+	uint32_t n, inner;
+	unsigned inlined;
 	int count = 1; /* the unit */
 
 	if (u->failed)
 		return -1;
-	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc))
-		inner = n;
+	if (u->top) { /* the top level does not overlap: its one node at pc */
+		n = top_containing(u, pc);
+		inner = n == NO_NODE ? NO_NODE : innermost(u, u->nodes[n].first_child, pc, &inlined);
+		if (inner == NO_NODE)
+			inner = n;
+	} else {
+		inner = innermost(u, u->first_top, pc, &inlined);
+	}
 	if (inner == NO_NODE)
 		return 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
