@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='stackrec symbolize on what bench section F measures: scopes gcc emits overlapping, C++ names without a DWARF linkage name, Go binaries'
+test_description='stackrec symbolize on what bench section F measures: scopes gcc emits overlapping, C++ functions without a DWARF linkage name'
 . "$(dirname "$0")/test-lib.sh"
 
 unset DEBUGINFOD_URLS
@@ -53,6 +53,33 @@ test_expect_success 'overlapping sibling scopes: the one with the inlined functi
 	# every address at a line of helper (4-7) is named helper, and there are some
 	awk -F"\t" "{ n = split(\$2, p, \":\"); l = p[n] + 0 } l >= 4 && l <= 7 { h++; if (\$1 != \"helper\") { print; bad++ } }
 		END { exit !(h > 0 && !bad) }" pairs
+'
+
+if command -v g++ >/dev/null; then test_set_prereq CXX; else test_unset_prereq CXX "no g++"; fi
+
+# gcc gives the std::function handlers of a lambda DWARF with DW_AT_name only (_M_invoke, _M_manager):
+# which instance they are is in the ELF symbol that starts where the function does, the name binutils prints.
+cat >lambda.cc <<'SRC'
+#include <cstdio>
+#include <functional>
+__attribute__((noinline)) unsigned long run(const std::function<unsigned long(int)> &f, int n) { return f(n); }
+int main(int argc, char **)
+{
+	std::function<unsigned long(int)> fib = [&](int k) -> unsigned long { return k < 2 ? k : fib(k - 1) + fib(k - 2); };
+	std::printf("%lu\n", run(fib, argc + 20));
+}
+SRC
+
+test_expect_success CXX 'a C++ function with only DW_AT_name is named by the ELF symbol starting where it does' '
+	g++ -O2 -g -o lambda lambda.cc &&
+	nm lambda | awk "\$3 ~ /_M_invoke|_M_manager/ { print \$1, \$3 }" >handlers &&
+	test_line_count handlers -ge 1 &&
+	while read -r a name; do
+		stackrec symbolize -e lambda -f 0x$a $(printf "%x" $((0x$a + 3))) >out &&
+		printf "%s\n" "$name" "$name" >expect && sed -n "1p;3p" out >actual && test_cmp expect actual &&
+		stackrec symbolize -e lambda -f -C 0x$a >out &&
+		c++filt "$name" >expect && head -n 1 out >actual && test_cmp expect actual || return 1
+	done <handlers
 '
 
 test_done
