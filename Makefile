@@ -26,8 +26,10 @@ BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginf
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
-# frame pointers), libc's symbols (__libc_start_call_main).
-BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk time binutils elfutils llvm
+# frame pointers), libc's symbols (__libc_start_call_main), and F's binaries to symbolize: libbfd's and the
+# assembler's debug files, the Go and C++ compilers for its own programs.
+BENCH_PACKAGES := linux-perf sqlite3 xz-utils python3 libc6-dbg gcc coreutils mawk time binutils elfutils llvm \
+	libbinutils-dbg binutils-x86-64-linux-gnu-dbg golang-go g++
 
 CFLAGS_BASE := -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -I$(OUT) -I.

@@ -9,8 +9,10 @@
 #   D. off-CPU cost: slowdown of a context-switch-heavy target under record --off-cpu, samples, lost.
 #   E. probe cost: slowdown of a target whose function is called about a million times a second under
 #      record --probe on that function, hits per second, lost hits;
-#   F. symbolize speed: addresses/s and peak memory of `stackrec symbolize` (symbol cache cold, warm, off)
-#      against addr2line, llvm-symbolizer and eu-addr2line on libc (libc6-dbg).
+#   F. symbolize speed and correctness: addresses/s and peak memory of `stackrec symbolize` (symbol cache
+#      cold, warm, off) against addr2line, llvm-symbolizer and eu-addr2line on libc (libc6-dbg), libbfd
+#      (libbinutils-dbg), the assembler (binutils-x86-64-linux-gnu-dbg, dwz), a Go and a C++ program; the
+#      share of addresses named and with lines, agreement with llvm-symbolizer and eu-addr2line.
 #
 # A benchmark, not a test: it never fails on a number. It writes the table, with the machine it ran on,
 # between the bench markers of docs/performance.md (which explains every column).
@@ -66,6 +68,16 @@ node=$(command -v node || command -v nodejs || true) # optional: B's JIT workloa
 # Without libc's symbol table neither profiler can name __libc_start_call_main (a local symbol).
 dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed' ||
 	die "libc6-dbg is not installed: without it __libc_start_call_main has no name (make bench installs it)"
+# F symbolizes libbfd and the assembler with their debug files (dwz-compressed, with an alternate file), and
+# programs of its own in Go and C++.
+if want F; then
+	need g++ g++
+	need go golang-go
+	for p in libbinutils-dbg binutils-x86-64-linux-gnu-dbg; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			die "$p is not installed: F symbolizes with its debug file (make bench installs it)"
+	done
+fi
 
 # The table goes between these two lines of the doc; checked now rather than after the run.
 doc_markers() {
@@ -569,56 +581,112 @@ elif want E; then
 	out 'E. Probe cost: stackrec %s\n\n' "$NA"
 fi
 
-# --- F. symbolize speed ---------------------------------------------------------------------------------
+# --- F. symbolize speed and correctness -----------------------------------------------------------------
 
+# Five binaries: libc (libc6-dbg), libbfd (libbinutils-dbg) and the assembler (binutils-x86-64-linux-gnu-dbg),
+# whose debug files Debian compresses with dwz (a .gnu_debugaltlink alternate file), a Go program (Go 1.19
+# keeps DWARF, in compressed sections) and a C++ program (g++ -O2 -g), both built here from bench/workloads.
 # The same address lists for every tool, each run reading them from a file and writing to /dev/null; the
 # stackrec rows differ only in the symbol cache: cold (emptied before each run), warm (filled by the cold run
-# before), off (--no-cache). llvm-symbolizer and eu-addr2line rows appear when they are installed (Debian:
-# llvm, elfutils).
+# before), off (--no-cache). Then each tool answers the distinct list once more with -a, and
+# bench/symbolize-agree.py compares the innermost frames: names, lines, agreement with llvm-symbolizer and
+# eu-addr2line.
 if want F; then
-	f_libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
 	f_distinct=$([ "$quick" = 1 ] && echo 5000 || echo 20000)
 	f_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
-	note "F. symbolize speed: libc, $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
 	mkdir -p "$work/f"
-	out 'F. Symbolize speed: %s, %s distinct random .text addresses and %s drawn from them skewed (weight\n' \
-		"${f_libc:-libc}" "$f_distinct" "$f_skewed"
-	out '   1/rank); addresses/s at the median wall time of %s runs (cpu: user+system time), peak RSS (largest);\n' "$reps"
-	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run\n\n'
-	out '  %-9s %-22s %12s %12s %9s\n' list tool addresses/s "(cpu)" "peak RSS"
-	# f_run LABEL LIST SETUP -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running SETUP each time.
+	f_targets=""
+	f_bin() { # f_bin NAME PATH: a target when PATH is there
+		[ -f "$2" ] && { f_targets="$f_targets $1"; eval "f_path_$1=\$2"; }
+		return 0
+	}
+	f_bin libc "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)"
+	f_bin libbfd /usr/lib/x86_64-linux-gnu/libbfd-2.40-system.so
+	f_bin as /usr/bin/x86_64-linux-gnu-as
+	if GOCACHE=$work/f/gocache GOPATH=$work/f/gopath GO111MODULE=off go build -o "$work/f/gowork" \
+		"$here/workloads/gowork.go" 2>"$work/f/go.log"; then
+		f_bin go "$work/f/gowork"
+	else
+		note "  the Go workload did not build: $(tail -n 2 "$work/f/go.log")"
+	fi
+	g++ -O2 -g -o "$work/f/cxxwork" "$here/workloads/cxxwork.cc" && f_bin cxx "$work/f/cxxwork"
+	note "F. symbolize:$f_targets; $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
+	out 'F. Symbolize speed and correctness: %s distinct random .text addresses of each binary and %s drawn from\n' \
+		"$f_distinct" "$f_skewed"
+	out '   them skewed (weight 1/rank); addresses/s at the median wall time of %s runs (eu-addr2line: one run,\n' "$reps"
+	out '   distinct lists only; cpu: user+system time), peak RSS (largest); flags -f -i (llvm-symbolizer:\n'
+	out '   --functions --inlines); stackrec cold = symbol cache emptied before each run. Innermost frame of each\n'
+	out '   answer: %% named, %% with file:line, %% agreeing with llvm-symbolizer where it names one (=llvm), and\n'
+	out '   besides: an ELF alias at the same address (alias) or the symbol of a part or clone of the same function\n'
+	out '   (clone: main.cold, f.isra.0, runtime.f.abi0); =eu: the same with eu-addr2line (exact names only)\n\n'
+	for t in $f_targets; do
+		eval "f_b=\$f_path_$t"
+		out '  %s: %s\n' "$t" "$f_b"
+	done
+	out '\n  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' target list tool addresses/s "(cpu)" "peak RSS" \
+		named lines =llvm alias clone =eu
+	# f_run LABEL LIST SETUP ANSWERS -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running
+	# SETUP each time (eu-addr2line: its one run with -a, above); then compares ANSWERS (a file of -a answers to the distinct list; "-a": COMMAND's own
+	# with -a, after SETUP) with llvm-symbolizer's and eu-addr2line's.
 	f_run() {
-		local label=$1 list=$2 setup=$3 n wall cpu rss
-		shift 4
+		local label=$1 list=$2 setup=$3 answers=$4 n wall cpu rss cols
+		shift 5
 		: >"$work/f/times"
-		for _ in $(seq 1 "$reps"); do
+		[ "$label" != eu-addr2line ] || tail -n 1 "$work/f/$t.eu.time" >"$work/f/times"
+		for _ in $([ "$label" = eu-addr2line ] || seq 1 "$reps"); do
 			eval "$setup"
 			/usr/bin/time -f '%e %U %S %M' -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
 				{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
-			cat "$work/f/time" >>"$work/f/times"
+			tail -n 1 "$work/f/time" >>"$work/f/times" # after "Command exited with non-zero status"
 		done
+		if [ "$answers" = -a ]; then
+			eval "$setup"
+			answers=$work/f/answers
+			"$@" -a <"$work/f/$t.distinct" >"$answers" 2>/dev/null || true
+		fi
+		cols=$("$python" "$here/symbolize-agree.py" "$f_b" "$list" "$f_llvm" "$f_eu" "$answers" \
+			"$work/f/$t.differences")
 		n=$(wc -l <"$list")
 		wall=$(awk '{ print $1 }' "$work/f/times" | median)
 		cpu=$(awk '{ print $2 + $3 }' "$work/f/times" | median)
 		rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times")
-		out '  %-9s %-22s %12s %12s %9s\n' "$(basename "$list" | sed 's/.*\.//')" "$label" \
-			"$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
-			"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss"
+		# shellcheck disable=SC2086 # cols: six words
+		out '  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' "$t" "$(basename "$list" | sed 's/.*\.//')" \
+			"$label" "$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
+			"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss" $cols
 	}
-	if [ -n "$f_libc" ]; then
-		"$python" "$here/workloads/addresses.py" "$f_libc" "$f_distinct" "$f_skewed" "$work/f/libc"
-		for list in "$work/f/libc.distinct" "$work/f/libc.skewed"; do
-			f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -- "$stackrec" symbolize -e "$f_libc" -f -i
-			f_run "stackrec warm" "$list" : -- "$stackrec" symbolize -e "$f_libc" -f -i
-			f_run "stackrec --no-cache" "$list" : -- "$stackrec" symbolize --no-cache -e "$f_libc" -f -i
-			f_run "addr2line" "$list" : -- addr2line -e "$f_libc" -f -i
-			command -v llvm-symbolizer >/dev/null &&
-				f_run "llvm-symbolizer" "$list" : -- llvm-symbolizer --obj="$f_libc" --functions --inlines
-			command -v eu-addr2line >/dev/null && f_run "eu-addr2line" "$list" : -- eu-addr2line -e "$f_libc" -f -i
+	for t in $f_targets; do
+		eval "f_b=\$f_path_$t"
+		"$python" "$here/workloads/addresses.py" "$f_b" "$f_distinct" "$f_skewed" "$work/f/$t"
+		# The references, answered once: llvm-symbolizer in addr2line's layout and without demangling (the
+		# others print linkage names too).
+		# eu-addr2line exits 1 when it could not name some address: its answers count all the same.
+		f_llvm=-
+		f_eu=-
+		if command -v llvm-symbolizer >/dev/null; then
+			llvm-symbolizer --obj="$f_b" --output-style=GNU -a --functions --inlines --no-demangle \
+				<"$work/f/$t.distinct" >"$work/f/$t.llvm" 2>/dev/null || true
+			[ -s "$work/f/$t.llvm" ] && f_llvm=$work/f/$t.llvm
+		fi
+		# eu-addr2line, 30 to 1000 times slower than the others (44 addresses/s on the C++ program), is timed
+		# on this one run only, and on the distinct list only.
+		if command -v eu-addr2line >/dev/null; then
+			/usr/bin/time -f '%e %U %S %M' -o "$work/f/$t.eu.time" eu-addr2line -e "$f_b" -a -f -i \
+				<"$work/f/$t.distinct" >"$work/f/$t.eu" 2>/dev/null || true
+			[ -s "$work/f/$t.eu" ] && f_eu=$work/f/$t.eu
+		fi
+		for list in "$work/f/$t.distinct" "$work/f/$t.skewed"; do
+			f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -a -- "$stackrec" symbolize -e "$f_b" -f -i
+			f_run "stackrec warm" "$list" : -a -- "$stackrec" symbolize -e "$f_b" -f -i
+			f_run "stackrec --no-cache" "$list" : -a -- "$stackrec" symbolize --no-cache -e "$f_b" -f -i
+			f_run "addr2line" "$list" : -a -- addr2line -e "$f_b" -f -i
+			[ "$f_llvm" = - ] ||
+				f_run "llvm-symbolizer" "$list" : "$f_llvm" -- llvm-symbolizer --obj="$f_b" --functions --inlines
+			[ "$f_eu" = - ] || [ "$list" != "$work/f/$t.distinct" ] ||
+				f_run "eu-addr2line" "$list" : "$f_eu" -- eu-addr2line -e "$f_b" -f -i
 		done
-	else
-		out '  no /lib/x86_64-linux-gnu/libc.so.6 on this machine\n'
-	fi
+	done
+	[ -n "$f_targets" ] || out '  none of the binaries is on this machine\n'
 	out '\n'
 fi
 

@@ -323,20 +323,52 @@ static uint32_t top_containing(const struct scope_unit *u, Dwarf_Addr pc)
 	return i && pc < u->top[i - 1].high ? u->top[i - 1].node : NO_NODE;
 }
 
+/*
+ * The innermost node containing pc under n and its next siblings, with *inlined the number of inlined
+ * subroutines on the way to it, in *best (NO_NODE when none); each node on the way has its children read
+ * (expand), and -1 says that failed. Where two siblings contain pc (gcc, with LTO above all, gives sibling
+ * lexical blocks overlapping ranges), the way through more inlined subroutines wins, the first on a tie: libdw's
+ * dwarf_getscopes takes the first sibling and so can miss the function inlined at pc (libbfd's bfd_assert in
+ * bfd_elf_size_dynamic_sections), which binutils and llvm-symbolizer, going by the narrowest scope, find.
+ */
+static int innermost(struct scope_index *index, struct scope_unit *u, uint32_t n, Dwarf_Addr pc, uint32_t *best,
+		     unsigned *inlined)
+{
+	*best = NO_NODE;
+	*inlined = 0;
+	for (n = first_containing(u, n, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].next_sibling, pc)) {
+		unsigned below;
+		uint32_t inner;
+
+		if (expand(index, u, n) < 0 || innermost(index, u, u->nodes[n].first_child, pc, &inner, &below) < 0)
+			return -1;
+		below += dwarf_tag((Dwarf_Die *)&u->nodes[n].die) == DW_TAG_inlined_subroutine;
+		if (*best == NO_NODE || below > *inlined) {
+			*best = inner != NO_NODE ? inner : n;
+			*inlined = below;
+		}
+	}
+	return 0;
+}
+
 int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain)
 {
 	struct scope_unit *u = unit_of(index, cudie);
 	uint32_t n, inner = NO_NODE;
+	unsigned inlined;
 	int count = 1; /* the unit */
 
 	if (u->failed)
 		return -1;
-	for (n = top_containing(u, pc); n != NO_NODE; n = first_containing(u, u->nodes[n].first_child, pc)) {
-		inner = n;
-		if (expand(index, u, n) < 0) {
-			u->failed = true; /* answers given so far were libdw's: the rest come from libdw too */
-			return -1;
-		}
+	if (u->top) { /* the top level does not overlap: its one node at pc */
+		n = top_containing(u, pc);
+		if (n != NO_NODE && (expand(index, u, n) < 0 ||
+				      innermost(index, u, u->nodes[n].first_child, pc, &inner, &inlined) < 0))
+			goto failed;
+		if (inner == NO_NODE)
+			inner = n;
+	} else if (innermost(index, u, u->first_top, pc, &inner, &inlined) < 0) {
+		goto failed;
 	}
 	if (inner == NO_NODE)
 		return 0;
@@ -348,6 +380,9 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 		(*chain)[count++] = u->nodes[n].die;
 	(*chain)[count++] = u->cudie;
 	return count;
+failed:
+	u->failed = true; /* answers given so far were libdw's: the rest come from libdw too */
+	return -1;
 }
 
 void scope_index_release(struct scope_index *index)

@@ -271,6 +271,48 @@ static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f
 	return true;
 }
 
+/* Whether the unit's language mangles names: binutils trusts a plain DW_AT_name only in the others. */
+static bool mangling_language(Dwarf_Die *cudie)
+{
+	switch (dwarf_srclang(cudie)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_ObjC_plus_plus:
+	case DW_LANG_D:
+	case DW_LANG_Rust:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A C++ function whose DWARF gives only DW_AT_name (gcc's std::function handlers of a lambda: _M_manager,
+ * _M_invoke) is named, as binutils names it, by the ELF symbol that starts where the function does: its
+ * mangled name says which instance it is. Nothing changes where no symbol starts there.
+ */
+static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf_Addr dbias,
+			     const struct symbolizer_options *options, struct profile_frame *f)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr base, low, high;
+	GElf_Sym sym;
+	const char *name;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) ||
+	    dwarf_ranges(die, 0, &base, &low, &high) <= 0)
+		return;
+	name = elf_symbols_lookup(&st->symbols, st->file.mod, low + dbias, &sym);
+	if (!name || sym.st_value + st->file.bias != low + dbias || !strcmp(name, f->system_name))
+		return;
+	free(f->function);
+	free(f->system_name);
+	f->system_name = xstrdup(name);
+	f->function = demangle_name(name, options->demangle);
+}
+
 static bool is_function_scope(Dwarf_Die *die)
 {
 	int tag = dwarf_tag(die);
@@ -343,6 +385,8 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
 			f->function = xstrdup("??");
 			f->system_name = xstrdup("??");
+		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(cudie)) {
+			name_from_symbol(st, &chain[i], dbias, options, f);
 		}
 		if (prev < 0) {
 			line_of(cudie, addr - dbias, f);

@@ -1,5 +1,6 @@
 # addresses.py — writes the address lists of the symbolize benchmark (bench/run.sh, E) for one binary:
-# DISTINCT random addresses of its .text, one per line in hex, to OUT.distinct, and COUNT addresses drawn from
+# DISTINCT random addresses of its .text, one per line in hex with 0x (llvm-symbolizer reads a number without
+# it as decimal, or as a symbol name), to OUT.distinct, and COUNT addresses drawn from
 # them with a Zipf-like skew (the i-th address weighs 1/i: a few hot addresses and a long tail, as in a
 # profile) to OUT.skewed. Seeded: the same lists on every run. Usage: python3 addresses.py BINARY DISTINCT COUNT OUT
 import random
@@ -21,7 +22,7 @@ while len(chosen) < min(distinct, size):
 addresses = sorted(chosen)
 rng.shuffle(addresses)
 with open(out + ".distinct", "w") as f:
-    f.write("".join("%x\n" % a for a in addresses))
+    f.write("".join("0x%x\n" % a for a in addresses))
 weights = [1.0 / (i + 1) for i in range(len(addresses))]
 with open(out + ".skewed", "w") as f:
-    f.write("".join("%x\n" % a for a in rng.choices(addresses, weights=weights, k=count)))
+    f.write("".join("0x%x\n" % a for a in rng.choices(addresses, weights=weights, k=count)))
