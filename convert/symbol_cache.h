@@ -3,16 +3,15 @@
  * and reads no DWARF for addresses named before. The file format is specified here and in
  * docs/symbol-cache.md.
  *
- * An entry is CACHE/symbols/BUILDID.RULES, where CACHE is the build-ID cache's directory (cache_dir.h) and
- * RULES names the naming rules the answers follow ("profile" for convert, "addr2line" for symbolize, with
- * "-C" when names are demangled): the same address is named differently by each. It holds, for every address
- * asked so far, the chain of frames symbolizer_name_address (convert) or symbolize's covered() gave, sorted by
- * address. It is keyed by build ID and by the identity of the files it came from (the module's file and its
- * separate debug file: path, size, modification time), so an entry made from a symbol table alone is replaced
- * once a debug file turns up. Answers for new addresses are added when the module is closed: the file is
- * rewritten, whole, as a temporary file renamed over the old one, so concurrent runs each leave a complete
- * entry. The directory is trimmed to a size cap (STACKREC_SYMBOL_CACHE_MB, default 256), least recently used
- * first.
+ * An entry is CACHE/symbols/BUILDID.RULES, where CACHE is the build-ID cache's directory (cache_dir.h) and RULES
+ * names the revision of the answers and the naming rules they follow ("profile" for convert, "addr2line" for
+ * symbolize, with "-C" when names are demangled: "2-addr2line-C"): the same address is named differently by each.
+ * It holds, for every address asked so far, the chain of frames symbolizer_name_address (convert) or symbolize's
+ * covered() gave, sorted by address. It is keyed by build ID and by the identity of the files it came from (the
+ * module's file and its separate debug file: path, size, modification time), so an entry made from a symbol table
+ * alone is replaced once a debug file turns up. Answers for new addresses are added when the module is closed: the
+ * file is rewritten, whole, as a temporary file renamed over the old one, so concurrent runs each leave a complete
+ * entry. The directory is trimmed to a size cap (STACKREC_SYMBOL_CACHE_MB, default 256), least recently used first.
  *
  * Why answers per address and not the whole module's ranges: building a module's full table means walking
  * every DIE and line table of its debug file, which on libc costs more than symbolizing 20,000 addresses
@@ -43,6 +42,8 @@
 
 #define SYMBOL_CACHE_MAGIC "STKSYMC\n"
 #define SYMBOL_CACHE_VERSION 1
+/* Bump when a fix changes the answer for some address: it leads RULES, so older answers are not used. */
+#define SYMBOL_ANSWERS_REVISION 2
 #define SYMBOL_CACHE_NONE UINT32_MAX	    /* no string */
 #define SYMBOL_CACHE_MAX_FRAMES 4096	    /* frames of one address: deeper inline chains are not kept */
 #define SYMBOL_CACHE_FLAG_HAS_SYMTAB 1u	    /* the module has a symbol table or DWARF */

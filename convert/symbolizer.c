@@ -128,8 +128,8 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 	if (options->symbol_cache_dir && m->build_id) {
 		char *identity = module_identity(st);
 		/* Demangling changes the names: its answers are another entry. */
-		char *rules = xasprintf("%s%s", options->cache_rules ? options->cache_rules : "profile",
-					options->demangle ? "-C" : "");
+		char *rules = xasprintf("%d-%s%s", SYMBOL_ANSWERS_REVISION,
+					options->cache_rules ? options->cache_rules : "profile", options->demangle ? "-C" : "");
 		struct symbol_cache_key key = { .build_id = m->build_id, .rules = rules, .identity = identity };
 
 		if (identity)
