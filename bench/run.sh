@@ -596,6 +596,8 @@ if want F; then
 	f_skewed=$([ "$quick" = 1 ] && echo 50000 || echo 200000)
 	f_eu_count=$([ "$quick" = 1 ] && echo 500 || echo 2000)
 	mkdir -p "$work/f"
+	# Times to the microsecond (/usr/bin/time prints hundredths: a warm run of 20,000 addresses is a few).
+	gcc -O2 -o "$work/measure" "$here/measure.c"
 	f_targets=""
 	f_bin() { # f_bin NAME PATH: a target when PATH is there
 		[ -f "$2" ] && { f_targets="$f_targets $1"; eval "f_path_$1=\$2"; }
@@ -637,9 +639,9 @@ if want F; then
 		[ "$label" != eu-addr2line ] || tail -n 1 "$work/f/$t.eu.time" >"$work/f/times"
 		for _ in $([ "$label" = eu-addr2line ] || seq 1 "$reps"); do
 			eval "$setup"
-			/usr/bin/time -f '%e %U %S %M' -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
+			"$work/measure" -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
 				{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
-			tail -n 1 "$work/f/time" >>"$work/f/times" # after "Command exited with non-zero status"
+			cat "$work/f/time" >>"$work/f/times"
 		done
 		if [ "$answers" = -a ]; then
 			eval "$setup"
@@ -675,7 +677,7 @@ if want F; then
 		# the distinct list; =eu compares with its answers there.
 		if command -v eu-addr2line >/dev/null; then
 			head -n "$f_eu_count" "$work/f/$t.distinct" >"$work/f/$t.distinct-$f_eu_count"
-			/usr/bin/time -f '%e %U %S %M' -o "$work/f/$t.eu.time" eu-addr2line -e "$f_b" -a -f -i \
+			"$work/measure" -o "$work/f/$t.eu.time" eu-addr2line -e "$f_b" -a -f -i \
 				<"$work/f/$t.distinct-$f_eu_count" >"$work/f/$t.eu" 2>/dev/null || true
 			[ -s "$work/f/$t.eu" ] && f_eu=$work/f/$t.eu
 		fi

@@ -44,7 +44,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: stackrec record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [--duration SECONDS]\n"
 		"                      [--probe 'BINARY:FUNCTION(ARG, ...)']... [--signals] [--exceptions]\n"
-		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -t TID[,TID...] | -a)\n"
+		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -t TID[,TID...] | -a [-- COMMAND [ARGS...]])\n"
 		"\n"
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"
 		"\n"
@@ -54,7 +54,7 @@ static void usage(FILE *out)
 		"  -p, --pid PID[,PID..]  record these running processes (and children they start)\n"
 		"  -t, --tid TID[,TID..]  record these threads only, as perf record -t (not the process's other\n"
 		"                         threads, nor the threads and processes they start)\n"
-		"  -a, --all-cpus         record every process\n"
+		"  -a, --all-cpus         record every process; with a COMMAND, until it exits (perf record -a -- CMD)\n"
 		"      --call-graph MODE  how user stacks are taken (perf's spelling):\n"
 		"                           dwarf[,SIZE]  copy the registers and up to SIZE bytes of the user stack\n"
 		"                                         (default %d, at most %u) and unwind them offline with\n"
@@ -328,18 +328,19 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		if (!rec->cache_dir)
 			warning("no build-ID cache: set $HOME, $XDG_CACHE_HOME or $STACKREC_CACHE_DIR");
 	}
-	if ((optind < argc) + have_pids + have_tids + all != 1) {
+	/* -a may have a COMMAND too, as in perf record -a -- CMD: everything is recorded until it exits. */
+	if ((all || optind < argc) + have_pids + have_tids != 1) {
 		error(optind < argc || have_pids || have_tids || all ? "give only one of -- COMMAND, -p PID, -t TID and -a"
 								      : "nothing to record: give -- COMMAND, -p PID, -t TID or -a");
 		usage(stderr);
 		return -1;
 	}
-	if (optind < argc) {
-		rec->target = TARGET_COMMAND;
+	if (optind < argc)
 		rec->command = argv + optind;
-	} else {
-		rec->target = have_pids ? TARGET_PIDS : have_tids ? TARGET_THREADS : TARGET_ALL;
-	}
+	if (all)
+		rec->target = TARGET_ALL;
+	else
+		rec->target = rec->command ? TARGET_COMMAND : have_pids ? TARGET_PIDS : TARGET_THREADS;
 	return 0;
 }
 
@@ -459,7 +460,7 @@ static int run(struct recorder *rec)
 	if (sampler_load(rec) < 0)
 		return -1;
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
-	if (rec->target == TARGET_COMMAND && target_spawn(rec) < 0)
+	if (rec->command && target_spawn(rec) < 0)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
@@ -478,7 +479,7 @@ static int run(struct recorder *rec)
 		proc_scan_process(rec, rec->pids[i]);
 	if (rec->target == TARGET_ALL)
 		proc_scan_all(rec);
-	if (rec->target == TARGET_COMMAND && target_start(rec) < 0)
+	if (rec->command && target_start(rec) < 0)
 		return -1;
 	if (recording_writer_commit(&rec->writer) < 0) /* under way: from now on a kill leaves OUT readable */
 		return -1;

@@ -36,7 +36,7 @@ enum record_target {
 	TARGET_COMMAND, /* -- CMD ARGS: spawn it and follow its children */
 	TARGET_PIDS,	/* -p PID[,PID...] */
 	TARGET_THREADS, /* -t TID[,TID...]: these threads only, as perf record -t (no children followed) */
-	TARGET_ALL	/* -a */
+	TARGET_ALL	/* -a, with a command (-a -- CMD ARGS) or without */
 };
 
 /* How user stacks are taken (--call-graph, perf's spelling). */
@@ -68,7 +68,7 @@ struct recorder {
 	int off_cpu_state;	  /* OFF_CPU_STATE_* (bpf/profile.h): --state */
 	enum call_graph call_graph;
 	unsigned int stack_size; /* CALL_GRAPH_DWARF: bytes of user stack copied per sample */
-	char **command; /* TARGET_COMMAND: argv of the command */
+	char **command; /* TARGET_COMMAND, and TARGET_ALL with a command: argv of the command */
 	pid_t *pids;	/* TARGET_PIDS; TARGET_THREADS: the threads' processes (their mappings are scanned) */
 	size_t pid_count;
 	pid_t *tids;	/* TARGET_THREADS: the threads, the keys of the BPF targets map */

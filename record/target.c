@@ -174,13 +174,19 @@ static bool process_alive(pid_t pid)
 	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
 }
 
+/* The spawned command (`-- CMD`, also after -a) has exited: it is reaped. */
+static bool command_exited(struct recorder *rec)
+{
+	if (rec->child && waitpid(rec->child, &rec->child_status, WNOHANG) == rec->child)
+		rec->child = 0;
+	return rec->child == 0;
+}
+
 bool target_gone(struct recorder *rec)
 {
 	switch (rec->target) {
 	case TARGET_COMMAND:
-		if (rec->child && waitpid(rec->child, &rec->child_status, WNOHANG) == rec->child)
-			rec->child = 0;
-		return rec->child == 0;
+		return command_exited(rec);
 	case TARGET_PIDS:
 		for (size_t i = 0; i < rec->pid_count; i++)
 			if (process_alive(rec->pids[i]))
@@ -191,15 +197,15 @@ bool target_gone(struct recorder *rec)
 			if (process_alive(rec->tids[i]))
 				return false;
 		return true;
-	case TARGET_ALL:
-		return false;
+	case TARGET_ALL: /* until stopped, unless a command runs meanwhile */
+		return rec->command && command_exited(rec);
 	}
 	return false;
 }
 
 void target_stop(struct recorder *rec)
 {
-	if (rec->target != TARGET_COMMAND)
+	if (!rec->command)
 		return;
 	if (go_pipe[1] >= 0) { /* never started: let it exit */
 		close(go_pipe[1]);

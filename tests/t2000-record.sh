@@ -133,6 +133,17 @@ test_expect_success BPF '-a --duration records everything for that long' '
 	grep -E "target +all" all.rec.info
 '
 
+test_expect_success BPF '-a -- COMMAND records everything until the command exits, as perf record -a -- CMD' '
+	./busy 8000 & pid=$! &&
+	stackrec record -a -F 99 -o allcmd.rec -- ./busy 1000 2>err &&
+	kill -0 $pid &&
+	kill $pid; wait $pid;
+	complete_recording allcmd.rec &&
+	grep -E "^  $pid +busy" allcmd.rec.info &&
+	test "$(grep -cE "^  [0-9]+ +busy" allcmd.rec.info)" = 2 &&
+	grep -E "target +all" allcmd.rec.info
+'
+
 # The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's.
 cp busy "busy-$$"
 for sig in INT TERM; do
