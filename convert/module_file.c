@@ -428,3 +428,37 @@ bool module_file_address(const struct module_file *mf, uint64_t off, Dwarf_Addr 
 	*addr = vaddr + mf->bias;
 	return true;
 }
+
+char *module_file_go_build_id(Elf *elf)
+{
+	static const char owner[] = "Go";
+	Elf_Scn *scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		Elf_Data *data = sh && sh->sh_type == SHT_NOTE ? elf_getdata(scn, NULL) : NULL;
+		size_t offset = 0, next, name_offset, desc_offset;
+		GElf_Nhdr note;
+
+		while (data && (next = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_offset;
+			bool printable = note.n_descsz >= 1 && note.n_descsz <= GO_BUILD_ID_MAX;
+			char *key;
+
+			offset = next;
+			/* Go's linker pads the owner to "Go\0\0" (n_namesz 4); "Go\0" is accepted too. */
+			if (note.n_type != 4 || note.n_namesz < sizeof(owner) || note.n_namesz > 4 ||
+			    memcmp((const char *)data->d_buf + name_offset, "Go\0\0", note.n_namesz))
+				continue;
+			for (size_t i = 0; printable && i < note.n_descsz; i++)
+				printable = desc[i] > ' ' && desc[i] < 0x7f;
+			if (!printable)
+				return NULL;
+			key = xmalloc(3 + 2 * (size_t)note.n_descsz + 1);
+			memcpy(key, "go-", 3);
+			hex_encode(key + 3, desc, note.n_descsz);
+			return key;
+		}
+	}
+	return NULL;
+}

@@ -66,6 +66,16 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 void module_file_close(struct module_file *mf);
 
 /*
+ * The Go build ID of elf (the .note.go.buildid note, owner "Go", type 4: "actionID/.../contentID", the last
+ * part a hash of the binary's content) as "go-" and its bytes in lowercase hex, for the symbol cache of a
+ * binary without a GNU build ID (Go's linker writes none by default). The note is hostile: NULL unless it is
+ * 1 to GO_BUILD_ID_MAX printable bytes, no space (Go writes 83; the entry's name must stay under NAME_MAX).
+ * The prefix keeps it apart from any GNU build ID (hex alone); the hex keeps it a safe file name. Allocated.
+ */
+#define GO_BUILD_ID_MAX 100
+char *module_file_go_build_id(Elf *elf);
+
+/*
  * Whether the files libdw opens by itself, with a plain open(), while reading dw (the DWARF of mf) are safe:
  * the .gnu_debugaltlink (dwz) file where libdw looks for it when libdwfl did not find it, split DWARF .dwo
  * files of skeleton units and the .dwp package. Each that exists must be a regular file (an ELF one with sane

@@ -74,7 +74,7 @@ struct symbol_cache_frame {
 
 /* What an entry must match to be used. */
 struct symbol_cache_key {
-	const char *build_id; /* lowercase hex */
+	const char *build_id; /* lowercase hex; a Go build ID: "go-" and hex (module_file_go_build_id) */
 	const char *rules;
 	const char *identity;
 };

@@ -125,12 +125,16 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 	if (st->file.reason)
 		return;
 	debug("'%s': symbolizing from %s", m->path, st->file.path);
-	if (options->symbol_cache_dir && m->build_id) {
+	/* Without a GNU build ID, a Go binary is known by its Go build ID, read from the file found. */
+	char *go_build_id = options->symbol_cache_dir && !m->build_id ? module_file_go_build_id(st->file.elf) : NULL;
+	if (options->symbol_cache_dir && (m->build_id || go_build_id)) {
 		char *identity = module_identity(st);
 		/* Demangling changes the names: its answers are another entry. */
 		char *rules = xasprintf("%d-%s%s", SYMBOL_ANSWERS_REVISION,
 					options->cache_rules ? options->cache_rules : "profile", options->demangle ? "-C" : "");
-		struct symbol_cache_key key = { .build_id = m->build_id, .rules = rules, .identity = identity };
+		struct symbol_cache_key key = { .build_id = m->build_id ? m->build_id : go_build_id,
+						.rules = rules,
+						.identity = identity };
 
 		if (identity)
 			symbol_cache_open(&st->cache, options->symbol_cache_dir, &key);
@@ -145,6 +149,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 										 st->file.elf);
 		}
 	}
+	free(go_build_id);
 }
 
 /* Reads the module's symbol table and DWARF, for the first address not in the cache. */

@@ -8,10 +8,12 @@
  *
  * The input is written to a regular file in a private directory (binaries are read by path, as convert
  * reads them) and symbolized as a module recorded without a build ID (so used unverified, at its path), at
- * file offsets 0, 0x1000 and those of the last 16 bytes of input, as return addresses and not.
+ * file offsets 0, 0x1000 and those of the last 16 bytes of input, as return addresses and not. Its Go build
+ * ID note is read as the symbol cache's key for a binary without a GNU build ID (module_file.c).
  * Built by `make fuzz-elf-build`; tests/t0005-fuzz-parsers.sh replays tests/fuzz/elf-corpus/.
  */
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "convert/kernel_symbols.h"
+#include "convert/module_file.h"
 #include "convert/profile.h"
 #include "convert/symbolizer.h"
 #include "convert/zstd_sections.h"
@@ -109,6 +112,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	copy = zstd_sections_decompress(fd, path, true);
 	if (copy >= 0)
 		close(copy);
+	/* The Go build ID: printable, bounded, and its hex after "go-", or none. */
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	char *go_build_id = module_file_go_build_id(elf);
+
+	ASSERT(!go_build_id || (!strncmp(go_build_id, "go-", 3) && strlen(go_build_id) <= 3 + 2 * GO_BUILD_ID_MAX &&
+				strspn(go_build_id + 3, "0123456789abcdef") == strlen(go_build_id) - 3));
+	free(go_build_id);
+	elf_end(elf);
 	close(fd);
 	return 0;
 }
