@@ -331,6 +331,21 @@ static const struct symbol_cache_address *pending_find(const struct symbol_cache
 	return NULL;
 }
 
+/* Frame f as an entry holds it, its strings added to pool. */
+static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f)
+{
+	return (struct symbol_cache_frame){
+		.function = pool_add(pool, f->function),
+		.system_name = pool_add(pool, f->system_name),
+		.file = pool_add(pool, f->file),
+		.line = f->line,
+		.column = f->column,
+		.discriminator = f->discriminator,
+		.start_line = f->start_line,
+		.flags = f->inlined ? 1 : 0,
+	};
+}
+
 /* The answers added in this run, as a view: their frames and strings as the entry will hold them. */
 static struct symbol_cache_view pending_view(const struct symbol_cache *c)
 {
@@ -408,20 +423,8 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 	c->pending[c->pending_count++] = (struct symbol_cache_address){
 		.address = address, .first_frame = (uint32_t)c->pending_frame_count, .frame_count = count };
 	GROW(c->pending_frames, c->pending_frame_capacity, c->pending_frame_count + count);
-	for (uint32_t k = 0; k < count; k++) {
-		const struct profile_frame *f = &frames[k];
-
-		c->pending_frames[c->pending_frame_count++] = (struct symbol_cache_frame){
-			.function = pool_add(c->pool, f->function),
-			.system_name = pool_add(c->pool, f->system_name),
-			.file = pool_add(c->pool, f->file),
-			.line = f->line,
-			.column = f->column,
-			.discriminator = f->discriminator,
-			.start_line = f->start_line,
-			.flags = f->inlined ? 1 : 0,
-		};
-	}
+	for (uint32_t k = 0; k < count; k++)
+		c->pending_frames[c->pending_frame_count++] = stored_frame(c->pool, &frames[k]);
 	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
 		;
 	c->pending_slots[i] = (uint32_t)c->pending_count;
@@ -589,20 +592,8 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 	b->addresses[b->address_count++] = (struct symbol_cache_address){
 		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
-	for (uint32_t i = 0; i < count; i++) {
-		const struct profile_frame *f = &frames[i];
-
-		b->frames[b->frame_count++] = (struct symbol_cache_frame){
-			.function = pool_add(&b->pool, f->function),
-			.system_name = pool_add(&b->pool, f->system_name),
-			.file = pool_add(&b->pool, f->file),
-			.line = f->line,
-			.column = f->column,
-			.discriminator = f->discriminator,
-			.start_line = f->start_line,
-			.flags = f->inlined ? 1 : 0,
-		};
-	}
+	for (uint32_t i = 0; i < count; i++)
+		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i]);
 }
 
 /* Adds answer a of this run, its frames and strings already as the entry holds them. */
