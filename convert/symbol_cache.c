@@ -26,11 +26,16 @@
 #define MAX_ENTRY_SIZE ((uint64_t)1 << 32) /* larger files are not ours */
 #define DEFAULT_CAP_MB 256
 
-struct symbol_cache_pending {
-	uint64_t address;
-	struct profile_frame *frames;
-	uint32_t count;
+/* The string pool being written: each distinct string once, found again through a hash table. */
+struct symbol_cache_pool {
+	char *bytes;
+	size_t size, capacity;
+	uint32_t *slots;  /* offset + 1, 0 for an empty slot */
+	uint32_t *hashes; /* each slot's string's hash: compared before the string, and kept for the rehash */
+	size_t slot_count, used;
 };
+
+static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
 
 static uint32_t entry_crc(const void *data, size_t size)
 {
@@ -316,7 +321,7 @@ static size_t address_slot(uint64_t address, size_t slot_count)
 }
 
 /* The pending answer for address, or NULL. */
-static const struct symbol_cache_pending *pending_find(const struct symbol_cache *c, uint64_t address)
+static const struct symbol_cache_address *pending_find(const struct symbol_cache *c, uint64_t address)
 {
 	if (!c->slot_count)
 		return NULL;
@@ -326,35 +331,42 @@ static const struct symbol_cache_pending *pending_find(const struct symbol_cache
 	return NULL;
 }
 
-static struct profile_frame *copy_frames(const struct profile_frame *frames, uint32_t count)
+/* Frame f as an entry holds it, its strings added to pool. */
+static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f)
 {
-	struct profile_frame *out = count ? xcalloc(count, sizeof(*out)) : NULL;
+	return (struct symbol_cache_frame){
+		.function = pool_add(pool, f->function),
+		.system_name = pool_add(pool, f->system_name),
+		.file = pool_add(pool, f->file),
+		.line = f->line,
+		.column = f->column,
+		.discriminator = f->discriminator,
+		.start_line = f->start_line,
+		.flags = f->inlined ? 1 : 0,
+	};
+}
 
-	for (uint32_t i = 0; i < count; i++) {
-		out[i] = frames[i];
-		out[i].function = frames[i].function ? xstrdup(frames[i].function) : NULL;
-		out[i].system_name = frames[i].system_name ? xstrdup(frames[i].system_name) : NULL;
-		out[i].file = frames[i].file ? xstrdup(frames[i].file) : NULL;
-	}
-	return out;
+/* The answers added in this run, as a view: their frames and strings as the entry will hold them. */
+static struct symbol_cache_view pending_view(const struct symbol_cache *c)
+{
+	return (struct symbol_cache_view){ .frames = c->pending_frames, .strings = c->pool ? c->pool->bytes : NULL };
 }
 
 bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
 			 uint32_t *count)
 {
-	const struct symbol_cache_pending *p;
-
 	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
+	struct symbol_cache_view pending;
 
 	if (a) {
 		view_copy(&c->view, a, frames, count);
 		return true;
 	}
-	p = pending_find(c, address);
-	if (!p)
+	a = pending_find(c, address);
+	if (!a)
 		return false;
-	*frames = copy_frames(p->frames, p->count);
-	*count = p->count;
+	pending = pending_view(c);
+	view_copy(&pending, a, frames, count);
 	return true;
 }
 
@@ -362,19 +374,19 @@ bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, stru
 			    uint32_t *count)
 {
 	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
-	const struct symbol_cache_pending *p;
+	struct symbol_cache_view pending;
 
 	if (a) {
 		*count = a->frame_count;
 		view_frames(&c->view, a, frames, true);
 		return true;
 	}
-	p = pending_find(c, address);
-	if (!p)
+	a = pending_find(c, address);
+	if (!a)
 		return false;
-	*count = p->count;
-	if (p->count)
-		memcpy(frames, p->frames, p->count * sizeof(*frames));
+	pending = pending_view(c);
+	*count = a->frame_count;
+	view_frames(&pending, a, frames, true);
 	return true;
 }
 
@@ -382,11 +394,15 @@ bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, stru
 static bool wanted(const struct symbol_cache *c, uint64_t address, uint32_t count)
 {
 	return c->dir && count <= SYMBOL_CACHE_MAX_FRAMES && c->pending_count < UINT32_MAX - 1 &&
-	       !pending_find(c, address);
+	       c->pending_frame_count + count < UINT32_MAX && !pending_find(c, address);
 }
 
-/* Adds a wanted answer, frames taken over. */
-static void insert(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count)
+/*
+ * Adds a wanted answer, its frames stored as the entry stores them and their strings in the pool: keeping
+ * each answer's allocated frames until the entry was written, then hashing every string again, nearly tripled
+ * a cold `stackrec symbolize` on C++ (deep inline chains, long names) and its memory.
+ */
+static void insert(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
 {
 	size_t i;
 
@@ -401,9 +417,14 @@ static void insert(struct symbol_cache *c, uint64_t address, struct profile_fram
 			c->pending_slots[i] = (uint32_t)j + 1;
 		}
 	}
+	if (!c->pool)
+		c->pool = xcalloc(1, sizeof(*c->pool));
 	GROW(c->pending, c->pending_capacity, c->pending_count + 1);
-	c->pending[c->pending_count++] =
-		(struct symbol_cache_pending){ .address = address, .frames = frames, .count = count };
+	c->pending[c->pending_count++] = (struct symbol_cache_address){
+		.address = address, .first_frame = (uint32_t)c->pending_frame_count, .frame_count = count };
+	GROW(c->pending_frames, c->pending_frame_capacity, c->pending_frame_count + count);
+	for (uint32_t k = 0; k < count; k++)
+		c->pending_frames[c->pending_frame_count++] = stored_frame(c->pool, &frames[k]);
 	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
 		;
 	c->pending_slots[i] = (uint32_t)c->pending_count;
@@ -412,15 +433,7 @@ static void insert(struct symbol_cache *c, uint64_t address, struct profile_fram
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
 {
 	if (wanted(c, address, count))
-		insert(c, address, copy_frames(frames, count), count);
-}
-
-bool symbol_cache_keep(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count)
-{
-	if (!wanted(c, address, count))
-		return false;
-	insert(c, address, frames, count);
-	return true;
+		insert(c, address, frames, count);
 }
 
 bool symbol_cache_has_symtab(const struct symbol_cache *c)
@@ -435,61 +448,72 @@ const char *symbol_cache_debug_reason(const struct symbol_cache *c)
 
 /* ---- writing ------------------------------------------------------------------------------------- */
 
-/* The string pool being written: each distinct string once, found again through a hash table. */
-struct pool {
-	char *bytes;
-	size_t size, capacity;
-	uint32_t *slots; /* offset + 1, 0 for an empty slot */
-	size_t slot_count, used;
-};
-
-static uint64_t hash_string(const char *s)
+/* A hash of the len bytes at s, a word at a time: the byte-at-a-time FNV it replaces was a fifth of a cold
+ * `stackrec symbolize` on C++, whose names run to hundreds of bytes. */
+static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t h = len * k, w;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, s, len);
+		h = (h ^ w) * k;
+	}
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
 }
 
-static void pool_rehash(struct pool *p)
+static void pool_rehash(struct symbol_cache_pool *p)
 {
 	size_t count = p->slot_count ? 2 * p->slot_count : 1024;
-	uint32_t *old = p->slots;
+	uint32_t *old = p->slots, *old_hashes = p->hashes;
 	size_t old_count = p->slot_count;
 
 	p->slots = xcalloc(count, sizeof(*p->slots));
+	p->hashes = xcalloc(count, sizeof(*p->hashes));
 	p->slot_count = count;
 	for (size_t i = 0; i < old_count; i++) {
 		size_t j;
 
 		if (!old[i])
 			continue;
-		for (j = hash_string(p->bytes + old[i] - 1) & (count - 1); p->slots[j]; j = (j + 1) & (count - 1))
+		for (j = old_hashes[i] & (count - 1); p->slots[j]; j = (j + 1) & (count - 1))
 			;
 		p->slots[j] = old[i];
+		p->hashes[j] = old_hashes[i];
 	}
 	free(old);
+	free(old_hashes);
 }
 
 /* The offset of s in the pool (added when new); NONE for NULL, or when the pool would pass 4 GiB. */
-static uint32_t pool_add(struct pool *p, const char *s)
+static uint32_t pool_add(struct symbol_cache_pool *p, const char *s)
 {
 	size_t len, j;
+	uint32_t hash;
 
 	if (!s)
 		return SYMBOL_CACHE_NONE;
 	if (2 * (p->used + 1) > p->slot_count)
 		pool_rehash(p);
-	for (j = hash_string(s) & (p->slot_count - 1); p->slots[j]; j = (j + 1) & (p->slot_count - 1))
-		if (!strcmp(p->bytes + p->slots[j] - 1, s))
-			return p->slots[j] - 1;
 	len = strlen(s) + 1;
+	hash = (uint32_t)hash_bytes(s, len - 1);
+	for (j = hash & (p->slot_count - 1); p->slots[j]; j = (j + 1) & (p->slot_count - 1))
+		if (p->hashes[j] == hash && p->slots[j] - 1 + len <= p->size && /* memcmp may read all len bytes */
+		    !memcmp(p->bytes + p->slots[j] - 1, s, len))
+			return p->slots[j] - 1;
 	if (p->size + len >= SYMBOL_CACHE_NONE - 1)
 		return SYMBOL_CACHE_NONE;
 	GROW(p->bytes, p->capacity, p->size + len);
 	memcpy(p->bytes + p->size, s, len);
 	p->slots[j] = (uint32_t)p->size + 1;
+	p->hashes[j] = hash;
 	p->used++;
 	p->size += len;
 	return (uint32_t)(p->size - len);
@@ -500,9 +524,9 @@ static uint32_t pool_add(struct pool *p, const char *s)
  * addresses (two or three in a binary's text). Addresses are distinct. qsort's compare calls took 2% of a
  * cold `stackrec symbolize`.
  */
-static void sort_pending(struct symbol_cache_pending *pending, size_t n)
+static void sort_pending(struct symbol_cache_address *pending, size_t n)
 {
-	struct symbol_cache_pending *from = pending, *to, *spare;
+	struct symbol_cache_address *from = pending, *to, *spare;
 	uint64_t any = 0, all = UINT64_MAX;
 
 	if (n < 2)
@@ -540,8 +564,27 @@ struct builder {
 	size_t address_count, address_capacity;
 	struct symbol_cache_frame *frames;
 	size_t frame_count, frame_capacity;
-	struct pool pool;
+	struct symbol_cache_pool pool;
+	/* The new answers' strings (offsets in the cache's pool, + 1, 0 for an empty slot) to their offsets in
+	 * pool: each string hashed once, not once per frame. */
+	uint32_t *from, *to;
+	size_t map_count;
 };
+
+/* Offset off of the cache's pool as an offset of the entry's: the entry's pool is laid out anew, in the order
+ * of the answers by address, so that an entry has the same bytes whatever the order its answers came in. */
+static uint32_t map_string(struct builder *b, const struct symbol_cache_pool *pool, uint32_t off)
+{
+	size_t j;
+
+	if (off == SYMBOL_CACHE_NONE)
+		return off;
+	for (j = address_slot(off, b->map_count); b->from[j]; j = (j + 1) & (b->map_count - 1))
+		if (b->from[j] == off + 1)
+			return b->to[j];
+	b->from[j] = off + 1;
+	return b->to[j] = pool_add(&b->pool, pool->bytes + off);
+}
 
 static void add_answer(struct builder *b, uint64_t address, const struct profile_frame *frames, uint32_t count)
 {
@@ -549,19 +592,24 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 	b->addresses[b->address_count++] = (struct symbol_cache_address){
 		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
-	for (uint32_t i = 0; i < count; i++) {
-		const struct profile_frame *f = &frames[i];
+	for (uint32_t i = 0; i < count; i++)
+		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i]);
+}
 
-		b->frames[b->frame_count++] = (struct symbol_cache_frame){
-			.function = pool_add(&b->pool, f->function),
-			.system_name = pool_add(&b->pool, f->system_name),
-			.file = pool_add(&b->pool, f->file),
-			.line = f->line,
-			.column = f->column,
-			.discriminator = f->discriminator,
-			.start_line = f->start_line,
-			.flags = f->inlined ? 1 : 0,
-		};
+/* Adds answer a of this run, its frames and strings already as the entry holds them. */
+static void add_pending(struct builder *b, const struct symbol_cache *c, const struct symbol_cache_address *a)
+{
+	GROW(b->addresses, b->address_capacity, b->address_count + 1);
+	b->addresses[b->address_count] = *a;
+	b->addresses[b->address_count++].first_frame = (uint32_t)b->frame_count;
+	GROW(b->frames, b->frame_capacity, b->frame_count + a->frame_count);
+	for (uint32_t i = 0; i < a->frame_count; i++) {
+		struct symbol_cache_frame f = c->pending_frames[a->first_frame + i];
+
+		f.function = map_string(b, c->pool, f.function);
+		f.system_name = map_string(b, c->pool, f.system_name);
+		f.file = map_string(b, c->pool, f.file);
+		b->frames[b->frame_count++] = f;
 	}
 }
 
@@ -579,6 +627,10 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 	h.rules = pool_add(&b.pool, c->key.rules);
 	h.identity = pool_add(&b.pool, c->key.identity);
 	h.debug_reason = pool_add(&b.pool, debug_reason);
+	for (b.map_count = 1024; b.map_count < 2 * c->pool->used; b.map_count *= 2)
+		;
+	b.from = xcalloc(b.map_count, sizeof(*b.from));
+	b.to = xmalloc(b.map_count * sizeof(*b.to));
 	sort_pending(c->pending, c->pending_count);
 	while (i < old || j < c->pending_count) {
 		uint64_t a = i < old ? c->view.addresses[i].address : UINT64_MAX;
@@ -586,7 +638,7 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 
 		if (j < c->pending_count && (i == old || p < a)) {
 			if (!b.address_count || b.addresses[b.address_count - 1].address != p)
-				add_answer(&b, p, c->pending[j].frames, c->pending[j].count);
+				add_pending(&b, c, &c->pending[j]);
 			j++;
 		} else {
 			struct profile_frame *frames = NULL;
@@ -619,8 +671,11 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 	memcpy(out, &h, sizeof(h));
 	free(b.addresses);
 	free(b.frames);
+	free(b.from);
+	free(b.to);
 	free(b.pool.bytes);
 	free(b.pool.slots);
+	free(b.pool.hashes);
 	*size_out = size;
 	return out;
 }
@@ -736,8 +791,13 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 {
 	if (c->dir && c->pending_count)
 		write_entry(c, has_symtab, debug_reason);
-	for (size_t i = 0; i < c->pending_count; i++)
-		profile_frames_free(c->pending[i].frames, c->pending[i].count);
+	if (c->pool) {
+		free(c->pool->bytes);
+		free(c->pool->slots);
+		free(c->pool->hashes);
+		free(c->pool);
+	}
+	free(c->pending_frames);
 	free(c->pending);
 	free(c->pending_slots);
 	free(c->bucket_first);

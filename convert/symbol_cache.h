@@ -99,7 +99,7 @@ const char *symbol_cache_check(const void *data, size_t size, const struct symbo
 bool symbol_cache_view_find(const struct symbol_cache_view *view, uint64_t address, struct profile_frame **frames,
 			    uint32_t *count);
 
-struct symbol_cache_pending;
+struct symbol_cache_pool;
 
 struct symbol_cache {
 	char *dir;			 /* CACHE/symbols, NULL when the cache is not used */
@@ -112,8 +112,11 @@ struct symbol_cache {
 	uint32_t *bucket_first;		 /* the view's addresses by bucket (index_build in symbol_cache.c) */
 	size_t bucket_count;
 	unsigned int bucket_shift;
-	struct symbol_cache_pending *pending; /* answers to add */
+	struct symbol_cache_address *pending; /* answers to add: their frames in pending_frames */
 	size_t pending_count, pending_capacity;
+	struct symbol_cache_frame *pending_frames; /* as the entry holds them, strings in pool */
+	size_t pending_frame_count, pending_frame_capacity;
+	struct symbol_cache_pool *pool;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
 	size_t slot_count;
 };
@@ -129,17 +132,14 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct profile_frame **frames,
 			 uint32_t *count);
 
-/* The same, its strings borrowed from the cache (valid until symbol_cache_close), into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
+/* The same, its strings borrowed from the cache (valid until the next symbol_cache_add or symbol_cache_close),
+ * into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
  * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. */
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
 			    uint32_t *count);
 
-/* Remembers the answer for address (copied), to be written by symbol_cache_close. */
+/* Remembers the answer for address (copied, as the entry will hold it), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
-
-/* The same without a copy: frames (allocated as profile_frames_free frees them) are the cache's when it returns
- * true, and stay valid until symbol_cache_close; false when it keeps nothing, and they stay the caller's. */
-bool symbol_cache_keep(struct symbol_cache *c, uint64_t address, struct profile_frame *frames, uint32_t count);
 
 /* Writes the entry when answers were added (has_symtab and debug_reason describe the module), trims the
  * directory, and frees everything. */

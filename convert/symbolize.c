@@ -606,7 +606,7 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 	uint64_t elf_addr = s->section_name ? addr + s->section_low : addr; /* -j: an offset, printed as given */
 	struct profile_frame *frames;
 	uint32_t count;
-	bool borrowed = false, kept = false;
+	bool borrowed = false;
 
 	if (!s->cached)
 		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
@@ -619,13 +619,13 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 		borrowed = true;
 	} else {
 		count = covered(s, elf_addr, &frames);
-		kept = symbolizer_cache_keep(&s->module, elf_addr, frames, count); /* no copy: printed from there */
+		symbolizer_cache_answer(&s->module, elf_addr, frames, count); /* stored as the entry holds it */
 	}
 	if (s->json)
 		print_json(s, addr, frames, count);
 	else
 		print_text(s, addr, frames, count);
-	if (!borrowed && !kept)
+	if (!borrowed)
 		profile_frames_free(frames, count);
 }
 

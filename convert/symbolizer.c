@@ -192,12 +192,6 @@ void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	symbol_cache_add(&st->cache, addr, frames, count);
 }
 
-bool symbolizer_cache_keep(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *frames,
-			   uint32_t count)
-{
-	return symbol_cache_keep(&st->cache, addr, frames, count);
-}
-
 void symbolizer_module_close(struct symbolizer_module *st)
 {
 	if (st->cache.pending_count)

@@ -84,10 +84,6 @@ bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct pro
 /* Keeps the answer for addr in the symbol cache (a copy). */
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count);
-/* Keeps the answer for addr in the symbol cache without a copy (symbol_cache_keep): true when the cache took
- * frames over (valid until the module is closed), false when they stay the caller's. */
-bool symbolizer_cache_keep(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *frames,
-			   uint32_t count);
 
 /*
  * Names Dwfl address addr of an open module (convert's locations and `stackrec symbolize` both come here):

@@ -57,6 +57,26 @@ test_expect_success BINUTILS 'a warm run answers new addresses from DWARF and ad
 	grep -F ": $n addresses" err
 '
 
+test_expect_success BINUTILS 'an entry has the same bytes whatever the order its answers came in, and an address asked twice in a cold run is answered the same' '
+	rm -rf "$CACHE" &&
+	stackrec symbolize -e prog -f -i <addrs >/dev/null &&
+	e=$(entries) && cp "$CACHE/symbols/$e" forward &&
+	rm -rf "$CACHE" &&
+	tac addrs >reversed &&
+	stackrec symbolize -e prog -f -i <reversed >/dev/null &&
+	cmp forward "$CACHE/symbols/$e" &&
+	rm -rf "$CACHE" &&
+	tail -7 addrs >last &&
+	stackrec symbolize -e prog -f -i <last >/dev/null &&
+	stackrec symbolize -e prog -f -i <reversed >/dev/null &&
+	cmp forward "$CACHE/symbols/$e" &&
+	rm -rf "$CACHE" &&
+	cat addrs reversed addrs >twice &&
+	stackrec symbolize --no-cache -e prog -f -i <twice >expect &&
+	stackrec symbolize -e prog -f -i <twice >actual &&
+	test_cmp expect actual
+'
+
 test_expect_success BINUTILS 'entries are 0600 in a 0700 directory, owned by us' '
 	test "$(stat -c %a "$CACHE/symbols")" = 700 &&
 	for e in $(entries); do
