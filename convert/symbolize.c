@@ -478,10 +478,10 @@ static void flush_answers(struct symbolize *s, bool wait)
 		fflush(stdout);
 }
 
-/* Fibonacci hashing of an address into a table of 2^bits slots (bits >= 1). */
+/* The slot an address starts at in a table of slot_count (a power of two) slots. */
 static size_t memo_hash(uint64_t address, size_t slot_count)
 {
-	return (size_t)((address * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(slot_count)));
+	return address_hash(address) & (slot_count - 1);
 }
 
 /* The memo's slot for address: the one holding it, else the empty one where it would go. */
