@@ -177,11 +177,10 @@ static int running_vdso(const struct debug_file_search *search, const char *buil
  */
 static int from_debuginfod(const char *build_id, const char *path, struct debug_file *out)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
 	char *found_path = NULL;
 	int fd = -1, verified = -1;
 
-	if (!urls || !*urls)
+	if (!debuginfod_client_wanted())
 		return -1;
 	fd = debuginfod_client_find(build_id, &found_path);
 	if (fd < 0) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "../util.h"
 
@@ -44,6 +45,13 @@ static bool load(void)
 	}
 	lib.loaded = true; /* never closed: libcurl does not like being unloaded */
 	return true;
+}
+
+bool debuginfod_client_wanted(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && *urls;
 }
 
 int debuginfod_client_find(const char *build_id, char **path)

@@ -12,6 +12,8 @@
 #ifndef STACKREC_CONVERT_DEBUGINFOD_CLIENT_H
 #define STACKREC_CONVERT_DEBUGINFOD_CLIENT_H
 
+#include <stdbool.h>
+
 /*
  * Asks the servers of DEBUGINFOD_URLS (the caller has checked that it is set) for the executable with
  * build_id (lowercase hex), else for its debug file. Returns an fd on the file libdebuginfod downloaded into
@@ -19,5 +21,8 @@
  * loaded).
  */
 int debuginfod_client_find(const char *build_id, char **path);
+
+/* Whether there are servers to ask: DEBUGINFOD_URLS is set and not empty (libdebuginfod's own rule). */
+bool debuginfod_client_wanted(void);
 
 #endif

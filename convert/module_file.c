@@ -9,15 +9,38 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../util.h"
+#include "debuginfod_client.h"
 #include "input_file.h"
 #include "zstd_sections.h"
 
+/*
+ * The walk over the files dwfl_standard_find_debuginfo may open: each is checked, and those that exist other than
+ * the module's own file are counted. None such means the search can only fail, and libdwfl would then load
+ * libdebuginfod (libcurl and some thirty libraries: 8 MiB and 12 ms) even with no server to ask.
+ */
+struct candidate_walk {
+	const char *root;
+	struct stat self;
+	bool have_self;
+	size_t others;
+};
+
+static bool candidate_ok(struct candidate_walk *w, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && !(w->have_self && st.st_dev == w->self.st_dev && st.st_ino == w->self.st_ino))
+		w->others++;
+	return input_file_candidate_ok_under(w->root, path);
+}
+
 /* Checks each of dir/sub/name for a suffix sub of subdirs (all of its trailing components, as libdwfl's
  * search explores them). */
-static bool names_ok(const char *root, const char *dir, const char *subdirs, const char *const *names,
+static bool names_ok(struct candidate_walk *w, const char *dir, const char *subdirs, const char *const *names,
 		     size_t name_count)
 {
 	bool ok = true;
@@ -28,7 +51,7 @@ static bool names_ok(const char *root, const char *dir, const char *subdirs, con
 		for (size_t i = 0; ok && i < name_count; i++) {
 			char *candidate = *sub ? xasprintf("%s/%s/%s", dir, sub, names[i]) : xasprintf("%s/%s", dir, names[i]);
 
-			ok = input_file_candidate_ok_under(root, candidate);
+			ok = candidate_ok(w, candidate);
 			free(candidate);
 		}
 		if (!*sub)
@@ -47,8 +70,8 @@ static bool names_ok(const char *root, const char *dir, const char *subdirs, con
  * subdirectories where it looks for .gnu_debugaltlink files. A superset is fine: candidates are stat'ed,
  * and the few that exist opened without blocking.
  */
-static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const char *path_list, const char *file_name,
-				    const char *debuglink)
+static bool debuginfo_candidates_ok(struct candidate_walk *w, Dwfl_Module *mod, const char *path_list,
+				    const char *file_name, const char *debuglink)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
@@ -74,7 +97,7 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const ch
 		names[name_count++] = base;
 	}
 	if (debuglink && debuglink[0] == '/')
-		ok = input_file_candidate_ok_under(root, debuglink);
+		ok = candidate_ok(w, debuglink);
 	for (char *d = strtok_r(list, ":", &save); ok && d; d = strtok_r(NULL, ":", &save)) {
 		if (*d == '+' || *d == '-')
 			d++;
@@ -82,22 +105,21 @@ static bool debuginfo_candidates_ok(Dwfl_Module *mod, const char *root, const ch
 			char *by_id = hex ? xasprintf("%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) : NULL;
 			char *dwz = xasprintf("%s/.dwz", d);
 
-			ok = (!by_id || input_file_candidate_ok_under(root, by_id)) &&
-			     names_ok(root, d, file_dir, names, name_count) && names_ok(root, d, "", names, name_count) &&
-			     names_ok(root, dwz, "", names, name_count);
+			ok = (!by_id || candidate_ok(w, by_id)) && names_ok(w, d, file_dir, names, name_count) &&
+			     names_ok(w, d, "", names, name_count) && names_ok(w, dwz, "", names, name_count);
 			free(by_id);
 			free(dwz);
 		} else {
 			char *sub = xasprintf("%s/%s", file_dir, d);
 
-			ok = names_ok(root, sub, "", names, name_count);
+			ok = names_ok(w, sub, "", names, name_count);
 			free(sub);
 		}
 	}
 	if (ok) {
 		char *dwz = xasprintf("%s/.dwz", file_dir);
 
-		ok = names_ok(root, file_dir, "", names, name_count) && names_ok(root, dwz, "", names, name_count);
+		ok = names_ok(w, file_dir, "", names, name_count) && names_ok(w, dwz, "", names, name_count);
 		free(dwz);
 	}
 	free(made_up);
@@ -136,6 +158,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 				  const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
 {
 	const struct module_file_callbacks *cb = *userdata;
+	struct candidate_walk w = { 0 };
 	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
 	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
 	bool ok;
@@ -151,8 +174,10 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 		free(canonical);
 		return -1;
 	}
-	ok = debuginfo_candidates_ok(mod, root, path_list, file_name, debuglink) &&
-	     (!canonical || debuginfo_candidates_ok(mod, root, path_list, canonical, debuglink));
+	w.root = root;
+	w.have_self = file_name && stat(file_name, &w.self) == 0;
+	ok = debuginfo_candidates_ok(&w, mod, path_list, file_name, debuglink) &&
+	     (!canonical || debuginfo_candidates_ok(&w, mod, path_list, canonical, debuglink));
 	free(canonical);
 	if (!ok)
 		return -1;
@@ -161,6 +186,11 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	 * looks for the dwz file itself. */
 	if (!(debuglink && !crc) && (fd = debuginfo_by_build_id(mod, root, path_list, debuginfo_file_name)) >= 0)
 		return fd;
+	/* Nothing to find but through debuginfod, and no server to ask (see struct candidate_walk). A dwz file
+	 * (a .gnu_debugaltlink: a link without a CRC) libdwfl's search cannot find either, whatever exists: it
+	 * wants the module's own build ID in it; libdw then finds the file itself (libdw/dwarf_getalt.c). */
+	if ((!w.others || (debuglink && !crc)) && !debuginfod_client_wanted())
+		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
 					    debuginfo_file_name);
 }

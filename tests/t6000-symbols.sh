@@ -412,6 +412,29 @@ test_expect_success 'an unusable libdebuginfod.so.1: one warning naming it, the 
 	done
 '
 
+# Without DEBUGINFOD_URLS nothing loads libdebuginfod (libcurl and some thirty libraries, 8 MiB): not us, and
+# not libdwfl, whose debug-file search loads it when it finds nothing (convert/module_file.c). glibc's
+# LD_DEBUG=files lists every object loaded, by dlopen too. A binary with no debug file anywhere, and one whose
+# debug file has a dwz alternate file (Debian's binutils, when its -dbg package is there).
+test_expect_success 'no DEBUGINFOD_URLS: libdebuginfod is never loaded, the binary named all the same' '
+	printf "int main(void) { return 0; }\n" >nodebug.c &&
+	cc -O1 -o nodebug nodebug.c &&
+	main=$(nm nodebug | awk "\$3 == \"main\" { print \$1 }") &&
+	(unset DEBUGINFOD_URLS; LD_DEBUG=files stackrec symbolize --no-cache -f -e nodebug "0x$main" >nodebug.out 2>nodebug.ld) &&
+	grep -q "^main$" nodebug.out &&
+	grep -q "calling init: .*libdw" nodebug.ld &&
+	! grep libdebuginfod nodebug.ld &&
+	as=/usr/bin/x86_64-linux-gnu-as &&
+	if test -f "$as" && readelf -n "$as" | grep -q "Build ID" &&
+		id=$(readelf -n "$as" | sed -n "s/.*Build ID: //p") &&
+		test -f "/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"; then
+		md=$(nm -D "$as" 2>/dev/null | awk "\$3 == \"_start\" { print \$1 }") &&
+		(unset DEBUGINFOD_URLS; DEBUGINFOD_URLS= LD_DEBUG=files stackrec symbolize --no-cache -f -e "$as" 0x$(readelf -h "$as" | sed -n "s/.*Entry point address: *0x//p") >as.out 2>as.ld) &&
+		cat as.out &&
+		! grep libdebuginfod as.ld
+	fi
+'
+
 test_expect_success BPF 'stackrec archive bundles the files; convert --archive names frames with the binary and cache gone' '
 	clang -O2 -g -fno-omit-frame-pointer -o archived "$FIXTURES/inline.c" &&
 	stackrec record -F 499 -o archived.rec -- ./archived 300 &&
