@@ -396,13 +396,16 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 
 	/* Split DWARF: the .dwp package beside the file, then each skeleton unit's .dwo, beside the debug file
 	 * and in its compilation directory (libdw/libdw_find_split_unit.c). No subdie is asked of
-	 * dwarf_get_units: that would open the .dwo files. */
+	 * dwarf_get_units: that would open the .dwo files. libdw looks for a split unit only for a skeleton
+	 * unit (DWARF 5's unit type; in DWARF 4 libdw makes a childless unit with DW_AT_GNU_dwo_id and
+	 * DW_AT_GNU_dwo_name one), so only those have their attributes read: reading every unit's root DIE
+	 * was a tenth of the instructions of a cold conversion with libc's debug file. */
 	dwp = xasprintf("%s.dwp", debug_file ? debug_file : "");
 	while (ok && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
 		Dwarf_Attribute name_attr, dir_attr;
 		const char *dwo, *comp_dir;
 
-		if (unit_type != DW_UT_skeleton && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
+		if (unit_type != DW_UT_skeleton)
 			continue;
 		if (!dwarf_attr(&cudie, DW_AT_dwo_name, &name_attr) && !dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &name_attr))
 			continue;
