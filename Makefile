@@ -22,7 +22,7 @@ OUT := build-sanitize
 endif
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
-BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev \
+BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++ \
 	golang-go
@@ -40,7 +40,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 CFLAGS ?=
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
-LIBS := -lbpf -lelf -ldw -lzstd -lz -liberty -lprotobuf-c
+LIBS := -lbpf -lelf -ldw -lzstd -ldeflate -lz -liberty -lprotobuf-c
 
 ifeq ($(V),1)
 Q :=
@@ -157,7 +157,7 @@ $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_UNWIND_SRCS) \
-		-ldw -lelf -lzstd -lz
+		-ldw -lelf -lzstd -ldeflate -lz
 
 # make fuzz-symbol-cache [FUZZ_SECONDS=60]: the same for the symbol cache's reader (tests/fuzz/fuzz-symbol-cache.c),
 # from the entries in tests/fuzz/symbol-cache-corpus/, learning in $(OUT)/fuzz/symbol-cache-corpus/, crashing
@@ -187,7 +187,7 @@ FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c c
 	convert/debuginfod_client.c \
 	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
-FUZZ_LIBS := -ldw -lelf -lzstd -lz -liberty
+FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \
 		util.h cache_dir.h
