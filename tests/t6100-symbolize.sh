@@ -191,6 +191,7 @@ test_expect_success ADDR2LINE 'a stripped binary is named from its debug file in
 
 # stackrec decompresses a debug file's compressed sections itself, on all cores (convert/zstd_sections.c):
 # zlib ones as objcopy and Debian's debug packages write them, and zstd ones, which elfutils 0.188 cannot read.
+# The location lists (.debug_loclists of gcc -O2 -g) are never read, and left out: the answers stay the same.
 test_expect_success ADDR2LINE 'a debug file found by build ID with zlib- or zstd-compressed sections gives the same answers' '
 	stackrec symbolize --no-cache -e inline -f -i <addrs >expect &&
 	id=$(readelf -n stripped | awk "/Build ID/ { print \$3 }") &&
@@ -201,7 +202,8 @@ test_expect_success ADDR2LINE 'a debug file found by build ID with zlib- or zstd
 		readelf -t debug-$type/.build-id/${id:0:2}/${id:2}.debug | grep -qi $type &&
 		stackrec symbolize --no-cache -v -e stripped --debug-dir debug-$type -f -i <addrs >actual 2>err &&
 		test_cmp expect actual &&
-		grep "decompressed [1-9][0-9]* compressed sections" err || return 1
+		readelf -S debug-$type/.build-id/${id:0:2}/${id:2}.debug | grep -q "\.debug_loclists" &&
+		grep "decompressed [1-9][0-9]* compressed sections (.*), left out 1 never read$" err || return 1
 	done
 '
 
