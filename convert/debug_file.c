@@ -348,6 +348,123 @@ int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, co
 	return *path ? fd : -1;
 }
 
+static bool file_crc32(const char *root, const char *path, uint32_t *crc);
+
+/* What one candidate of the path search is (try_linked). */
+enum linked { LINKED_NONE, LINKED_INVALID, LINKED_FOUND, LINKED_ASK_LIBDWFL };
+
+/*
+ * One candidate of the path search, checked as libdwfl's validate() does: LINKED_FOUND with *fd open on it when
+ * it is the debug file; LINKED_NONE when nothing is there (the search looks further in this entry);
+ * LINKED_INVALID when it is of another build or CRC (the search goes on with the next entry); LINKED_ASK_LIBDWFL
+ * when anything else is there (the main file by another name, a file that cannot be opened or is no ELF file):
+ * libdwfl's own search then decides.
+ */
+static enum linked try_linked(const char *root, const char *candidate, const struct stat *main_st,
+			      const char *build_id, bool check_crc, uint32_t crc, int *fd)
+{
+	struct stat st;
+	uint32_t have;
+
+	if (stat(candidate, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? LINKED_NONE : LINKED_ASK_LIBDWFL;
+	if (st.st_dev == main_st->st_dev && st.st_ino == main_st->st_ino)
+		return LINKED_ASK_LIBDWFL;
+	switch (try_candidate_at(root, candidate, build_id, true, fd, NULL)) {
+	case CANDIDATE_OK:
+		break;
+	case CANDIDATE_MISMATCH:
+		return LINKED_INVALID;
+	default:
+		return LINKED_ASK_LIBDWFL;
+	}
+	/* libdwfl checks only the build ID when the module has one, else the CRC the link records. */
+	if (!build_id && check_crc && (!file_crc32(root, candidate, &have) || have != crc)) {
+		close(*fd);
+		*fd = -1;
+		return LINKED_INVALID;
+	}
+	return LINKED_FOUND;
+}
+
+/*
+ * The candidates of one entry of the search path, in libdwfl's order, until one is not LINKED_NONE: for "", the
+ * binary's directory; for a relative entry, that subdirectory of it; for an absolute entry DIR, DIR followed by
+ * each tail of the binary's absolute directory (DIR/usr/lib/x, DIR/lib/x, DIR/x), then DIR itself.
+ */
+static enum linked try_entry(const char *root, const char *entry, const char *file_dir, const char *link,
+			     const struct stat *main_st, const char *build_id, bool check_crc, uint32_t crc, int *fd,
+			     char **path)
+{
+	enum linked r = LINKED_NONE;
+	const char *sub = file_dir;
+
+	/* A relative entry with a '/' libdwfl explores in ways of its own; debug_file_dwfl_path makes none. */
+	if (*entry != '/' && strchr(entry, '/'))
+		return LINKED_ASK_LIBDWFL;
+	if (*entry != '/') {
+		*path = *entry ? xasprintf("%s/%s/%s", file_dir, entry, link) : xasprintf("%s/%s", file_dir, link);
+		r = try_linked(root, *path, main_st, build_id, check_crc, crc, fd);
+	} else if (file_dir[0] == '/') {
+		while (r == LINKED_NONE) {
+			sub = sub ? strchr(sub, '/') : NULL;
+			if (sub)
+				sub++;
+			if (sub && !*sub)
+				break;
+			free(*path);
+			*path = sub ? xasprintf("%s/%s/%s", entry, sub, link) : xasprintf("%s/%s", entry, link);
+			r = try_linked(root, *path, main_st, build_id, check_crc, crc, fd);
+			if (!sub)
+				break;
+		}
+	}
+	if (r != LINKED_FOUND) {
+		free(*path);
+		*path = NULL;
+	}
+	return r;
+}
+
+int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+				 uint32_t crc, const char *build_id, char **path)
+{
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	enum linked r = LINKED_NONE;
+	char *list, *entries, *entry, *file_dir;
+	bool default_check = true;
+	struct stat main_st;
+	int fd = -1, copy;
+
+	*path = NULL;
+	if (!link || !*link || strchr(link, '/') || !slash || stat(file_name, &main_st) < 0 ||
+	    (build_id && !build_id_ok(build_id)))
+		return -1;
+	file_dir = xstrndup(file_name, (size_t)(slash - file_name));
+	list = entries = xstrdup(path_list ? path_list : "");
+	/* A leading '+' or '-' of the whole path, or of an entry, turns CRC checks on or off. */
+	if (*entries == '+' || *entries == '-')
+		default_check = *entries++ == '+';
+	while ((r == LINKED_NONE || r == LINKED_INVALID) && (entry = strsep(&entries, ":"))) {
+		bool check = default_check;
+
+		if (*entry == '+' || *entry == '-')
+			check = *entry++ == '+';
+		r = try_entry(root, entry, file_dir, link, &main_st, build_id, check && crc, crc, &fd, path);
+	}
+	free(list);
+	free(file_dir);
+	if (r != LINKED_FOUND)
+		return -1;
+	copy = zstd_sections_decompress(fd, *path, true);
+	close(fd);
+	if (copy < 0) {
+		free(*path);
+		*path = NULL;
+	}
+	return copy;
+}
+
 void debug_file_release(struct debug_file *f)
 {
 	if (f->fd >= 0)

@@ -23,6 +23,7 @@
 #define STACKREC_CONVERT_DEBUG_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct debug_file_search {
 	const char **dirs; /* --debug-dir values, in order */
@@ -73,6 +74,19 @@ char *debug_file_dir(const struct debug_file_search *search, size_t i);
  * -1 when there is none, or the first there is refused or of another build: libdwfl's search then decides.
  */
 int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path);
+
+/*
+ * The separate debug file libdwfl's path search takes for a binary at file_name whose .gnu_debuglink names link
+ * (a file name, no '/') with crc: in the order of elfutils' find_debuginfo_in_path, for each entry of
+ * path_list, link in the binary's directory (""), in a subdirectory of it (a relative entry), or under an
+ * absolute entry followed by each tail of the binary's directory; the first there is the one, when its build ID
+ * is build_id (lowercase hex), or without one, when its CRC is crc. Returns an fd on a copy of it with its
+ * compressed sections decompressed on all cores (zstd_sections.h), with its path in *path (to free), or -1:
+ * when it has no compressed section, or the search meets anything unusual, libdwfl's own search decides (and
+ * reads the file with libelf, which inflates zlib sections on one core and cannot read zstd ones).
+ */
+int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+				 uint32_t crc, const char *build_id, char **path);
 
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);

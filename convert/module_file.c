@@ -130,20 +130,38 @@ static bool debuginfo_candidates_ok(struct candidate_walk *w, Dwfl_Module *mod, 
 	return ok;
 }
 
-/* debug_file_debuginfo_by_build_id for mod's build ID; *name takes the path (libdwfl frees it). */
-static int debuginfo_by_build_id(Dwfl_Module *mod, const char *root, const char *path_list, char **name)
+/* mod's build ID in lowercase hex into hex (2 * 64 + 1 bytes); false when it has none. */
+static bool build_id_hex(Dwfl_Module *mod, char *hex)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	int bits_len = dwfl_module_build_id(mod, &bits, &vaddr), fd;
-	char hex[2 * 64 + 1], *path;
+	int bits_len = dwfl_module_build_id(mod, &bits, &vaddr);
 
 	if (bits_len <= 1 || bits_len > 64)
-		return -1;
+		return false;
 	hex_encode(hex, bits, (size_t)bits_len);
-	fd = debug_file_debuginfo_by_build_id(root, path_list, hex, &path);
-	if (fd < 0)
+	return true;
+}
+
+/*
+ * The separate debug file of mod, decompressed on all cores (zstd_sections.h), found where libdwfl's search
+ * would find it first: by build ID (debug_file_debuginfo_by_build_id), else by its .gnu_debuglink (link with
+ * crc; debug_file_debuginfo_by_link). *name takes the path (libdwfl frees it). -1: libdwfl's search decides.
+ */
+static int debuginfo_decompressed(Dwfl_Module *mod, const char *root, const char *path_list, const char *file_name,
+				  const char *link, GElf_Word crc, char **name)
+{
+	char hex[2 * 64 + 1], *path = NULL;
+	bool have_id = build_id_hex(mod, hex);
+	int fd = have_id ? debug_file_debuginfo_by_build_id(root, path_list, hex, &path) : -1;
+
+	/* libdwfl's path search comes after its build-ID search found nothing usable. */
+	if (fd < 0 && link && crc)
+		fd = debug_file_debuginfo_by_link(root, path_list, file_name, link, crc, have_id ? hex : NULL, &path);
+	if (fd < 0) {
+		free(path);
 		return -1;
+	}
 	free(*name);
 	*name = path;
 	return fd;
@@ -181,10 +199,11 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	free(canonical);
 	if (!ok)
 		return -1;
-	/* The debug file found by build ID as libdwfl would find it, its compressed sections decompressed on
-	 * all cores rather than by libelf on one. Not for a .gnu_debugaltlink (a link without a CRC): libdwfl
-	 * looks for the dwz file itself. */
-	if (!(debuglink && !crc) && (fd = debuginfo_by_build_id(mod, root, path_list, debuginfo_file_name)) >= 0)
+	/* The debug file found by build ID or .gnu_debuglink as libdwfl would find it, its compressed sections
+	 * decompressed on all cores rather than by libelf on one (which reads no zstd ones). Not for a
+	 * .gnu_debugaltlink (a link without a CRC): libdwfl looks for the dwz file itself. */
+	if (!(debuglink && !crc) &&
+	    (fd = debuginfo_decompressed(mod, root, path_list, file_name, debuglink, crc, debuginfo_file_name)) >= 0)
 		return fd;
 	/* Nothing to find but through debuginfod, and no server to ask (see struct candidate_walk). A dwz file
 	 * (a .gnu_debugaltlink: a link without a CRC) libdwfl's search cannot find either, whatever exists: it

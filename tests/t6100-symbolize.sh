@@ -207,6 +207,24 @@ test_expect_success ADDR2LINE 'a debug file found by build ID with zlib- or zstd
 	done
 '
 
+# A debug file found by the binary's .gnu_debuglink (beside it), not by build ID, goes the same way: elfutils
+# 0.188 alone would read no line nor inlined frame from a zstd one.
+test_expect_success ADDR2LINE 'a debug file found by .gnu_debuglink with zlib- or zstd-compressed sections gives the same answers' '
+	for type in none zlib zstd; do
+		rm -rf link-$type && mkdir link-$type &&
+		objcopy --only-keep-debug --compress-debug-sections=$type inline link-$type/prog.debug &&
+		objcopy --strip-debug inline link-$type/prog &&
+		(cd link-$type && objcopy --add-gnu-debuglink=prog.debug prog) || return 1
+	done &&
+	stackrec symbolize --no-cache -e link-none/prog -f -i <addrs >expect &&
+	grep -q "inline.c:[0-9]" expect &&
+	for type in zlib zstd; do
+		stackrec symbolize --no-cache -v -e link-$type/prog -f -i <addrs >actual 2>err &&
+		test_cmp expect actual &&
+		grep "link-$type/prog.debug.: decompressed [1-9][0-9]* compressed sections" err || return 1
+	done
+'
+
 test_expect_success ADDR2LINE '--json: one valid object per address, with the fields of -f -i' '
 	stackrec symbolize -e inline --json <addrs >json &&
 	stackrec symbolize -e inline -f -i -a <addrs >text &&
