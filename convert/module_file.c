@@ -195,7 +195,8 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	w.root = root;
 	w.have_self = file_name && stat(file_name, &w.self) == 0;
 	ok = debuginfo_candidates_ok(&w, mod, path_list, file_name, debuglink) &&
-	     (!canonical || debuginfo_candidates_ok(&w, mod, path_list, canonical, debuglink));
+	     (!canonical || !strcmp(canonical, file_name) ||
+	      debuginfo_candidates_ok(&w, mod, path_list, canonical, debuglink));
 	free(canonical);
 	if (!ok)
 		return -1;
