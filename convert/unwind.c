@@ -258,19 +258,24 @@ static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uin
  * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
  * the outermost frame (the return address is undefined), -1 when the step cannot be made.
  */
+/* The CFA under rule for the callee's registers. false when it cannot be computed. */
+static bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
+{
+	if (rule->cfa_is_expression)
+		return evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, cfa);
+	if (!known(callee, rule->cfa_reg))
+		return false;
+	*cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
+	return true;
+}
+
 static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
 		    uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
 
-	if (rule->cfa_is_expression) {
-		if (!evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, &cfa))
-			return -1;
-	} else {
-		if (!known(callee, rule->cfa_reg))
-			return -1;
-		cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
-	}
+	if (!cfa_of(rule, callee, m, &cfa))
+		return -1;
 	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
@@ -298,6 +303,31 @@ static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, stru
 		return -1;
 	*pc = caller->v[rule->ra_reg];
 	return 1;
+}
+
+/*
+ * cfi_step's answer for the return address alone (*pc; 1, 0 or -1 as it returns), without the caller's other
+ * registers: the fp leaf fix asks only that, once per sample.
+ */
+static int return_address_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *pc)
+{
+	const struct cfi_reg *c = &rule->regs[rule->ra_reg];
+	struct regs caller;
+	uint64_t cfa;
+
+	if (rule->ra_reg == CFI_REG_SP) /* cfi_step's rule for the stack pointer would apply to it */
+		return cfi_step(rule, callee, m, &caller, pc, &cfa);
+	if (!cfa_of(rule, callee, m, &cfa))
+		return -1;
+	if (c->kind == CFI_UNDEFINED)
+		return 0;
+	if (c->kind == CFI_SAME) {
+		if (!known(callee, rule->ra_reg))
+			return -1;
+		*pc = callee->v[rule->ra_reg];
+		return 1;
+	}
+	return caller_value(c, callee, cfa, m, pc) ? 1 : -1;
 }
 
 /* One frame-pointer step: the frame record at rbp holds the caller's rbp and the return address. */
@@ -424,12 +454,12 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	if (in->header->machine != 62 /* EM_X86_64 */)
 		return false;
 	memset(r, 0, sizeof(*r));
-	for (unsigned int reg = 0; reg < 64 && n < in->header->reg_count; reg++) {
-		if (!(mask & (1ull << reg)))
-			continue;
+	/* The set bits of the mask only: a fp-mode sample keeps a few registers, and this runs for each one. */
+	for (; mask && n < in->header->reg_count; mask &= mask - 1, n++) {
+		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
+
 		if (reg < CFI_REGS)
 			set(r, reg, in->regs[n]);
-		n++;
 	}
 	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
 		return false;
@@ -553,10 +583,10 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 			   uint64_t *return_address)
 {
 	const struct cfi_rule *rule;
-	struct regs r, caller;
+	struct regs r;
 	struct memory m;
 	bool missing;
-	uint64_t pc, cfa;
+	uint64_t pc;
 
 	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc || at_entry(u, leaf))
 		return false;
@@ -564,7 +594,7 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
 	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
 		return false;
-	if (cfi_step(rule, &r, &m, &caller, &pc, &cfa) != 1 || pc == 0)
+	if (return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
 		return false;
 	*return_address = pc;
 	return true;
