@@ -151,6 +151,37 @@ static struct srec_mapping mapping(uint32_t pid, uint64_t start, uint64_t end, u
 	return (struct srec_mapping){ .pid = pid, .start = start, .end = end, .file_offset = off, .time_ns = time };
 }
 
+/*
+ * process_maps_period's promise, by brute force: at any two times up to last with the same period, every
+ * address of ips resolves the same in pid; and the period changes somewhere (at least changes times).
+ */
+static bool periods_hold(const struct process_maps *maps, uint32_t pid, uint64_t last, const uint64_t *ips,
+			 size_t count, unsigned int changes)
+{
+	unsigned int seen = 0;
+
+	for (uint64_t t = 0; t <= last; t++) {
+		uint64_t period = process_maps_period(maps, pid, t);
+
+		if (t && period != process_maps_period(maps, pid, t - 1))
+			seen++;
+		for (uint64_t u = 0; u < t; u++) {
+			if (process_maps_period(maps, pid, u) != period)
+				continue;
+			for (size_t i = 0; i < count; i++) {
+				uint32_t m1 = UINT32_MAX, m2 = UINT32_MAX;
+				uint64_t o1 = 0, o2 = 0;
+				bool r1 = process_maps_resolve(maps, pid, t, ips[i], &m1, &o1);
+				bool r2 = process_maps_resolve(maps, pid, u, ips[i], &m2, &o2);
+
+				if (r1 != r2 || m1 != m2 || o1 != o2)
+					return false;
+			}
+		}
+	}
+	return seen >= changes;
+}
+
 static void test_process_maps(void)
 {
 	struct process_maps maps;
@@ -196,6 +227,8 @@ static void test_process_maps(void)
 	ok(process_maps_resolve(&maps, 1, 90, 0x100000 + 150 * 0x1000 + 0x10, &module, &off) && off == 0x10,
 	   "lookup among many mappings");
 	ok(!process_maps_resolve(&maps, 2, 90, 0x1100, &module, &off), "unknown process: no mapping");
+	ok(periods_hold(&maps, 1, 130, (const uint64_t[]){ 0x1234, 0x2100, 0x3100, 0x4100, 0x6100 }, 5, 4),
+	   "within one period of its mappings' history, a process resolves every address the same");
 	process_maps_release(&maps);
 	profile_release(&p);
 }
@@ -267,6 +300,10 @@ static void test_process_maps_fork(void)
 	   "fork: a child has mappings through its parent; a loop or an unknown process has none");
 	ok(process_maps_existed_at_start(&maps, 10) && !process_maps_existed_at_start(&maps, 11),
 	   "a process running at start is known as such");
+	ok(periods_hold(&maps, 11, 100, (const uint64_t[]){ 0x1100, 0x1900, 0x2100 }, 3, 3) &&
+		   periods_hold(&maps, 12, 100, (const uint64_t[]){ 0x1100, 0x1900 }, 2, 1) &&
+		   periods_hold(&maps, 13, 120, (const uint64_t[]){ 0x1100, 0x2100 }, 2, 1),
+	   "fork: within one period of a child's history, it resolves every address the same");
 	process_maps_release(&maps);
 	profile_release(&p);
 }
