@@ -194,7 +194,8 @@ void process_maps_finish(struct process_maps *maps)
 		proc->changes = xmalloc((proc->change_count ? proc->change_count : 1) * sizeof(*proc->changes));
 		for (size_t j = 0; j < proc->map_count; j++)
 			proc->changes[j] = proc->maps[j].time_ns;
-		memcpy(proc->changes + proc->map_count, proc->execs, proc->exec_count * sizeof(*proc->execs));
+		for (size_t j = 0; j < proc->exec_count; j++)
+			proc->changes[proc->map_count + j] = proc->execs[j];
 		for (size_t j = 0; j < proc->fork_count; j++)
 			proc->changes[proc->map_count + proc->exec_count + j] = proc->forks[j].time_ns;
 		if (proc->change_count)
