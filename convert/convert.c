@@ -373,7 +373,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	struct srec_user_regs regs_header;
 	struct srec_sample_event event;
 	const char *event_name = NULL;
-	uint64_t cfas[2 * SREC_MAX_STACK_DEPTH + 3] = { 0 };
+	uint64_t cfas[2 * SREC_MAX_STACK_DEPTH + 3]; /* 0 (unknown) but for dwarf frames: filled at the end */
 	uint32_t hits[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct profile_sample_info info;
 	struct unwind_input input, *in = NULL;
@@ -381,7 +381,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	const char *why = NULL;
 	struct srec_sample s;
 	const uint64_t *ips;
-	uint32_t depth = 0, user = 0, index;
+	uint32_t depth = 0, user = 0, user_from, index;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
 	int regs;
 
@@ -419,15 +419,14 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		locations[depth++] = profile_intern_location(p, PROFILE_LOCATION_KERNEL, c->kernel_module, ip, ip, i > 0,
 							     PROFILE_UNWIND_KERNEL);
 	}
+	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
-		for (uint32_t i = 0; i < user; i++) {
-			cfas[depth] = frames[i].cfa;
+		for (uint32_t i = 0; i < user; i++)
 			locations[depth++] = user_location(c, s.pid, &frames[i]);
-		}
 	} else {
-		depth += walked_locations(c, &s, ips, in, locations + depth); /* CFAs unknown: left 0 */
+		depth += walked_locations(c, &s, ips, in, locations + depth); /* CFAs unknown (user stays 0) */
 	}
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
@@ -455,6 +454,10 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		.user_error = s.user_stack_error,
 		.kernel_error = s.kernel_stack_error,
 	};
+	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
+	memset(cfas, 0, depth * sizeof(*cfas));
+	for (uint32_t i = 0; i < user; i++)
+		cfas[user_from + i] = frames[i].cfa;
 	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, s.time_ns, locations, cfas, depth, hits))
 		info.hits = hits;
 	index = profile_add_sample(p, &info, locations, depth);
