@@ -30,6 +30,20 @@ struct unwind_module {
 	struct cfi_source cfi;
 };
 
+/*
+ * The fp leaf fix's answer for one leaf pc: the rule to find its caller with, or NULL where it has a frame of
+ * its own (or is the entry point, or has no CFI). Asked once per sample; a recording has few distinct leaves.
+ */
+struct leaf_rule {
+	bool used;
+	uint32_t module;
+	uint64_t file_offset;
+	uint64_t generation; /* of the CFI rules, whose pointer rule is */
+	const struct cfi_rule *rule;
+};
+
+#define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
+
 struct unwinder {
 	struct profile *profile;
 	const struct process_maps *maps;
@@ -38,6 +52,7 @@ struct unwinder {
 	struct unwind_module *modules; /* by profile module index, opened on first use */
 	size_t module_cap;
 	struct cfi_rules rules;
+	struct leaf_rule leaves[LEAF_RULES];
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -579,22 +594,38 @@ bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint6
 	return unwind_leaf_caller_of(u, in, &leaf, return_address);
 }
 
+/* The rule that finds the caller of the leaf frame f (not a return address), or NULL when there is none. */
+static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_frame *f)
+{
+	size_t i = address_hash(f->file_offset ^ (uint64_t)f->module << 40) % LEAF_RULES;
+	struct leaf_rule *l = &u->leaves[i];
+	const struct cfi_rule *rule;
+	bool missing;
+
+	if (l->used && l->module == f->module && l->file_offset == f->file_offset &&
+	    l->generation == u->rules.generation)
+		return l->rule;
+	rule = at_entry(u, f) ? NULL : rule_for(u, f, &missing);
+	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
+	if (rule && !rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP)
+		rule = NULL;
+	*l = (struct leaf_rule){ .used = true, .module = f->module, .file_offset = f->file_offset,
+				 .generation = u->rules.generation, .rule = rule };
+	return rule;
+}
+
 bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
 			   uint64_t *return_address)
 {
 	const struct cfi_rule *rule;
 	struct regs r;
 	struct memory m;
-	bool missing;
 	uint64_t pc;
 
-	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc || at_entry(u, leaf))
+	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc)
 		return false;
-	rule = rule_for(u, leaf, &missing);
-	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
-	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
-		return false;
-	if (return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
+	rule = leaf_rule(u, leaf);
+	if (!rule || return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
 		return false;
 	*return_address = pc;
 	return true;
