@@ -242,7 +242,7 @@ static bool evaluate(const Dwarf_Op *ops, size_t nops, const struct regs *r, con
 }
 
 /* The caller's value of one register under rule c. false when it cannot be known. */
-static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uint64_t cfa, struct memory *m,
+static inline __attribute__((always_inline)) bool caller_value(const struct cfi_reg *c, const struct regs *callee, uint64_t cfa, struct memory *m,
 			 uint64_t *value)
 {
 	uint64_t addr;
@@ -274,7 +274,7 @@ static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uin
  * the outermost frame (the return address is undefined), -1 when the step cannot be made.
  */
 /* The CFA under rule for the callee's registers. false when it cannot be computed. */
-static bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
+static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
 {
 	if (rule->cfa_is_expression)
 		return evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, cfa);
