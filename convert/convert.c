@@ -4,7 +4,8 @@
  * Two passes over the file with the recording reader. Pass 1 loads everything but samples: the host
  * facts, the processes' mappings and execs, the kallsyms snapshot and the recorder's counters. Pass 2
  * streams the samples into the profile, which keeps only distinct stacks and locations, so memory grows
- * with what is distinct and never with the number of samples. Then every distinct location is
+ * with what is distinct and never with the number of samples (but for the frames pass 1 decoded, kept for
+ * pass 2 when they take at most RECORDING_KEEP_MAX, and the fp stack memo). Then every distinct location is
  * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
@@ -680,6 +681,8 @@ int cmd_convert(int argc, char **argv)
 	c->enricher = enricher_new(&c->profile, reader.size);
 	c->metrics_limit = reader.size / 8 + 1024;
 
+	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
+	reader.keep = true;
 	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
 	enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
 			   c->have_stats);
@@ -723,6 +726,7 @@ int cmd_convert(int argc, char **argv)
 		c->hit_ordinal = 0;
 		recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
 	}
+	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
 	if (c->profile.context_omitted)
 		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
 	unwinder_free(c->unwinder);
