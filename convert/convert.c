@@ -718,8 +718,8 @@ int cmd_convert(int argc, char **argv)
 	if (sym.jobs > 1)
 		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
-	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile (-j 1:
-	 * one thread does all). */
+	 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
+	 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
 	reader.decode_ahead = sym.jobs > 1;
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {

@@ -17,6 +17,7 @@ struct stack_memo_entry {
 void stack_memo_init(struct stack_memo *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->max_bytes = STACK_MEMO_MAX_BYTES;
 }
 
 static uint64_t key_hash(const uint64_t *key, uint32_t key_words)
@@ -77,8 +78,12 @@ void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_word
 	struct stack_memo_entry *e;
 	uint64_t hash = key_hash(key, key_words);
 
-	if (m->bytes + size > STACK_MEMO_MAX_BYTES)
+	if (m->bytes + size + 2 * sizeof(*m->slots) > m->max_bytes) {
+		size_t max = m->max_bytes;
+
 		stack_memo_release(m); /* start over: memory stays bounded whatever the recording */
+		m->max_bytes = max;
+	}
 	if (2 * (m->count + 1) > m->cap)
 		grow(m);
 	e = xmalloc(size);

@@ -18,6 +18,7 @@
 struct stack_memo {
 	struct stack_memo_entry **slots; /* open addressing; NULL is empty */
 	size_t cap, count, bytes;
+	size_t max_bytes; /* STACK_MEMO_MAX_BYTES (a test may set less) */
 };
 
 void stack_memo_init(struct stack_memo *m);

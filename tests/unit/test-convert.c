@@ -37,6 +37,7 @@
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
+#include "../../convert/stack_memo.h"
 #include "../../convert/elf_symbols.h"
 #include "../../formats/output.h"
 #include "../../formats/recording_writer.h"
@@ -231,6 +232,45 @@ static void test_process_maps(void)
 	   "within one period of its mappings' history, a process resolves every address the same");
 	process_maps_release(&maps);
 	profile_release(&p);
+}
+
+/*
+ * The fp stack memo answers what was added under the same key, and nothing for another key (a longer one with
+ * the same prefix included); over its byte bound it starts over, so it never holds more.
+ */
+static void test_stack_memo(void)
+{
+	struct stack_memo m;
+	uint64_t key[8] = { 100, 3, 0, 0x401000, 0x402000, 0x403000, 0, 0 };
+	uint32_t locations[6] = { 7, 8, 9, 10, 11, 12 }, count = 0;
+	const uint32_t *found;
+	bool right = true, bounded = true;
+
+	stack_memo_init(&m);
+	ok(!stack_memo_find(&m, key, 6, &count), "stack memo: empty, nothing found");
+	stack_memo_add(&m, key, 6, locations, 3);
+	found = stack_memo_find(&m, key, 6, &count);
+	ok(found && count == 3 && !memcmp(found, locations, 3 * sizeof(*found)), "stack memo: a stack is found again");
+	ok(!stack_memo_find(&m, key, 7, &count), "stack memo: a longer stack with the same start is another");
+	key[1] = 4; /* another period of the process */
+	ok(!stack_memo_find(&m, key, 6, &count), "stack memo: another period is another stack");
+	stack_memo_release(&m);
+
+	stack_memo_init(&m);
+	m.max_bytes = 4096;
+	for (uint64_t i = 0; i < 10000; i++) {
+		key[3] = i;
+		locations[0] = (uint32_t)i;
+		stack_memo_add(&m, key, 6, locations, 1 + i % 6);
+		bounded &= m.bytes <= m.max_bytes;
+		found = stack_memo_find(&m, key, 6, &count);
+		right &= found && count == 1 + i % 6 && found[0] == (uint32_t)i;
+		key[3] = i / 2; /* an older stack: gone after a start over, else as it was added */
+		found = stack_memo_find(&m, key, 6, &count);
+		right &= !found || (count == 1 + (i / 2) % 6 && found[0] == (uint32_t)(i / 2));
+	}
+	ok(right && bounded, "stack memo: past its bound it starts over, never holding more, never answering wrong");
+	stack_memo_release(&m);
 }
 
 /* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
@@ -777,6 +817,7 @@ static int run_tests(void)
 	test_profile();
 	test_process_maps();
 	test_process_maps_fork();
+	test_stack_memo();
 	test_kernel_symbols();
 	test_demangle();
 	test_pointer_table();
