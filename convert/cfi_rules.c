@@ -261,6 +261,7 @@ static void release_all(struct cfi_rules *rules)
 	rules->set = NULL;
 	rules->slots = NULL;
 	rules->cap = rules->count = 0;
+	rules->generation++;
 }
 
 const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, struct cfi_source *src,

@@ -65,13 +65,15 @@ struct cfi_rules {
 	size_t cap, count;
 	struct cfi_rule_set *set;    /* the distinct rules the slots share */
 	uint64_t lookups, misses; /* for -v */
+	uint64_t generation; /* counts the times everything was released (past CFI_RULES_MAX_SLOTS): rules found
+				before are gone */
 };
 
 void cfi_rules_init(struct cfi_rules *rules);
 /*
  * The rule at module address addr of module `module` (an index the caller chooses, with src its CFI): from
  * .eh_frame, else .debug_frame. NULL when neither covers addr or the rule makes no sense. Remembered, misses
- * too: the pointer stays valid until cfi_rules_release.
+ * too: the pointer stays valid until cfi_rules_release, or until rules->generation changes.
  */
 const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, struct cfi_source *src,
 				      Dwarf_Addr addr);

@@ -4,7 +4,8 @@
  * Two passes over the file with the recording reader. Pass 1 loads everything but samples: the host
  * facts, the processes' mappings and execs, the kallsyms snapshot and the recorder's counters. Pass 2
  * streams the samples into the profile, which keeps only distinct stacks and locations, so memory grows
- * with what is distinct and never with the number of samples. Then every distinct location is
+ * with what is distinct and never with the number of samples (but for the frames pass 1 decoded, kept for
+ * pass 2 when they take at most RECORDING_KEEP_MAX, and the fp stack memo). Then every distinct location is
  * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
@@ -32,6 +33,7 @@
 #include "module_prefetch.h"
 #include "process_maps.h"
 #include "profile.h"
+#include "stack_memo.h"
 #include "symbolizer.h"
 #include "unwind.h"
 
@@ -45,6 +47,7 @@ struct convert {
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
+	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
@@ -311,30 +314,54 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 }
 
 /*
- * The user frames of a frame-pointer walk: the sampled pc, then return addresses. The 0 that ends a walk
- * (the outermost frame's saved frame pointer) is not a frame. When the sample kept its registers and top
- * words, the caller of a leaf function without a frame of its own, which the walk skipped, is put back.
+ * The user locations of a frame-pointer walk, into locations: the sampled pc, then return addresses. The 0
+ * that ends a walk (the outermost frame's saved frame pointer) is not a frame. When the sample kept its
+ * registers and top words, the caller of a leaf function without a frame of its own, which the walk skipped,
+ * is put back. Returns how many. A stack seen before in the same process and period of its mappings is
+ * answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
  */
-static uint32_t walked_frames(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
-			      const struct unwind_input *in, struct unwind_frame *frames)
+static uint32_t walked_locations(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
+				 const struct unwind_input *in, uint32_t *locations)
 {
-	uint32_t depth = s->user_depth, n = 0;
-	uint64_t caller;
+	uint32_t depth = s->user_depth, n = 0, count;
+	uint64_t key[SREC_MAX_STACK_DEPTH + 3];
+	struct unwind_frame frame;
+	const uint32_t *known;
+	uint64_t caller = 0;
+	bool fixed;
 
 	while (depth > 0 && ips[depth - 1] == 0)
 		depth--;
-	for (uint32_t i = 0; i < depth; i++) {
-		frames[n] = (struct unwind_frame){ .pc = ips[i], .is_return_address = i > 0,
-						   .method = i ? PROFILE_UNWIND_FRAME_POINTER : PROFILE_UNWIND_PC };
-		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
-		if (i == 0 && in && unwind_leaf_caller_of(c->unwinder, in, &frames[0], &caller) &&
-		    (depth < 2 || ips[1] != caller)) {
-			frames[n] = (struct unwind_frame){ .pc = caller, .is_return_address = true,
-							   .method = PROFILE_UNWIND_FP_LEAF_FIX };
-			unwind_resolve(c->unwinder, s->pid, s->time_ns, &frames[n++]);
-			c->profile.leaf_fixes++;
-		}
+	if (!depth)
+		return 0;
+	frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC };
+	unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
+	fixed = in && unwind_leaf_caller_of(c->unwinder, in, &frame, &caller) && (depth < 2 || ips[1] != caller);
+	if (fixed)
+		c->profile.leaf_fixes++;
+	key[0] = s->pid | (uint64_t)fixed << 32;
+	key[1] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	key[2] = fixed ? caller : 0;
+	memcpy(key + 3, ips, depth * sizeof(*ips));
+	known = stack_memo_find(&c->stacks, key, depth + 3, &count);
+	if (known) {
+		memcpy(locations, known, count * sizeof(*locations));
+		return count;
 	}
+	locations[n++] = user_location(c, s->pid, &frame);
+	if (fixed) {
+		frame = (struct unwind_frame){ .pc = caller, .is_return_address = true,
+					       .method = PROFILE_UNWIND_FP_LEAF_FIX };
+		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
+		locations[n++] = user_location(c, s->pid, &frame);
+	}
+	for (uint32_t i = 1; i < depth; i++) {
+		frame = (struct unwind_frame){ .pc = ips[i], .is_return_address = true,
+					       .method = PROFILE_UNWIND_FRAME_POINTER };
+		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
+		locations[n++] = user_location(c, s->pid, &frame);
+	}
+	stack_memo_add(&c->stacks, key, depth + 3, locations, n);
 	return n;
 }
 
@@ -347,7 +374,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	struct srec_user_regs regs_header;
 	struct srec_sample_event event;
 	const char *event_name = NULL;
-	uint64_t cfas[2 * SREC_MAX_STACK_DEPTH + 3] = { 0 };
+	uint64_t cfas[2 * SREC_MAX_STACK_DEPTH + 3]; /* 0 (unknown) but for dwarf frames: filled at the end */
 	uint32_t hits[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct profile_sample_info info;
 	struct unwind_input input, *in = NULL;
@@ -355,7 +382,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	const char *why = NULL;
 	struct srec_sample s;
 	const uint64_t *ips;
-	uint32_t depth = 0, user = 0, index;
+	uint32_t depth = 0, user = 0, user_from, index;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
 	int regs;
 
@@ -393,15 +420,14 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		locations[depth++] = profile_intern_location(p, PROFILE_LOCATION_KERNEL, c->kernel_module, ip, ip, i > 0,
 							     PROFILE_UNWIND_KERNEL);
 	}
+	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
+		for (uint32_t i = 0; i < user; i++)
+			locations[depth++] = user_location(c, s.pid, &frames[i]);
 	} else {
-		user = walked_frames(c, &s, ips, in, frames);
-	}
-	for (uint32_t i = 0; i < user; i++) {
-		cfas[depth] = frames[i].cfa;
-		locations[depth++] = user_location(c, s.pid, &frames[i]);
+		depth += walked_locations(c, &s, ips, in, locations + depth); /* CFAs unknown (user stays 0) */
 	}
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
@@ -429,6 +455,10 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		.user_error = s.user_stack_error,
 		.kernel_error = s.kernel_stack_error,
 	};
+	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
+	memset(cfas, 0, depth * sizeof(*cfas));
+	for (uint32_t i = 0; i < user; i++)
+		cfas[user_from + i] = frames[i].cfa;
 	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, s.time_ns, locations, cfas, depth, hits))
 		info.hits = hits;
 	index = profile_add_sample(p, &info, locations, depth);
@@ -651,6 +681,8 @@ int cmd_convert(int argc, char **argv)
 	c->enricher = enricher_new(&c->profile, reader.size);
 	c->metrics_limit = reader.size / 8 + 1024;
 
+	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
+	reader.keep = true;
 	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
 	enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
 			   c->have_stats);
@@ -681,21 +713,24 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
+	stack_memo_init(&c->stacks);
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1)
 		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
-	 * and aggregating take longer than decompressing: a second thread decodes the next frame meanwhile (-j 1:
-	 * one thread does all). */
+	 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
+	 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
 	reader.decode_ahead = sym.jobs > 1;
 	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
 	if (enrich_wants_values(c->enricher)) {
 		c->hit_ordinal = 0;
 		recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
 	}
+	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
 	if (c->profile.context_omitted)
 		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
 	unwinder_free(c->unwinder);
+	stack_memo_release(&c->stacks);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];

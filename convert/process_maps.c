@@ -45,6 +45,8 @@ struct process_maps_process {
 	struct fork_entry *forks; /* sorted by time: when this process was created, and by whom */
 	size_t fork_count, fork_cap;
 	bool existed_at_start; /* running when recording started: its mappings then come from a /proc scan */
+	uint64_t *changes; /* sorted times of its mappings, execs and forks (process_maps_period) */
+	size_t change_count;
 };
 
 void process_maps_init(struct process_maps *maps)
@@ -188,6 +190,16 @@ void process_maps_finish(struct process_maps *maps)
 			sort_array(proc->execs, proc->exec_count, sizeof(*proc->execs), compare_u64);
 		if (proc->fork_count)
 			sort_array(proc->forks, proc->fork_count, sizeof(*proc->forks), compare_forks);
+		proc->change_count = proc->map_count + proc->exec_count + proc->fork_count;
+		proc->changes = xmalloc((proc->change_count ? proc->change_count : 1) * sizeof(*proc->changes));
+		for (size_t j = 0; j < proc->map_count; j++)
+			proc->changes[j] = proc->maps[j].time_ns;
+		for (size_t j = 0; j < proc->exec_count; j++)
+			proc->changes[proc->map_count + j] = proc->execs[j];
+		for (size_t j = 0; j < proc->fork_count; j++)
+			proc->changes[proc->map_count + proc->exec_count + j] = proc->forks[j].time_ns;
+		if (proc->change_count)
+			sort_array(proc->changes, proc->change_count, sizeof(*proc->changes), compare_u64);
 	}
 	maps->finished = true;
 }
@@ -308,6 +320,20 @@ bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_
 	return true;
 }
 
+/*
+ * Every comparison resolve() makes with the time of a sample is "time of a mapping, exec or fork <= t" (in
+ * own_mappings, better, epoch and image_fork; a parent is looked at as it was at the fork's own time): so the
+ * count of those times at or below t determines them all.
+ */
+uint64_t process_maps_period(const struct process_maps *maps, uint32_t pid, uint64_t time_ns)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+
+	if (!proc)
+		return 0;
+	return count_at_or_below(proc->changes, proc->change_count, sizeof(*proc->changes), 0, time_ns);
+}
+
 /* *visits bounds the whole search: a hostile recording may give each pid many forks, from each other. */
 static bool has_mappings(const struct process_maps *maps, uint32_t pid, unsigned int depth, unsigned int *visits)
 {
@@ -345,6 +371,7 @@ void process_maps_release(struct process_maps *maps)
 		free(maps->processes[i].max_end);
 		free(maps->processes[i].execs);
 		free(maps->processes[i].forks);
+		free(maps->processes[i].changes);
 	}
 	free(maps->processes);
 	memset(maps, 0, sizeof(*maps));

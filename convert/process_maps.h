@@ -56,6 +56,12 @@ void process_maps_finish(struct process_maps *maps);
  */
 bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t ip,
 			  uint32_t *module, uint64_t *file_offset);
+/*
+ * A number for the span of time t lies in, among the times at which what pid's addresses resolve to may
+ * change (its mappings', execs' and forks' times): process_maps_resolve(pid, t, ip) and (pid, t2, ip) give
+ * the same answer for every ip when the two numbers are equal. So answers can be remembered per (pid, period).
+ */
+uint64_t process_maps_period(const struct process_maps *maps, uint32_t pid, uint64_t time_ns);
 
 /* Whether the recording has any mapping of pid, its own or inherited at a fork (for --explain). */
 bool process_maps_has_mappings(const struct process_maps *maps, uint32_t pid);

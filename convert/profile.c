@@ -84,41 +84,7 @@ static void set_insert(struct index_set *s, size_t slot, uint64_t hash, uint32_t
 	s->used++;
 }
 
-/* FNV-1a over bytes, then a final mix so that the low bits (the slot) depend on every byte. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t size)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < size; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/*
- * The same job eight bytes at a time, for the keys hashed once per frame or per sample (locations, stacks):
- * byte-wise FNV was a tenth of a conversion. Only the tables' slots depend on it, never the output.
- */
-static uint64_t hash_words(uint64_t h, const void *data, size_t size)
-{
-	const unsigned char *p = data;
-	uint64_t w;
-
-	for (; size >= sizeof(w); p += sizeof(w), size -= sizeof(w)) {
-		memcpy(&w, p, sizeof(w));
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 32;
-	}
-	return hash_bytes(h, p, size);
-}
-
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
+/* Keys are hashed with util.h's hash_words; only the tables' slots depend on it, never the output. */
 #define HASH_SEED 0xcbf29ce484222325ull
 
 void profile_init(struct profile *p)
@@ -151,12 +117,11 @@ uint32_t profile_intern_module(struct profile *p, const char *path, const char *
 			       uint64_t end, uint64_t file_offset, bool is_kernel)
 {
 	struct module_key key = { p, path, build_id && *build_id ? build_id : NULL, is_kernel };
-	uint64_t hash = key.build_id ? hash_bytes(HASH_SEED, key.build_id, strlen(key.build_id))
-				     : hash_bytes(HASH_SEED ^ 1, path, strlen(path));
+	uint64_t hash = key.build_id ? hash_words(HASH_SEED ^ is_kernel, key.build_id, strlen(key.build_id))
+				     : hash_words(HASH_SEED ^ 1 ^ is_kernel << 1, path, strlen(path));
 	uint32_t found;
 	size_t slot;
 
-	hash = hash_mix(hash ^ is_kernel);
 	found = set_find(&p->tables->modules, hash, module_eq, &key, &slot);
 	if (found != EMPTY)
 		return found;
@@ -210,7 +175,7 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 {
 	struct location_key key = { p, kind, module, file_offset, is_return_address, unwind, NULL };
 	uint64_t fields[3] = { kind | (uint64_t)is_return_address << 8 | (uint64_t)unwind << 16, module, file_offset };
-	uint64_t hash = hash_mix(hash_words(HASH_SEED, fields, sizeof(fields)));
+	uint64_t hash = hash_words(HASH_SEED, fields, sizeof(fields));
 	struct profile_location *l;
 	uint32_t index;
 	size_t slot;
@@ -231,7 +196,7 @@ uint32_t profile_intern_location(struct profile *p, enum profile_location_kind k
 uint32_t profile_intern_marker(struct profile *p, enum profile_location_kind kind, const char *name)
 {
 	struct location_key key = { p, kind, PROFILE_NO_MODULE, 0, false, PROFILE_UNWIND_NONE, name };
-	uint64_t hash = hash_mix(hash_bytes(HASH_SEED ^ kind ^ 2, name, strlen(name)));
+	uint64_t hash = hash_words(HASH_SEED ^ kind ^ 2, name, strlen(name));
 	struct profile_location *l;
 	uint32_t index;
 	size_t slot;
@@ -302,7 +267,6 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 	hash = hash_words(hash, locations, depth * sizeof(*locations));
 	if (hits)
 		hash = hash_words(hash, hits, depth * sizeof(*hits));
-	hash = hash_mix(hash);
 	index = set_find(&p->tables->stacks, hash, stack_eq, &key, &slot);
 	if (index == EMPTY) {
 		GROW(p->stacks, p->stack_cap, p->stack_count + 1);

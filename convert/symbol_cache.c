@@ -448,25 +448,10 @@ const char *symbol_cache_debug_reason(const struct symbol_cache *c)
 
 /* ---- writing ------------------------------------------------------------------------------------- */
 
-/* A hash of the len bytes at s, a word at a time: the byte-at-a-time FNV it replaces was a fifth of a cold
- * `stackrec symbolize` on C++, whose names run to hundreds of bytes. */
+/* A hash of the len bytes at s: util.h's, seeded with the length, as it was when it was written here. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = len * k, w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 29;
-	}
-	if (len) {
-		w = 0;
-		memcpy(&w, s, len);
-		h = (h ^ w) * k;
-	}
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
+	return hash_words(len * 0x9e3779b97f4a7c15ull, s, len);
 }
 
 static void pool_rehash(struct symbol_cache_pool *p)

@@ -30,6 +30,20 @@ struct unwind_module {
 	struct cfi_source cfi;
 };
 
+/*
+ * The fp leaf fix's answer for one leaf pc: the rule to find its caller with, or NULL where it has a frame of
+ * its own (or is the entry point, or has no CFI). Asked once per sample; a recording has few distinct leaves.
+ */
+struct leaf_rule {
+	bool used;
+	uint32_t module;
+	uint64_t file_offset;
+	uint64_t generation; /* of the CFI rules, whose pointer rule is */
+	const struct cfi_rule *rule;
+};
+
+#define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
+
 struct unwinder {
 	struct profile *profile;
 	const struct process_maps *maps;
@@ -38,6 +52,7 @@ struct unwinder {
 	struct unwind_module *modules; /* by profile module index, opened on first use */
 	size_t module_cap;
 	struct cfi_rules rules;
+	struct leaf_rule leaves[LEAF_RULES];
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -227,7 +242,7 @@ static bool evaluate(const Dwarf_Op *ops, size_t nops, const struct regs *r, con
 }
 
 /* The caller's value of one register under rule c. false when it cannot be known. */
-static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uint64_t cfa, struct memory *m,
+static inline __attribute__((always_inline)) bool caller_value(const struct cfi_reg *c, const struct regs *callee, uint64_t cfa, struct memory *m,
 			 uint64_t *value)
 {
 	uint64_t addr;
@@ -258,19 +273,24 @@ static bool caller_value(const struct cfi_reg *c, const struct regs *callee, uin
  * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
  * the outermost frame (the return address is undefined), -1 when the step cannot be made.
  */
+/* The CFA under rule for the callee's registers. false when it cannot be computed. */
+static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
+{
+	if (rule->cfa_is_expression)
+		return evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, cfa);
+	if (!known(callee, rule->cfa_reg))
+		return false;
+	*cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
+	return true;
+}
+
 static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
 		    uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
 
-	if (rule->cfa_is_expression) {
-		if (!evaluate(rule->cfa_ops, rule->cfa_nops, callee, NULL, m, &cfa))
-			return -1;
-	} else {
-		if (!known(callee, rule->cfa_reg))
-			return -1;
-		cfa = callee->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
-	}
+	if (!cfa_of(rule, callee, m, &cfa))
+		return -1;
 	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
@@ -298,6 +318,31 @@ static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, stru
 		return -1;
 	*pc = caller->v[rule->ra_reg];
 	return 1;
+}
+
+/*
+ * cfi_step's answer for the return address alone (*pc; 1, 0 or -1 as it returns), without the caller's other
+ * registers: the fp leaf fix asks only that, once per sample.
+ */
+static int return_address_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *pc)
+{
+	const struct cfi_reg *c = &rule->regs[rule->ra_reg];
+	struct regs caller;
+	uint64_t cfa;
+
+	if (rule->ra_reg == CFI_REG_SP) /* cfi_step's rule for the stack pointer would apply to it */
+		return cfi_step(rule, callee, m, &caller, pc, &cfa);
+	if (!cfa_of(rule, callee, m, &cfa))
+		return -1;
+	if (c->kind == CFI_UNDEFINED)
+		return 0;
+	if (c->kind == CFI_SAME) {
+		if (!known(callee, rule->ra_reg))
+			return -1;
+		*pc = callee->v[rule->ra_reg];
+		return 1;
+	}
+	return caller_value(c, callee, cfa, m, pc) ? 1 : -1;
 }
 
 /* One frame-pointer step: the frame record at rbp holds the caller's rbp and the return address. */
@@ -424,12 +469,12 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	if (in->header->machine != 62 /* EM_X86_64 */)
 		return false;
 	memset(r, 0, sizeof(*r));
-	for (unsigned int reg = 0; reg < 64 && n < in->header->reg_count; reg++) {
-		if (!(mask & (1ull << reg)))
-			continue;
+	/* The set bits of the mask only: a fp-mode sample keeps a few registers, and this runs for each one. */
+	for (; mask && n < in->header->reg_count; mask &= mask - 1, n++) {
+		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
+
 		if (reg < CFI_REGS)
 			set(r, reg, in->regs[n]);
-		n++;
 	}
 	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
 		return false;
@@ -549,22 +594,38 @@ bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint6
 	return unwind_leaf_caller_of(u, in, &leaf, return_address);
 }
 
+/* The rule that finds the caller of the leaf frame f (not a return address), or NULL when there is none. */
+static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_frame *f)
+{
+	size_t i = address_hash(f->file_offset ^ (uint64_t)f->module << 40) % LEAF_RULES;
+	struct leaf_rule *l = &u->leaves[i];
+	const struct cfi_rule *rule;
+	bool missing;
+
+	if (l->used && l->module == f->module && l->file_offset == f->file_offset &&
+	    l->generation == u->rules.generation)
+		return l->rule;
+	rule = at_entry(u, f) ? NULL : rule_for(u, f, &missing);
+	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
+	if (rule && !rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP)
+		rule = NULL;
+	*l = (struct leaf_rule){ .used = true, .module = f->module, .file_offset = f->file_offset,
+				 .generation = u->rules.generation, .rule = rule };
+	return rule;
+}
+
 bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
 			   uint64_t *return_address)
 {
 	const struct cfi_rule *rule;
-	struct regs r, caller;
+	struct regs r;
 	struct memory m;
-	bool missing;
-	uint64_t pc, cfa;
+	uint64_t pc;
 
-	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc || at_entry(u, leaf))
+	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc)
 		return false;
-	rule = rule_for(u, leaf, &missing);
-	/* A frame of its own: the CFA is computed from the frame pointer, and the walk found the caller. */
-	if (!rule || (!rule->cfa_is_expression && rule->cfa_reg == CFI_REG_FP))
-		return false;
-	if (cfi_step(rule, &r, &m, &caller, &pc, &cfa) != 1 || pc == 0)
+	rule = leaf_rule(u, leaf);
+	if (!rule || return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
 		return false;
 	*return_address = pc;
 	return true;

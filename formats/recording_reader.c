@@ -78,6 +78,7 @@ fail:
 
 void recording_reader_close(struct recording_reader *r)
 {
+	recording_reader_forget(r);
 	if (r->map)
 		munmap((void *)r->map, r->size);
 	ZSTD_freeDCtx(r->dctx);
@@ -317,6 +318,101 @@ struct decoded {
 
 #define DECODE_AHEAD 2 /* buffers: the one read, the one decoded */
 
+/*
+ * A pass's decoded frames, kept for the passes after it (r->keep): copied into one mapping sized from the frame
+ * headers, in huge pages where the kernel gives them (a page fault per 4 KiB cost as much as decoding did).
+ */
+struct recording_kept {
+	unsigned char *map; /* the mapping, map_size bytes; bytes is its 2 MiB-aligned part */
+	size_t map_size;
+	unsigned char *bytes;
+	size_t size, used;
+	struct decoded *frames; /* each buf points into bytes */
+	size_t count, cap;
+};
+
+#define KEEP_ALIGN (2u << 20) /* a huge page on x86-64 */
+
+static struct recording_kept *kept_new(size_t size)
+{
+	struct recording_kept *kept = xcalloc(1, sizeof(*kept));
+	uintptr_t start;
+
+	kept->map_size = size + KEEP_ALIGN;
+	kept->map = mmap(NULL, kept->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (kept->map == MAP_FAILED) {
+		free(kept);
+		return NULL; /* every pass decodes, as without r->keep */
+	}
+	start = ((uintptr_t)kept->map + KEEP_ALIGN - 1) & ~(uintptr_t)(KEEP_ALIGN - 1);
+	kept->bytes = (unsigned char *)start;
+	kept->size = size;
+	madvise(kept->bytes, (size + KEEP_ALIGN - 1) & ~(size_t)(KEEP_ALIGN - 1), MADV_HUGEPAGE);
+	return kept;
+}
+
+static void kept_free(struct recording_kept *kept)
+{
+	if (!kept)
+		return;
+	munmap(kept->map, kept->map_size);
+	free(kept->frames);
+	free(kept);
+}
+
+void recording_reader_forget(struct recording_reader *r)
+{
+	kept_free(r->kept);
+	r->kept = NULL;
+}
+
+/*
+ * What the frames of an intact file decode to in all (each rounded up to 8 bytes, as kept), from their
+ * headers alone, when it is at most limit bytes; else 0. A file with damage is not kept: its frames are found
+ * by their magic, not by their sizes.
+ */
+static size_t decoded_size(const struct recording_reader *r, size_t limit)
+{
+	size_t total = 0;
+
+	for (size_t off = r->header.header_size; off < r->size;) {
+		struct srec_frame_header fh;
+
+		if (r->size - off < sizeof(fh))
+			return 0;
+		memcpy(&fh, r->map + off, sizeof(fh));
+		if (fh.magic != SREC_FRAME_MAGIC || fh.compressed_size > r->size - off - sizeof(fh) ||
+		    fh.uncompressed_size > SREC_FRAME_MAX_UNCOMPRESSED ||
+		    ((fh.uncompressed_size + 7) & ~(size_t)7) > limit - total)
+			return 0;
+		total += (fh.uncompressed_size + 7) & ~(size_t)7;
+		off += sizeof(fh) + fh.compressed_size;
+	}
+	return total;
+}
+
+/*
+ * Copies the frame the pass is reading into kept, and returns the copy; NULL when it does not fit (damage
+ * the headers did not show: the caller stops keeping).
+ */
+static struct decoded *keep_frame(struct recording_kept *kept, const struct decoded *f)
+{
+	size_t len = f->len > 0 ? (size_t)f->len : 0, padded = (len + 7) & ~(size_t)7;
+	struct decoded *k;
+
+	if (padded > kept->size - kept->used)
+		return NULL;
+	GROW(kept->frames, kept->cap, kept->count + 1);
+	k = &kept->frames[kept->count++];
+	*k = *f;
+	k->buf = kept->bytes + kept->used;
+	k->cap = len;
+	if (len) /* a frame that did not decode may have no buffer at all */
+		memcpy(k->buf, f->buf, len);
+	kept->used += padded; /* blocks are read in place: 8-byte aligned, as in the slot */
+	return k;
+}
+
 struct decoder {
 	struct recording_reader *r;
 	void *dctx; /* the thread's own ZSTD_DCtx */
@@ -325,6 +421,7 @@ struct decoder {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct decoded slots[DECODE_AHEAD];
+	const struct recording_kept *replay; /* the frames to hand out instead of decoding, or NULL */
 	size_t produced, consumed; /* frames decoded, frames the pass is done with */
 	size_t off;		   /* where the next frame to decode starts */
 	bool finished, stop;
@@ -375,6 +472,9 @@ static void decoder_start(struct decoder *d, struct recording_reader *r, size_t 
 	d->off = off;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->changed, NULL);
+	d->replay = r->kept;
+	if (d->replay)
+		return; /* nothing to decode: no thread, no context */
 	d->dctx = r->decode_ahead ? ZSTD_createDCtx() : NULL;
 	/* Without a second context or thread, the pass decodes each frame itself (decoder_next). */
 	d->threaded = r->decode_ahead && d->dctx && pthread_create(&d->thread, NULL, decode_ahead, d) == 0;
@@ -385,6 +485,11 @@ static struct decoded *decoder_next(struct decoder *d, bool first)
 {
 	struct decoded *slot;
 
+	if (d->replay) {
+		if (!first)
+			d->consumed++;
+		return d->consumed < d->replay->count ? &d->replay->frames[d->consumed] : NULL;
+	}
 	if (!d->threaded) {
 		if (d->off >= d->r->size)
 			return NULL;
@@ -423,6 +528,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 {
 	size_t released = 0;
 	bool each = warn == RECORDING_WARN_EACH;
+	struct recording_kept *keeping = NULL;
 	struct decoder dec;
 	struct decoded *f;
 	int ret = 0;
@@ -430,12 +536,29 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 	memset(&r->damage, 0, sizeof(r->damage));
 	free(r->numbers.seen);
 	memset(&r->numbers, 0, sizeof(r->numbers));
+	if (r->keep && !r->kept) {
+		size_t size = decoded_size(r, RECORDING_KEEP_MAX);
+
+		keeping = size ? kept_new(size) : NULL;
+	}
 	decoder_start(&dec, r, r->header.header_size);
 	for (bool first = true; (f = decoder_next(&dec, first)); first = false) {
 		enum recording_damage_kind kind = f->kind;
 		size_t off = f->off, next = f->next;
 		long long len = f->len;
-		const unsigned char *frame = f->buf;
+		const unsigned char *frame;
+
+		if (keeping) {
+			struct decoded *k = keep_frame(keeping, f);
+
+			if (k) {
+				f = k;
+			} else {
+				kept_free(keeping);
+				keeping = NULL;
+			}
+		}
+		frame = f->buf;
 
 		if (len < 0) {
 			/* Ending inside a frame with no frame after it is a cut, not corruption (docs/format.md). */
@@ -496,11 +619,17 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			}
 			pos += sizeof(bh) + padded;
 		}
-		release_pages_below(r, &released, f->frame_end);
+		if (!dec.replay)
+			release_pages_below(r, &released, f->frame_end);
 	}
 	finish_frames(r, true);
+	if (keeping) { /* a whole pass: the next ones read these */
+		r->kept = keeping;
+		keeping = NULL;
+	}
 done:
 	decoder_end(&dec);
+	kept_free(keeping); /* a pass stopped part way: it kept only part of the file */
 	if (ret)
 		finish_frames(r, false);
 	if (warn == RECORDING_WARN_SUMMARY)

@@ -85,9 +85,19 @@ struct recording_reader {
 	/* Passes decode the next frame on a second thread while the callback reads this one: worth it when the
 	 * callback does more than look at the blocks (convert's pass over the samples). Off by default. */
 	bool decode_ahead;
+	/* Keep the frames a pass decodes for the passes after it (see recording_reader_forget). Off by default. */
+	bool keep;
+	struct recording_kept *kept; /* the frames kept, all of the file's; NULL when none are */
 	struct recording_damage damage; /* of the last recording_reader_for_each() pass */
 	struct recording_frame_numbers numbers;
 };
+
+/*
+ * Most a file's frames may decode to in all for r->keep to keep them: a bound on the memory it costs, so that
+ * memory does not grow with the number of samples past it. A larger file is decoded in every pass, as without
+ * r->keep.
+ */
+#define RECORDING_KEEP_MAX (32u << 20)
 
 /*
  * Called for each block of each intact frame, in file order. body is 8-byte aligned and valid until the
@@ -104,6 +114,14 @@ int recording_reader_open(struct recording_reader *r, const char *path);
  * the callback's non-zero value.
  */
 int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn, void *ctx, enum recording_warn warn);
+
+/*
+ * With r->keep set, a pass over an intact file whose frames decode to at most RECORDING_KEEP_MAX bytes keeps
+ * them, and the passes after it read them, not the file, until recording_reader_forget frees them: convert
+ * reads a recording twice, and decompression was a third of a warm conversion. The passes see the same
+ * blocks and the same damage either way.
+ */
+void recording_reader_forget(struct recording_reader *r);
 
 /* Prints the summary of RECORDING_WARN_SUMMARY for the last pass: one warning per kind of damage found. */
 void recording_reader_warn_damage(const struct recording_reader *r);

@@ -272,6 +272,29 @@ test_expect_success 'after an exec, the new image names the addresses' '
 	test_cmp expect actual
 '
 
+# Repeated fp stacks are resolved once per process and period of its mappings (stack_memo.h): the same
+# instruction pointers, repeated before and after an exec, and after a later mapping over them, name what was
+# mapped when each sample was taken (repeat: samples 1 ms apart).
+test_expect_success 'the same raw stack, repeated across an exec and a new mapping, names what each sample ran' '
+	{
+		text_mapping 300 prog2 $(build_id prog2) 1 &&
+		echo "repeat 2 sample 300 300 p 1000 $(user_stack) -" &&
+		echo "exec 300 5000000" &&
+		text_mapping 300 prog $(build_id prog) 5000000 &&
+		echo "repeat 2 sample 300 300 p 6000000 $(user_stack) -" &&
+		text_mapping 300 prog2 $(build_id prog2) 10000000 &&
+		echo "repeat 2 sample 300 300 p 11000000 $(user_stack) -" &&
+		echo "end"
+	} >script.memo &&
+	write_rec memo.rec <script.memo >/dev/null &&
+	stackrec convert memo.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;main;other_outer;other_middle;other_leaf 4
+	p;main;outer;middle;leaf 2
+	EOF
+	test_cmp expect actual
+'
+
 test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '
 	second=$(sed -n 2p offsets) &&
 	head -c $((second + 20)) good.rec >cut.rec &&

@@ -37,6 +37,7 @@
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
+#include "../../convert/stack_memo.h"
 #include "../../convert/elf_symbols.h"
 #include "../../formats/output.h"
 #include "../../formats/recording_writer.h"
@@ -151,6 +152,37 @@ static struct srec_mapping mapping(uint32_t pid, uint64_t start, uint64_t end, u
 	return (struct srec_mapping){ .pid = pid, .start = start, .end = end, .file_offset = off, .time_ns = time };
 }
 
+/*
+ * process_maps_period's promise, by brute force: at any two times up to last with the same period, every
+ * address of ips resolves the same in pid; and the period changes somewhere (at least changes times).
+ */
+static bool periods_hold(const struct process_maps *maps, uint32_t pid, uint64_t last, const uint64_t *ips,
+			 size_t count, unsigned int changes)
+{
+	unsigned int seen = 0;
+
+	for (uint64_t t = 0; t <= last; t++) {
+		uint64_t period = process_maps_period(maps, pid, t);
+
+		if (t && period != process_maps_period(maps, pid, t - 1))
+			seen++;
+		for (uint64_t u = 0; u < t; u++) {
+			if (process_maps_period(maps, pid, u) != period)
+				continue;
+			for (size_t i = 0; i < count; i++) {
+				uint32_t m1 = UINT32_MAX, m2 = UINT32_MAX;
+				uint64_t o1 = 0, o2 = 0;
+				bool r1 = process_maps_resolve(maps, pid, t, ips[i], &m1, &o1);
+				bool r2 = process_maps_resolve(maps, pid, u, ips[i], &m2, &o2);
+
+				if (r1 != r2 || m1 != m2 || o1 != o2)
+					return false;
+			}
+		}
+	}
+	return seen >= changes;
+}
+
 static void test_process_maps(void)
 {
 	struct process_maps maps;
@@ -196,8 +228,49 @@ static void test_process_maps(void)
 	ok(process_maps_resolve(&maps, 1, 90, 0x100000 + 150 * 0x1000 + 0x10, &module, &off) && off == 0x10,
 	   "lookup among many mappings");
 	ok(!process_maps_resolve(&maps, 2, 90, 0x1100, &module, &off), "unknown process: no mapping");
+	ok(periods_hold(&maps, 1, 130, (const uint64_t[]){ 0x1234, 0x2100, 0x3100, 0x4100, 0x6100 }, 5, 4),
+	   "within one period of its mappings' history, a process resolves every address the same");
 	process_maps_release(&maps);
 	profile_release(&p);
+}
+
+/*
+ * The fp stack memo answers what was added under the same key, and nothing for another key (a longer one with
+ * the same prefix included); over its byte bound it starts over, so it never holds more.
+ */
+static void test_stack_memo(void)
+{
+	struct stack_memo m;
+	uint64_t key[8] = { 100, 3, 0, 0x401000, 0x402000, 0x403000, 0, 0 };
+	uint32_t locations[6] = { 7, 8, 9, 10, 11, 12 }, count = 0;
+	const uint32_t *found;
+	bool right = true, bounded = true;
+
+	stack_memo_init(&m);
+	ok(!stack_memo_find(&m, key, 6, &count), "stack memo: empty, nothing found");
+	stack_memo_add(&m, key, 6, locations, 3);
+	found = stack_memo_find(&m, key, 6, &count);
+	ok(found && count == 3 && !memcmp(found, locations, 3 * sizeof(*found)), "stack memo: a stack is found again");
+	ok(!stack_memo_find(&m, key, 7, &count), "stack memo: a longer stack with the same start is another");
+	key[1] = 4; /* another period of the process */
+	ok(!stack_memo_find(&m, key, 6, &count), "stack memo: another period is another stack");
+	stack_memo_release(&m);
+
+	stack_memo_init(&m);
+	m.max_bytes = 4096;
+	for (uint64_t i = 0; i < 10000; i++) {
+		key[3] = i;
+		locations[0] = (uint32_t)i;
+		stack_memo_add(&m, key, 6, locations, 1 + i % 6);
+		bounded &= m.bytes <= m.max_bytes;
+		found = stack_memo_find(&m, key, 6, &count);
+		right &= found && count == 1 + i % 6 && found[0] == (uint32_t)i;
+		key[3] = i / 2; /* an older stack: gone after a start over, else as it was added */
+		found = stack_memo_find(&m, key, 6, &count);
+		right &= !found || (count == 1 + (i / 2) % 6 && found[0] == (uint32_t)(i / 2));
+	}
+	ok(right && bounded, "stack memo: past its bound it starts over, never holding more, never answering wrong");
+	stack_memo_release(&m);
 }
 
 /* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
@@ -267,6 +340,10 @@ static void test_process_maps_fork(void)
 	   "fork: a child has mappings through its parent; a loop or an unknown process has none");
 	ok(process_maps_existed_at_start(&maps, 10) && !process_maps_existed_at_start(&maps, 11),
 	   "a process running at start is known as such");
+	ok(periods_hold(&maps, 11, 100, (const uint64_t[]){ 0x1100, 0x1900, 0x2100 }, 3, 3) &&
+		   periods_hold(&maps, 12, 100, (const uint64_t[]){ 0x1100, 0x1900 }, 2, 1) &&
+		   periods_hold(&maps, 13, 120, (const uint64_t[]){ 0x1100, 0x2100 }, 2, 1),
+	   "fork: within one period of a child's history, it resolves every address the same");
 	process_maps_release(&maps);
 	profile_release(&p);
 }
@@ -740,6 +817,7 @@ static int run_tests(void)
 	test_profile();
 	test_process_maps();
 	test_process_maps_fork();
+	test_stack_memo();
 	test_kernel_symbols();
 	test_demangle();
 	test_pointer_table();

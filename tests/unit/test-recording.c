@@ -565,6 +565,42 @@ static void host_cb(void *ctx, const char *key, const char *value)
 	free(joined);
 }
 
+/*
+ * Reads path three times with r->keep set: the pass that decodes (and keeps, when *kept says it should), the
+ * pass that reads what was kept, and one after recording_reader_forget; and a pass stopped part way before
+ * them keeps nothing. Every pass must see the blocks and the damage of read_recording's one pass (out). kept:
+ * whether the file must be kept (1) or not (0), or -1 when either will do.
+ */
+static void check_kept_passes(const char *path, const struct readout *out, int kept)
+{
+	struct recording_reader r;
+
+	REQUIRE(recording_reader_open(&r, path) == 0);
+	r.keep = true;
+	{
+		struct readout partial = { .stop_after = 1 };
+
+		CHECK_EQ(recording_reader_for_each(&r, collect, &partial, RECORDING_WARN_NONE), 7);
+		CHECK(r.kept == NULL);
+		blocks_release(&partial.blocks);
+	}
+	for (int pass = 0; pass < 3; pass++) {
+		struct readout again = { 0 };
+
+		if (pass == 2) {
+			recording_reader_forget(&r);
+			CHECK(r.kept == NULL);
+		}
+		CHECK_EQ(recording_reader_for_each(&r, collect, &again, RECORDING_WARN_NONE), 0);
+		CHECK(kept < 0 || (r.kept != NULL) == kept);
+		CHECK(same_blocks(&again.blocks, &out->blocks, NULL));
+		CHECK(!again.misaligned);
+		CHECK(!memcmp(&r.damage, &out->damage, sizeof(r.damage)));
+		blocks_release(&again.blocks);
+	}
+	recording_reader_close(&r);
+}
+
 static void test_round_trip(void)
 {
 	char *path = tmp_path("round-trip.rec");
@@ -821,6 +857,7 @@ static void test_many_frames(void)
 	CHECK_EQ(out.damage.frames, (uint64_t)n);
 	CHECK_EQ(out.damage.bad_frames + out.damage.bad_blocks + out.damage.skipped_bytes, 0);
 	CHECK(out.damage.has_end && !out.damage.truncated);
+	check_kept_passes(path, &out, 1);
 	blocks_release(&out.blocks);
 	blocks_release(&tw.written);
 	free(file);
@@ -1267,6 +1304,8 @@ static void test_flipped_byte(void)
 			CHECK_EQ(out.damage.skipped_bytes, frames[1].end - frames[1].offset);
 			CHECK(out.damage.has_end);
 			CHECK(!out.damage.truncated);
+			/* kept when only the CRC shows the damage, not when a frame header does */
+			check_kept_passes(bad_path, &out, -1);
 			blocks_release(&out.blocks);
 			if (test_failed && !was_failed) {
 				diag("... with byte %zu xor 0x%02x (frame %zu..%zu)", off, flips[f], frames[1].offset,
@@ -1406,6 +1445,7 @@ static void test_bad_frames_and_blocks(void)
 	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_STRAY], 1);
 	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_WRONG_SIZE], 1);
 	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_SIZE], 1);
+	check_kept_passes(path, &out, 0); /* a frame header with an impossible size */
 	blocks_release(&out.blocks);
 
 	/* The callback can stop the pass; its value is returned. */

@@ -1,0 +1,106 @@
+/*
+ * stack_memo.c — raw fp stacks to their user locations (see stack_memo.h).
+ */
+#include "stack_memo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util.h"
+
+struct stack_memo_entry {
+	uint64_t hash;
+	uint32_t key_words, count;
+	uint64_t words[]; /* key_words words of key, then count locations (uint32_t, packed) */
+};
+
+void stack_memo_init(struct stack_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->max_bytes = STACK_MEMO_MAX_BYTES;
+}
+
+static uint64_t key_hash(const uint64_t *key, uint32_t key_words)
+{
+	return hash_words(key_words, key, key_words * sizeof(*key));
+}
+
+static size_t slot_of(const struct stack_memo *m, uint64_t hash, const uint64_t *key, uint32_t key_words)
+{
+	size_t i;
+
+	for (i = hash & (m->cap - 1); m->slots[i]; i = (i + 1) & (m->cap - 1)) {
+		const struct stack_memo_entry *e = m->slots[i];
+
+		if (e->hash == hash && e->key_words == key_words && !memcmp(e->words, key, key_words * sizeof(*key)))
+			break;
+	}
+	return i;
+}
+
+const uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count)
+{
+	const struct stack_memo_entry *e;
+
+	if (!m->count)
+		return NULL;
+	e = m->slots[slot_of(m, key_hash(key, key_words), key, key_words)];
+	if (!e)
+		return NULL;
+	*count = e->count;
+	return (const uint32_t *)(e->words + e->key_words);
+}
+
+static void grow(struct stack_memo *m)
+{
+	struct stack_memo grown = { .cap = m->cap ? 2 * m->cap : 1024 };
+
+	grown.slots = xcalloc(grown.cap, sizeof(*grown.slots));
+	for (size_t i = 0; i < m->cap; i++) {
+		struct stack_memo_entry *e = m->slots[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (grown.cap - 1); grown.slots[j]; j = (j + 1) & (grown.cap - 1))
+			;
+		grown.slots[j] = e;
+	}
+	free(m->slots);
+	m->slots = grown.slots;
+	m->cap = grown.cap;
+}
+
+void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
+		    uint32_t count)
+{
+	size_t size = sizeof(struct stack_memo_entry) + key_words * sizeof(*key) + count * sizeof(*locations);
+	struct stack_memo_entry *e;
+	uint64_t hash = key_hash(key, key_words);
+
+	if (m->bytes + size + 2 * sizeof(*m->slots) > m->max_bytes) {
+		size_t max = m->max_bytes;
+
+		stack_memo_release(m); /* start over: memory stays bounded whatever the recording */
+		m->max_bytes = max;
+	}
+	if (2 * (m->count + 1) > m->cap)
+		grow(m);
+	e = xmalloc(size);
+	e->hash = hash;
+	e->key_words = key_words;
+	e->count = count;
+	memcpy(e->words, key, key_words * sizeof(*key));
+	memcpy(e->words + key_words, locations, count * sizeof(*locations));
+	m->slots[slot_of(m, hash, key, key_words)] = e;
+	m->count++;
+	m->bytes += size + 2 * sizeof(*m->slots);
+}
+
+void stack_memo_release(struct stack_memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i]);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}

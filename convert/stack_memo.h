@@ -1,0 +1,35 @@
+/*
+ * stack_memo.h — the user locations of a frame-pointer stack, remembered by its raw form.
+ *
+ * In a fp-mode recording most samples repeat a stack seen before, and two samples of one process with the same
+ * instruction pointers (and the same repaired leaf) in the same span of its mappings' history
+ * (process_maps_period) resolve to the same locations: a repeated stack costs one hash look-up, not a mapping
+ * look-up, a perf-map look-up and an interning per frame. Memory follows distinct raw stacks, and is bounded:
+ * past STACK_MEMO_MAX_BYTES the memo starts over (answers are found again, the same).
+ */
+#ifndef STACKREC_CONVERT_STACK_MEMO_H
+#define STACKREC_CONVERT_STACK_MEMO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STACK_MEMO_MAX_BYTES (64u << 20)
+
+struct stack_memo {
+	struct stack_memo_entry **slots; /* open addressing; NULL is empty */
+	size_t cap, count, bytes;
+	size_t max_bytes; /* STACK_MEMO_MAX_BYTES (a test may set less) */
+};
+
+void stack_memo_init(struct stack_memo *m);
+/*
+ * The locations remembered for the key of key_words words (*count of them), or NULL. Valid until the next
+ * stack_memo_add.
+ */
+const uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count);
+/* Remembers count locations for the key (not already there). */
+void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
+		    uint32_t count);
+void stack_memo_release(struct stack_memo *m);
+
+#endif
