@@ -51,6 +51,20 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_die_name {
 	const char *linkage, *name;
 	uint32_t decl_line;
+	/* What frame_from_die makes of them, once per DIE rather than once per frame (a C++ function is on the
+	 * chain of hundreds of addresses, and demangling its name each time was a tenth of a cold symbolize). */
+	bool frame_names_read;
+	char *function, *system_name; /* NULL: an anonymous function */
+	/* name_from_symbol's answer for a subprogram: the ELF symbol starting where it does (NULL: none). */
+	bool symbol_read;
+	const char *symbol_system; /* owned by libelf */
+	char *symbol_function;
+	/* An inlined subroutine's call site: DW_AT_call_file (libdw's string, NULL: none), line, column. Four
+	 * attribute scans an inlined frame (dwarf_attr walks the DIE's attributes each time) were a sixth of
+	 * a cold `stackrec symbolize` on C++. */
+	bool call_read;
+	const char *call_file;
+	uint32_t call_line, call_column;
 };
 
 /* One module's open file and debug information, for naming its addresses. */
@@ -62,6 +76,9 @@ struct symbolizer_module {
 	struct pointer_table name_dies;	   /* the function DIEs whose names were read, numbering names */
 	struct symbolizer_die_name *names; /* their names */
 	size_t name_capacity;
+	struct pointer_table language_units; /* the units whose language was read, numbering mangles */
+	bool *mangles;			     /* whether that unit's language mangles names (mangling_language) */
+	size_t mangles_capacity;
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
