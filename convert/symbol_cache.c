@@ -33,6 +33,9 @@ struct symbol_cache_pool {
 	uint32_t *slots;  /* offset + 1, 0 for an empty slot */
 	uint32_t *hashes; /* each slot's string's hash: compared before the string, and kept for the rehash */
 	size_t slot_count, used;
+	struct pointer_table stable; /* strings added by symbol_cache_add_stable, numbering stable_offsets */
+	uint32_t *stable_offsets;    /* their offsets */
+	size_t stable_capacity;
 };
 
 static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
@@ -331,13 +334,33 @@ static const struct symbol_cache_address *pending_find(const struct symbol_cache
 	return NULL;
 }
 
-/* Frame f as an entry holds it, its strings added to pool. */
-static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f)
+/* The offset of stable string s in the pool (symbol_cache_add_stable): found by its pointer after the first
+ * time. */
+static uint32_t pool_add_stable(struct symbol_cache_pool *p, const char *s)
 {
+	bool added;
+	size_t n;
+
+	if (!s)
+		return SYMBOL_CACHE_NONE;
+	n = pointer_table_add(&p->stable, s, &added);
+	if (added) {
+		GROW(p->stable_offsets, p->stable_capacity, n + 1);
+		p->stable_offsets[n] = pool_add(p, s);
+	}
+	return p->stable_offsets[n];
+}
+
+/* Frame f as an entry holds it, its strings added to pool (stable: by pointer, pool_add_stable). */
+static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f,
+					      bool stable)
+{
+	uint32_t (*add)(struct symbol_cache_pool *, const char *) = stable ? pool_add_stable : pool_add;
+
 	return (struct symbol_cache_frame){
-		.function = pool_add(pool, f->function),
-		.system_name = pool_add(pool, f->system_name),
-		.file = pool_add(pool, f->file),
+		.function = add(pool, f->function),
+		.system_name = add(pool, f->system_name),
+		.file = add(pool, f->file),
 		.line = f->line,
 		.column = f->column,
 		.discriminator = f->discriminator,
@@ -402,7 +425,8 @@ static bool wanted(const struct symbol_cache *c, uint64_t address, uint32_t coun
  * each answer's allocated frames until the entry was written, then hashing every string again, nearly tripled
  * a cold `stackrec symbolize` on C++ (deep inline chains, long names) and its memory.
  */
-static void insert(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
+static void insert(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count,
+		   bool stable)
 {
 	size_t i;
 
@@ -424,7 +448,7 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 		.address = address, .first_frame = (uint32_t)c->pending_frame_count, .frame_count = count };
 	GROW(c->pending_frames, c->pending_frame_capacity, c->pending_frame_count + count);
 	for (uint32_t k = 0; k < count; k++)
-		c->pending_frames[c->pending_frame_count++] = stored_frame(c->pool, &frames[k]);
+		c->pending_frames[c->pending_frame_count++] = stored_frame(c->pool, &frames[k], stable);
 	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
 		;
 	c->pending_slots[i] = (uint32_t)c->pending_count;
@@ -433,7 +457,14 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count)
 {
 	if (wanted(c, address, count))
-		insert(c, address, frames, count);
+		insert(c, address, frames, count, false);
+}
+
+void symbol_cache_add_stable(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames,
+			     uint32_t count)
+{
+	if (wanted(c, address, count))
+		insert(c, address, frames, count, true);
 }
 
 bool symbol_cache_has_symtab(const struct symbol_cache *c)
@@ -593,7 +624,7 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
 	for (uint32_t i = 0; i < count; i++)
-		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i]);
+		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i], false);
 }
 
 /* Adds answer a of this run, its frames and strings already as the entry holds them. */
@@ -795,6 +826,8 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 		free(c->pool->bytes);
 		free(c->pool->slots);
 		free(c->pool->hashes);
+		pointer_table_release(&c->pool->stable);
+		free(c->pool->stable_offsets);
 		free(c->pool);
 	}
 	free(c->pending_frames);

@@ -141,6 +141,11 @@ bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, stru
 /* Remembers the answer for address (copied, as the entry will hold it), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
 
+/* The same, for frames whose strings stay valid and unchanged until symbol_cache_close (the module's own:
+ * symbolizer_module.borrow_names): each string is pooled once per pointer, not hashed again for every frame. */
+void symbol_cache_add_stable(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames,
+			     uint32_t count);
+
 /* Writes the entry when answers were added (has_symtab and debug_reason describe the module), trims the
  * directory, and frees everything. */
 void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *debug_reason);

@@ -59,6 +59,7 @@ struct answer_memo {
 struct code_symbol {
 	GElf_Addr value;
 	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
+	char *function;		 /* its frames' function name (demangled with -C), made the first time */
 	uint32_t order;		 /* its position in the table */
 };
 
@@ -237,11 +238,10 @@ static void symtab_index_build(struct symbolize *s)
  * (sizes do not bound it; of several at one address the first), and its file. libdwfl's dwfl_module_addrinfo
  * differs on each point, so the command follows binutils here.
  */
-static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low, const char **file)
+static const struct code_symbol *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low)
 {
 	size_t i;
 
-	*file = NULL;
 	if (!s->symtab_built)
 		symtab_index_build(s);
 	i = UPPER_BOUND(s->symtab, s->symtab_count, value, addr);
@@ -249,8 +249,9 @@ static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Add
 		return NULL;
 	while (i > 1 && s->symtab[i - 2].value == s->symtab[i - 1].value)
 		i--; /* the first in the table at that address */
-	*file = s->symtab[i - 1].file;
-	return s->symtab[i - 1].name;
+	if (!s->symtab[i - 1].function)
+		s->symtab[i - 1].function = demangle_name(s->symtab[i - 1].name, s->options.demangle);
+	return &s->symtab[i - 1];
 }
 
 /* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
@@ -265,7 +266,7 @@ static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profil
 
 	if (!line || !(file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL)))
 		return;
-	f->file = xstrdup(file);
+	f->file = (char *)file; /* libdw's, as the module's other strings (borrow_names) */
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
 	dline = dwfl_dwarf_line(line, &bias);
@@ -276,7 +277,8 @@ static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profil
 /*
  * The frames at ELF address addr, as addr2line finds them: DWARF's through the shared symbolizer; where
  * DWARF names no function, binutils' symbol (symtab_function) and the line table's line. 0 when nothing
- * names addr or it lies outside every allocated section.
+ * names addr or it lies outside every allocated section. The strings are borrowed (the module's and the
+ * symbol index's): free only *frames.
  */
 static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_frame **frames)
 {
@@ -284,7 +286,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	Dwarf_Addr dwfl_addr = addr + s->module.file.bias;
 	GElf_Addr low, high;
 	GElf_Sym sym;
-	const char *name, *file;
+	const struct code_symbol *symbol;
 	struct profile_frame *f;
 	uint32_t count;
 
@@ -300,20 +302,18 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
 	if (count && !sym.st_value && !sym.st_info)
 		return count; /* DWARF named the function */
-	name = symtab_function(s, dwfl_addr, low + s->module.file.bias, &file);
+	symbol = symtab_function(s, dwfl_addr, low + s->module.file.bias);
 	if (!count)
 		*frames = xcalloc(1, sizeof(**frames));
 	f = &(*frames)[count ? count - 1 : 0];
-	free(f->function);
-	free(f->system_name);
-	f->function = name ? demangle_name(name, s->options.demangle) : NULL;
-	f->system_name = name ? xstrdup(name) : NULL;
+	f->function = symbol ? symbol->function : NULL;
+	f->system_name = symbol ? (char *)symbol->name : NULL;
 	if (!f->file && !f->line && count <= 1)
 		line_table_position(mod, dwfl_addr, f);
-	if (!f->file && file)
-		f->file = xstrdup(file);
-	if (!name && !f->file && !f->line) {
-		profile_frames_free(*frames, 1);
+	if (!f->file && symbol && symbol->file)
+		f->file = (char *)symbol->file;
+	if (!symbol && !f->file && !f->line) {
+		free(*frames);
 		*frames = NULL;
 		return 0;
 	}
@@ -626,7 +626,7 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 	else
 		print_text(s, addr, frames, count);
 	if (!borrowed)
-		profile_frames_free(frames, count);
+		free(frames); /* its strings are borrowed too (covered) */
 }
 
 /* The memo's answer for address: its slot's offset and length (length 0: none), from a slot in cache. */
@@ -863,6 +863,7 @@ int cmd_symbolize(int argc, char **argv)
 	s.options.cache_rules = "addr2line";
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
+	s.module.borrow_names = true; /* each answer is printed at once: no copies of its names */
 	if (s.module.file.reason) {
 		error("cannot use '%s': %s", binary, s.module.file.reason);
 		status = 1;
@@ -883,13 +884,15 @@ int cmd_symbolize(int argc, char **argv)
 			status = 1;
 		}
 	}
-	free(s.symtab);
 	free(s.out.data);
 	memo_release(&s.memo);
 	free(s.found);
 	free(s.lines);
 	free(s.cached);
 	symbolizer_module_close(&s.module);
+	for (size_t i = 0; i < s.symtab_count; i++) /* after the module: its cache pools these by pointer */
+		free(s.symtab[i].function);
+	free(s.symtab);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
 	free(cache_dir);

@@ -189,7 +189,10 @@ bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct pro
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count)
 {
-	symbol_cache_add(&st->cache, addr, frames, count);
+	if (st->borrow_names)
+		symbol_cache_add_stable(&st->cache, addr, frames, count);
+	else
+		symbol_cache_add(&st->cache, addr, frames, count);
 }
 
 void symbolizer_module_close(struct symbolizer_module *st)
@@ -207,10 +210,41 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	}
 	pointer_table_release(&st->name_dies);
 	free(st->names);
+	for (size_t i = 0; i < st->symbol_names.count; i++)
+		free(st->symbol_functions[i]);
+	pointer_table_release(&st->symbol_names);
+	free(st->symbol_functions);
 	pointer_table_release(&st->language_units);
 	free(st->mangles);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
+}
+
+/* A string for a frame: the module's own (borrow_names), or a copy. */
+static char *frame_string(const struct symbolizer_module *st, const char *s)
+{
+	return st->borrow_names || !s ? (char *)s : xstrdup(s);
+}
+
+static void frame_string_free(const struct symbolizer_module *st, char *s)
+{
+	if (!st->borrow_names)
+		free(s);
+}
+
+/* The function name of a frame named by ELF symbol name (libelf's string): demangled with -C, made once per
+ * symbol and kept by the module. */
+static const char *symbol_function(struct symbolizer_module *st, const char *name,
+				   const struct symbolizer_options *options)
+{
+	bool added;
+	size_t n = pointer_table_add(&st->symbol_names, name, &added);
+
+	if (added) {
+		GROW(st->symbol_functions, st->symbol_function_capacity, n + 1);
+		st->symbol_functions[n] = demangle_name(name, options->demangle);
+	}
+	return st->symbol_functions[n];
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -286,8 +320,8 @@ static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f
 		read_frame_names(names, options);
 	if (!names->system_name)
 		return false;
-	f->system_name = xstrdup(names->system_name);
-	f->function = xstrdup(names->function);
+	f->system_name = frame_string(st, names->system_name);
+	f->function = frame_string(st, names->function);
 	f->start_line = names->decl_line;
 	return true;
 }
@@ -346,10 +380,10 @@ static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf
 	}
 	if (!e->symbol_system)
 		return;
-	free(f->function);
-	free(f->system_name);
-	f->system_name = xstrdup(e->symbol_system);
-	f->function = xstrdup(e->symbol_function);
+	frame_string_free(st, f->function);
+	frame_string_free(st, f->system_name);
+	f->system_name = frame_string(st, e->symbol_system);
+	f->function = frame_string(st, e->symbol_function);
 }
 
 /* Where inlined subroutine die was called: its DW_AT_call_file, call_line and call_column, read once per DIE. */
@@ -387,7 +421,8 @@ static bool is_function_scope(Dwarf_Die *die)
 }
 
 /* The source position of addr from the line table of its CU. */
-static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_frame *f)
+static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_Addr dwarf_addr,
+		    struct profile_frame *f)
 {
 	Dwarf_Line *line = dwarf_getsrc_die(cudie, dwarf_addr);
 	const char *file;
@@ -401,7 +436,7 @@ static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_fram
 	dwarf_linecol(line, &col);
 	dwarf_linediscriminator(line, &discriminator);
 	if (file)
-		f->file = xstrdup(file);
+		f->file = frame_string(st, file);
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
 	f->discriminator = discriminator;
@@ -449,21 +484,20 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		f = &out[count];
 		if (!frame_from_die(st, f, &chain[i], options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
-			f->function = xstrdup("??");
-			f->system_name = xstrdup("??");
+			f->function = frame_string(st, "??");
+			f->system_name = frame_string(st, "??");
 		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(st, cudie)) {
 			name_from_symbol(st, &chain[i], dbias, options, f);
 		}
 		if (prev < 0) {
-			line_of(cudie, addr - dbias, f);
+			line_of(st, cudie, addr - dbias, f);
 		} else {
 			/* Positioned where the inner scope was inlined into this one. */
 			const struct symbolizer_die_name *call = call_site(st, &chain[prev]);
 
 			f->line = call->call_line;
 			f->column = call->call_column;
-			if (call->call_file)
-				f->file = xstrdup(call->call_file);
+			f->file = frame_string(st, call->call_file);
 		}
 		count++;
 		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
@@ -511,16 +545,16 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 		       : NULL;
 	if (!count && name) {
 		frames = xcalloc(1, sizeof(*frames));
-		frames[0].system_name = xstrdup(name);
-		frames[0].function = demangle_name(name, options->demangle);
+		frames[0].system_name = frame_string(st, name);
+		frames[0].function = frame_string(st, symbol_function(st, name, options));
 		if (have_cu)
-			line_of(&cudie, addr - cu_bias, &frames[0]);
+			line_of(st, &cudie, addr - cu_bias, &frames[0]);
 		count = 1;
 	} else if (count && !strcmp(frames[count - 1].function, "??") && name) {
-		free(frames[count - 1].function);
-		free(frames[count - 1].system_name);
-		frames[count - 1].system_name = xstrdup(name);
-		frames[count - 1].function = demangle_name(name, options->demangle);
+		frame_string_free(st, frames[count - 1].function);
+		frame_string_free(st, frames[count - 1].system_name);
+		frames[count - 1].system_name = frame_string(st, name);
+		frames[count - 1].function = frame_string(st, symbol_function(st, name, options));
 	} else if (!name) {
 		memset(symbol, 0, sizeof(*symbol));
 	}

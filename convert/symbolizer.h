@@ -76,6 +76,9 @@ struct symbolizer_module {
 	struct pointer_table name_dies;	   /* the function DIEs whose names were read, numbering names */
 	struct symbolizer_die_name *names; /* their names */
 	size_t name_capacity;
+	struct pointer_table symbol_names; /* ELF symbol names (libelf's strings) that named frames, numbering */
+	char **symbol_functions;	   /* their function names (demangled with -C), each made once */
+	size_t symbol_function_capacity;
 	struct pointer_table language_units; /* the units whose language was read, numbering mangles */
 	bool *mangles;			     /* whether that unit's language mangles names (mangling_language) */
 	size_t mangles_capacity;
@@ -83,6 +86,11 @@ struct symbolizer_module {
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 	bool loaded;		  /* has_symtab and debug_reason were found (DWARF is read then) */
+	/* Set by the caller after opening: symbolizer_name_address's frames borrow their strings from the
+	 * module (valid until it is closed; free only the array), and the symbol cache pools them by pointer.
+	 * `stackrec symbolize` prints each answer at once: copying every name of every frame, freeing it and
+	 * hashing it again for the cache was a third of its cold run on C++. */
+	bool borrow_names;
 	const struct profile_module *module;
 	const struct symbolizer_options *options;
 	struct symbol_cache cache; /* this module's answers from earlier runs, and those to add */
@@ -98,7 +106,8 @@ void symbolizer_module_close(struct symbolizer_module *st);
 
 /* The answer cached for Dwfl address addr: true with *frames allocated (NULL when *count is 0). */
 bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count);
-/* Keeps the answer for addr in the symbol cache (a copy). */
+/* Keeps the answer for addr in the symbol cache (a copy; with borrow_names, of frames symbolizer_name_address
+ * gave). */
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count);
 
@@ -108,7 +117,8 @@ void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, cons
  * others where the inner one was inlined), every frame but the last marked inlined; names demangled when
  * options->demangle. Where DWARF names no function, the ELF symbol covering addr does (with the line of
  * addr when DWARF has one), and *symbol receives it (else its st_info and st_value are 0). Returns the frame
- * count with *frames allocated (free with profile_frames_free), or 0 when nothing names addr.
+ * count with *frames allocated (free with profile_frames_free; with st->borrow_names, free(*frames): the
+ * strings are the module's), or 0 when nothing names addr.
  */
 uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,
