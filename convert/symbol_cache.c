@@ -39,6 +39,55 @@ struct symbol_cache_pool {
 };
 
 static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
+static uint64_t hash_bytes(const char *s, size_t len);
+
+/*
+ * Run sharing, for the pending answers and for an entry being built: the run of count frames at frames[first]
+ * is looked for among the runs of t (owned by answers in answers[]); found, its first frame is returned, else
+ * the run is added as answer owner's, and first is returned. Deep inline chains are the same for every address of a line, and a
+ * C++ program's 20,000 random addresses had 84,203 frames in 1,539 distinct ones.
+ */
+static uint32_t share_run(struct symbol_cache_runs *t, const struct symbol_cache_address *answers,
+			  const struct symbol_cache_frame *frames, uint32_t first, uint32_t count, uint32_t owner)
+{
+	size_t bytes = (size_t)count * sizeof(*frames), j;
+	uint32_t hash = (uint32_t)hash_bytes((const char *)&frames[first], bytes);
+
+	if (2 * (t->count + 1) > t->slot_count) {
+		struct symbol_cache_runs old = *t;
+
+		t->slot_count = old.slot_count ? 2 * old.slot_count : 1024;
+		t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
+		t->hashes = xcalloc(t->slot_count, sizeof(*t->hashes));
+		for (size_t i = 0; i < old.slot_count; i++) {
+			if (!old.slots[i])
+				continue;
+			for (j = old.hashes[i] & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1))
+				;
+			t->slots[j] = old.slots[i];
+			t->hashes[j] = old.hashes[i];
+		}
+		free(old.slots);
+		free(old.hashes);
+	}
+	for (j = hash & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1)) {
+		const struct symbol_cache_address *a = &answers[t->slots[j] - 1];
+
+		if (t->hashes[j] == hash && a->frame_count == count && !memcmp(&frames[a->first_frame], &frames[first], bytes))
+			return a->first_frame;
+	}
+	t->slots[j] = owner + 1;
+	t->hashes[j] = hash;
+	t->count++;
+	return first;
+}
+
+static void run_table_release(struct symbol_cache_runs *t)
+{
+	free(t->slots);
+	free(t->hashes);
+	memset(t, 0, sizeof(*t));
+}
 
 static uint32_t entry_crc(const void *data, size_t size)
 {
@@ -444,11 +493,20 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 	if (!c->pool)
 		c->pool = xcalloc(1, sizeof(*c->pool));
 	GROW(c->pending, c->pending_capacity, c->pending_count + 1);
-	c->pending[c->pending_count++] = (struct symbol_cache_address){
+	c->pending[c->pending_count] = (struct symbol_cache_address){
 		.address = address, .first_frame = (uint32_t)c->pending_frame_count, .frame_count = count };
 	GROW(c->pending_frames, c->pending_frame_capacity, c->pending_frame_count + count);
 	for (uint32_t k = 0; k < count; k++)
-		c->pending_frames[c->pending_frame_count++] = stored_frame(c->pool, &frames[k], stable);
+		c->pending_frames[c->pending_frame_count + k] = stored_frame(c->pool, &frames[k], stable);
+	if (count) { /* stored once: an answer asked before for another address shares its run */
+		uint32_t first = (uint32_t)c->pending_frame_count;
+
+		c->pending[c->pending_count].first_frame =
+			share_run(&c->runs, c->pending, c->pending_frames, first, count, (uint32_t)c->pending_count);
+		if (c->pending[c->pending_count].first_frame == first)
+			c->pending_frame_count += count;
+	}
+	c->pending_count++;
 	for (i = address_slot(address, c->slot_count); c->pending_slots[i]; i = (i + 1) & (c->slot_count - 1))
 		;
 	c->pending_slots[i] = (uint32_t)c->pending_count;
@@ -600,7 +658,23 @@ struct builder {
 	 * pool: each string hashed once, not once per frame. */
 	uint32_t *from, *to;
 	size_t map_count;
+	struct symbol_cache_runs runs; /* the entry's distinct runs: addresses with the same answer share one */
+	uint32_t *run_of_pending;      /* by a pending run's first frame: its run in the entry + 1, 0: none yet */
 };
+
+/* The frames of the last answer added, just appended: shared with an earlier answer's run when the same. */
+static void share_last_run(struct builder *b)
+{
+	struct symbol_cache_address *a = &b->addresses[b->address_count - 1];
+	uint32_t first = a->first_frame;
+
+	if (!a->frame_count)
+		return;
+	a->first_frame = share_run(&b->runs, b->addresses, b->frames, first, a->frame_count,
+				   (uint32_t)(b->address_count - 1));
+	if (a->first_frame != first)
+		b->frame_count = first;
+}
 
 /* Offset off of the cache's pool as an offset of the entry's: the entry's pool is laid out anew, in the order
  * of the answers by address, so that an entry has the same bytes whatever the order its answers came in. */
@@ -625,13 +699,20 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
 	for (uint32_t i = 0; i < count; i++)
 		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i], false);
+	share_last_run(b);
 }
 
 /* Adds answer a of this run, its frames and strings already as the entry holds them. */
 static void add_pending(struct builder *b, const struct symbol_cache *c, const struct symbol_cache_address *a)
 {
+	uint32_t *known = a->frame_count ? &b->run_of_pending[a->first_frame] : NULL;
+
 	GROW(b->addresses, b->address_capacity, b->address_count + 1);
 	b->addresses[b->address_count] = *a;
+	if (known && *known) { /* a pending run already in the entry: the same strings, the same run */
+		b->addresses[b->address_count++].first_frame = *known - 1;
+		return;
+	}
 	b->addresses[b->address_count++].first_frame = (uint32_t)b->frame_count;
 	GROW(b->frames, b->frame_capacity, b->frame_count + a->frame_count);
 	for (uint32_t i = 0; i < a->frame_count; i++) {
@@ -642,6 +723,9 @@ static void add_pending(struct builder *b, const struct symbol_cache *c, const s
 		f.file = map_string(b, c->pool, f.file);
 		b->frames[b->frame_count++] = f;
 	}
+	share_last_run(b);
+	if (known)
+		*known = b->addresses[b->address_count - 1].first_frame + 1;
 }
 
 /* The entry's bytes: the mapped answers (when valid) merged with the new ones, by address. */
@@ -662,6 +746,7 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 		;
 	b.from = xcalloc(b.map_count, sizeof(*b.from));
 	b.to = xmalloc(b.map_count * sizeof(*b.to));
+	b.run_of_pending = xcalloc(c->pending_frame_count + 1, sizeof(*b.run_of_pending));
 	sort_pending(c->pending, c->pending_count);
 	while (i < old || j < c->pending_count) {
 		uint64_t a = i < old ? c->view.addresses[i].address : UINT64_MAX;
@@ -704,6 +789,8 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 	free(b.frames);
 	free(b.from);
 	free(b.to);
+	free(b.run_of_pending);
+	run_table_release(&b.runs);
 	free(b.pool.bytes);
 	free(b.pool.slots);
 	free(b.pool.hashes);
@@ -833,6 +920,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 	free(c->pending_frames);
 	free(c->pending);
 	free(c->pending_slots);
+	run_table_release(&c->runs);
 	free(c->bucket_first);
 	if (c->map)
 		munmap(c->map, c->map_size);
