@@ -80,6 +80,11 @@ struct symbolize {
 	const char *section_name;	 /* -j: addresses are offsets into this section */
 	GElf_Addr section_low, section_high; /* its address range */
 	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
+	struct section_range {
+		GElf_Addr addr, size;
+	} *sections; /* the allocated sections, in table order (allocated_section) */
+	size_t section_count;
+	bool sections_read;
 	struct code_symbol *symtab; /* symtab_index_build */
 	size_t symtab_count;
 	bool symtab_built;
@@ -147,17 +152,29 @@ static int read_build_id(const char *path, char *hex, size_t hex_size)
 	return 0;
 }
 
-/* The allocated section holding addr, as [*low, *high); false when none does: addr2line looks nowhere else. */
-static bool allocated_section(Elf *elf, GElf_Addr addr, GElf_Addr *low, GElf_Addr *high)
+/* The allocated section holding addr (the first in the table), as [*low, *high); false when none does:
+ * addr2line looks nowhere else. The sections are read once: reading every header for every address was a
+ * twentieth of a cold run. */
+static bool allocated_section(struct symbolize *s, GElf_Addr addr, GElf_Addr *low, GElf_Addr *high)
 {
-	Elf_Scn *scn = NULL;
+	if (!s->sections_read) {
+		Elf_Scn *scn = NULL;
+		size_t capacity = 0;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		s->sections_read = true;
+		while ((scn = elf_nextscn(s->module.file.elf, scn))) {
+			GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
 
-		if (sh && (sh->sh_flags & SHF_ALLOC) && addr >= sh->sh_addr && addr - sh->sh_addr < sh->sh_size) {
-			*low = sh->sh_addr;
-			*high = sh->sh_addr + sh->sh_size;
+			if (!sh || !(sh->sh_flags & SHF_ALLOC))
+				continue;
+			GROW(s->sections, capacity, s->section_count + 1);
+			s->sections[s->section_count++] = (struct section_range){ sh->sh_addr, sh->sh_size };
+		}
+	}
+	for (size_t i = 0; i < s->section_count; i++) {
+		if (addr >= s->sections[i].addr && addr - s->sections[i].addr < s->sections[i].size) {
+			*low = s->sections[i].addr;
+			*high = s->sections[i].addr + s->sections[i].size;
 			return true;
 		}
 	}
@@ -306,7 +323,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 		high = s->section_high;
 		if (addr < low || addr >= high)
 			return 0;
-	} else if (!s->module.file.elf || !allocated_section(s->module.file.elf, addr, &low, &high)) {
+	} else if (!s->module.file.elf || !allocated_section(s, addr, &low, &high)) {
 		return 0;
 	}
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
@@ -900,6 +917,7 @@ int cmd_symbolize(int argc, char **argv)
 		}
 	}
 	free(s.out.data);
+	free(s.sections);
 	memo_release(&s.memo);
 	free(s.found);
 	free(s.lines);
