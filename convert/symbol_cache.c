@@ -89,20 +89,26 @@ static void run_table_release(struct symbol_cache_runs *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* crc continued over the n bytes at p (zlib takes uInt lengths). */
+static uLong crc_more(uLong crc, const void *p, size_t n)
+{
+	const unsigned char *bytes = p;
+
+	while (n) {
+		uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+
+		crc = crc32(crc, bytes, chunk);
+		bytes += chunk;
+		n -= chunk;
+	}
+	return crc;
+}
+
 static uint32_t entry_crc(const void *data, size_t size)
 {
 	size_t skip = offsetof(struct symbol_cache_header, flags);
-	const unsigned char *p = (const unsigned char *)data + skip;
-	uLong crc = crc32(0, Z_NULL, 0);
 
-	for (size = size - skip; size;) { /* zlib takes uInt lengths */
-		uInt n = size > (1u << 30) ? (1u << 30) : (uInt)size;
-
-		crc = crc32(crc, p, n);
-		p += n;
-		size -= n;
-	}
-	return (uint32_t)crc;
+	return (uint32_t)crc_more(crc32(0, Z_NULL, 0), (const unsigned char *)data + skip, size - skip);
 }
 
 /*
@@ -729,13 +735,52 @@ static void add_pending(struct builder *b, const struct symbol_cache *c, const s
 }
 
 /* The entry's bytes: the mapped answers (when valid) merged with the new ones, by address. */
-static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason, size_t *size_out)
+/*
+ * What is only needed to add answers: dropped before the entry is built, so that its memory is there for the
+ * builder's (the entry's sections are as large as the pending answers again).
+ */
+static void drop_pending_lookups(struct symbol_cache *c)
+{
+	free(c->pending_slots);
+	c->pending_slots = NULL;
+	c->slot_count = 0;
+	run_table_release(&c->runs);
+	free(c->pool->slots);
+	free(c->pool->hashes);
+	c->pool->slots = c->pool->hashes = NULL;
+	c->pool->slot_count = 0;
+	pointer_table_release(&c->pool->stable);
+	free(c->pool->stable_offsets);
+	c->pool->stable_offsets = NULL;
+	c->pool->stable_capacity = 0;
+}
+
+/* Frees what build_entry left in b. */
+static void builder_release(struct builder *b)
+{
+	free(b->addresses);
+	free(b->frames);
+	free(b->from);
+	free(b->to);
+	free(b->run_of_pending);
+	run_table_release(&b->runs);
+	free(b->pool.bytes);
+	free(b->pool.slots);
+	free(b->pool.hashes);
+}
+
+/* The entry in *b, its header in *h (crc included): the mapped answers (when valid) merged with the new ones,
+ * by address. Written from there, section by section, rather than copied into one buffer first. */
+static void build_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason, struct builder *out,
+			struct symbol_cache_header *out_header)
 {
 	struct builder b = { 0 };
 	struct symbol_cache_header h = { .version = SYMBOL_CACHE_VERSION, .header_size = sizeof(h) };
-	size_t old = c->valid ? c->view.address_count : 0, i = 0, j = 0, size;
-	char *out;
+	size_t old = c->valid ? c->view.address_count : 0, i = 0, j = 0;
+	size_t skip = offsetof(struct symbol_cache_header, flags);
+	uLong crc;
 
+	drop_pending_lookups(c);
 	memcpy(h.magic, SYMBOL_CACHE_MAGIC, sizeof(h.magic));
 	h.flags = has_symtab ? SYMBOL_CACHE_FLAG_HAS_SYMTAB : 0;
 	h.build_id = pool_add(&b.pool, c->key.build_id);
@@ -774,28 +819,34 @@ static void *build_entry(struct symbol_cache *c, bool has_symtab, const char *de
 	h.frame_count = b.frame_count;
 	h.strings_offset = h.frames_offset + b.frame_count * sizeof(*b.frames);
 	h.strings_size = b.pool.size;
-	size = (size_t)(h.strings_offset + h.strings_size);
-	h.file_size = size;
-	out = xcalloc(1, size);
-	if (b.address_count) /* memcpy from NULL is undefined even for 0 bytes */
-		memcpy(out + h.addresses_offset, b.addresses, b.address_count * sizeof(*b.addresses));
-	if (b.frame_count)
-		memcpy(out + h.frames_offset, b.frames, b.frame_count * sizeof(*b.frames));
-	memcpy(out + h.strings_offset, b.pool.bytes, b.pool.size);
-	memcpy(out, &h, sizeof(h));
-	h.crc = entry_crc(out, size);
-	memcpy(out, &h, sizeof(h));
-	free(b.addresses);
-	free(b.frames);
-	free(b.from);
+	h.file_size = h.strings_offset + h.strings_size;
+	crc = crc_more(crc32(0, Z_NULL, 0), (const char *)&h + skip, sizeof(h) - skip);
+	crc = crc_more(crc, b.addresses, b.address_count * sizeof(*b.addresses));
+	crc = crc_more(crc, b.frames, b.frame_count * sizeof(*b.frames));
+	h.crc = (uint32_t)crc_more(crc, b.pool.bytes, b.pool.size);
+	free(b.from); /* what the sections are made of stays; the rest goes now */
 	free(b.to);
 	free(b.run_of_pending);
+	b.from = b.to = b.run_of_pending = NULL;
 	run_table_release(&b.runs);
-	free(b.pool.bytes);
-	free(b.pool.slots);
-	free(b.pool.hashes);
-	*size_out = size;
-	return out;
+	*out = b;
+	*out_header = h;
+}
+
+/* Writes the n bytes at p to fd; false when that failed. */
+static bool write_all(int fd, const void *p, size_t n)
+{
+	const char *bytes = p;
+
+	while (n) {
+		ssize_t done = write(fd, bytes, n);
+
+		if (done <= 0)
+			return false;
+		bytes += done;
+		n -= (size_t)done;
+	}
+	return true;
 }
 
 struct dir_entry {
@@ -862,10 +913,11 @@ static void trim(int dir_fd)
 static void write_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason)
 {
 	char tmp[] = ".tmp.XXXXXX";
-	size_t size, done = 0;
+	struct symbol_cache_header h;
+	struct builder b;
+	bool written;
 	uid_t owner;
 	gid_t group;
-	char *bytes;
 	int dir_fd = open_dir(c->dir, true, &owner, &group), fd;
 
 	if (dir_fd < 0) {
@@ -884,16 +936,11 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 	memcpy(tmp, path + strlen(path) - strlen(tmp), sizeof(tmp));
 	if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
 		debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
-	bytes = build_entry(c, has_symtab, debug_reason, &size);
-	while (done < size) {
-		ssize_t n = write(fd, bytes + done, size - done);
-
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	free(bytes);
-	if (close(fd) < 0 || done < size || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {
+	build_entry(c, has_symtab, debug_reason, &b, &h);
+	written = write_all(fd, &h, sizeof(h)) && write_all(fd, b.addresses, b.address_count * sizeof(*b.addresses)) &&
+		  write_all(fd, b.frames, b.frame_count * sizeof(*b.frames)) && write_all(fd, b.pool.bytes, b.pool.size);
+	builder_release(&b);
+	if (close(fd) < 0 || !written || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {
 		debug("cannot write the symbol cache entry '%s': %s", c->name, strerror(errno));
 		unlinkat(dir_fd, tmp, 0);
 		goto out;
