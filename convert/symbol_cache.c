@@ -449,22 +449,24 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 }
 
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
-			    uint32_t *count)
+			    uint32_t *count, bool *pending)
 {
 	const struct symbol_cache_address *a = c->valid ? entry_answer(c, address) : NULL;
-	struct symbol_cache_view pending;
+	struct symbol_cache_view view;
 
 	if (a) {
 		*count = a->frame_count;
+		*pending = false;
 		view_frames(&c->view, a, frames, true);
 		return true;
 	}
 	a = pending_find(c, address);
 	if (!a)
 		return false;
-	pending = pending_view(c);
+	view = pending_view(c);
 	*count = a->frame_count;
-	view_frames(&pending, a, frames, true);
+	*pending = true;
+	view_frames(&view, a, frames, true);
 	return true;
 }
 

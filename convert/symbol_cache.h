@@ -143,9 +143,10 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 
 /* The same, its strings borrowed from the cache (valid until the next symbol_cache_add or symbol_cache_close),
  * into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
- * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. */
+ * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. *pending says
+ * whether the answer was added in this run (else it is the entry's). */
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
-			    uint32_t *count);
+			    uint32_t *count, bool *pending);
 
 /* Remembers the answer for address (copied, as the entry will hold it), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);

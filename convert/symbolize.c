@@ -90,6 +90,7 @@ struct symbolize {
 	bool symtab_built;
 	struct text_buffer out;	  /* text answers not yet handed to stdout (flush_answers) */
 	struct answer_memo memo;  /* text answers by address, for addresses asked again */
+	bool caching;		  /* answers found are added to the symbol cache's (answer_address) */
 	struct memo_slot *found; /* answer_batch_text's memo slots of a batch */
 	size_t found_capacity;
 	uint64_t *lines; /* the addresses of the lines read */
@@ -551,8 +552,8 @@ static void memo_release(struct answer_memo *m)
 }
 
 /* Notes that address was answered with the bytes text[0, length): the first time, that it was asked; the
- * second, the bytes, while there is room. */
-static void memo_note(struct answer_memo *m, uint64_t address, const char *text, size_t length)
+ * second (or with asked_before), the bytes, while there is room. */
+static void memo_note(struct answer_memo *m, uint64_t address, const char *text, size_t length, bool asked_before)
 {
 	struct memo_slot *slot;
 
@@ -578,7 +579,7 @@ static void memo_note(struct answer_memo *m, uint64_t address, const char *text,
 	slot = memo_slot(m, address);
 	if (slot->length)
 		return;
-	if (slot->offset != MEMO_SEEN) {
+	if (slot->offset != MEMO_SEEN && !asked_before) {
 		*slot = (struct memo_slot){ .address = address, .offset = MEMO_SEEN };
 		m->used++;
 		return;
@@ -587,6 +588,9 @@ static void memo_note(struct answer_memo *m, uint64_t address, const char *text,
 		m->full = true;
 		return;
 	}
+	if (slot->offset != MEMO_SEEN)
+		m->used++; /* a new slot */
+	slot->address = address;
 	slot->offset = (uint32_t)m->text.size;
 	slot->length = (uint32_t)length;
 	put_bytes(&m->text, text, length);
@@ -640,23 +644,32 @@ static uint64_t parse_address(const char *text)
 	return parse_hex_address(text, &addr, &end) ? addr : strtoull(text, NULL, 16);
 }
 
+/* Where an answer came from, which says whether its address was asked before in this run (memo_note). */
+enum answer_source {
+	ANSWER_FOUND,	/* found in the debug information (and added to the symbol cache's answers, when it is on) */
+	ANSWER_PENDING, /* one of the symbol cache's answers added in this run: the address was asked before */
+	ANSWER_ENTRY,	/* the symbol cache entry's */
+};
+
 /* The answer for addr, found and written: text to s->out, JSON to stdout. */
-static void answer_address(struct symbolize *s, uint64_t addr)
+static enum answer_source answer_address(struct symbolize *s, uint64_t addr)
 {
 	uint64_t elf_addr = s->section_name ? addr + s->section_low : addr; /* -j: an offset, printed as given */
+	enum answer_source source = ANSWER_FOUND;
 	struct profile_frame *frames;
 	uint32_t count;
-	bool borrowed = false;
+	bool borrowed = false, pending;
 
 	if (!s->cached)
 		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
-	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count)) {
+	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count, &pending)) {
 		/* the cache's strings borrowed, into one array for every answer: printed before the cache is closed,
 		 * with no copies and no allocation */
 		frames = s->cached;
 		borrowed = true;
+		source = pending ? ANSWER_PENDING : ANSWER_ENTRY;
 	} else {
 		count = covered(s, elf_addr, &frames);
 		symbolizer_cache_answer(&s->module, elf_addr, frames, count); /* stored as the entry holds it */
@@ -667,6 +680,7 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 		print_text(s, addr, frames, count);
 	if (!borrowed)
 		free(frames); /* its strings are borrowed too (covered) */
+	return source;
 }
 
 /* The memo's answer for address: its slot's offset and length (length 0: none), from a slot in cache. */
@@ -704,20 +718,28 @@ static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, si
 			put_bytes(&s->out, m->text.data + found[i].offset, found[i].length);
 		} else {
 			size_t start = s->out.size;
+			enum answer_source source = answer_address(s, addresses[i]);
 
-			answer_address(s, addresses[i]);
-			memo_note(m, addresses[i], s->out.data + start, s->out.size - start);
+			/* An answer found and added to the symbol cache's is in its pending answers the next time
+			 * (ANSWER_PENDING): the memo need not remember that its address was asked, which on a list
+			 * of distinct addresses was a slot for each. */
+			if (source != ANSWER_FOUND || !s->caching)
+				memo_note(m, addresses[i], s->out.data + start, s->out.size - start,
+					  source == ANSWER_PENDING);
 		}
 		if (s->out.size >= FLUSH_SIZE)
 			flush_answers(s, false);
 	}
 }
 
+#define TEXT_BATCH 4096 /* addresses whose memo slots are found at once: found[] stays small */
+
 /* Answers addresses, in this order. */
 static void answer_batch(struct symbolize *s, const uint64_t *addresses, size_t count)
 {
 	if (!s->json) {
-		answer_batch_text(s, addresses, count);
+		for (size_t i = 0; i < count; i += TEXT_BATCH)
+			answer_batch_text(s, addresses + i, count - i < TEXT_BATCH ? count - i : TEXT_BATCH);
 		return;
 	}
 	for (size_t i = 0; i < count; i++)
@@ -896,6 +918,7 @@ int cmd_symbolize(int argc, char **argv)
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
 	s.module.borrow_names = true; /* each answer is printed at once: no copies of its names */
+	s.caching = s.module.cache.dir && !s.section_name;
 	if (s.module.file.reason) {
 		error("cannot use '%s': %s", binary, s.module.file.reason);
 		status = 1;
