@@ -773,28 +773,37 @@ static void builder_release(struct builder *b)
 
 /* The entry in *b, its header in *h (crc included): the mapped answers (when valid) merged with the new ones,
  * by address. Written from there, section by section, rather than copied into one buffer first. */
+/* Starts an entry: its header's fixed fields and the module's strings, the string map, the pending answers
+ * sorted by address. */
+static void builder_start(struct builder *b, struct symbol_cache_header *h, struct symbol_cache *c, bool has_symtab,
+			  const char *debug_reason)
+{
+	drop_pending_lookups(c);
+	*h = (struct symbol_cache_header){ .version = SYMBOL_CACHE_VERSION, .header_size = sizeof(*h) };
+	memcpy(h->magic, SYMBOL_CACHE_MAGIC, sizeof(h->magic));
+	h->flags = has_symtab ? SYMBOL_CACHE_FLAG_HAS_SYMTAB : 0;
+	h->build_id = pool_add(&b->pool, c->key.build_id);
+	h->rules = pool_add(&b->pool, c->key.rules);
+	h->identity = pool_add(&b->pool, c->key.identity);
+	h->debug_reason = pool_add(&b->pool, debug_reason);
+	for (b->map_count = 1024; b->map_count < 2 * c->pool->used; b->map_count *= 2)
+		;
+	b->from = xcalloc(b->map_count, sizeof(*b->from));
+	b->to = xmalloc(b->map_count * sizeof(*b->to));
+	b->run_of_pending = xcalloc(c->pending_frame_count + 1, sizeof(*b->run_of_pending));
+	sort_pending(c->pending, c->pending_count);
+}
+
 static void build_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason, struct builder *out,
 			struct symbol_cache_header *out_header)
 {
 	struct builder b = { 0 };
-	struct symbol_cache_header h = { .version = SYMBOL_CACHE_VERSION, .header_size = sizeof(h) };
+	struct symbol_cache_header h;
 	size_t old = c->valid ? c->view.address_count : 0, i = 0, j = 0;
 	size_t skip = offsetof(struct symbol_cache_header, flags);
 	uLong crc;
 
-	drop_pending_lookups(c);
-	memcpy(h.magic, SYMBOL_CACHE_MAGIC, sizeof(h.magic));
-	h.flags = has_symtab ? SYMBOL_CACHE_FLAG_HAS_SYMTAB : 0;
-	h.build_id = pool_add(&b.pool, c->key.build_id);
-	h.rules = pool_add(&b.pool, c->key.rules);
-	h.identity = pool_add(&b.pool, c->key.identity);
-	h.debug_reason = pool_add(&b.pool, debug_reason);
-	for (b.map_count = 1024; b.map_count < 2 * c->pool->used; b.map_count *= 2)
-		;
-	b.from = xcalloc(b.map_count, sizeof(*b.from));
-	b.to = xmalloc(b.map_count * sizeof(*b.to));
-	b.run_of_pending = xcalloc(c->pending_frame_count + 1, sizeof(*b.run_of_pending));
-	sort_pending(c->pending, c->pending_count);
+	builder_start(&b, &h, c, has_symtab, debug_reason);
 	while (i < old || j < c->pending_count) {
 		uint64_t a = i < old ? c->view.addresses[i].address : UINT64_MAX;
 		uint64_t p = j < c->pending_count ? c->pending[j].address : UINT64_MAX;
@@ -912,6 +921,98 @@ static void trim(int dir_fd)
 }
 
 /* Writes the entry as a temporary file in the directory, renamed over the old one. */
+/* Bytes written to a file through a buffer, their CRC kept. */
+struct file_writer {
+	int fd;
+	bool ok;
+	uLong crc;
+	uint64_t size;
+	size_t used;
+	char buffer[1 << 16];
+};
+
+static void writer_put(struct file_writer *w, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	w->crc = crc_more(w->crc, p, n);
+	w->size += n;
+	if (w->used + n > sizeof(w->buffer)) {
+		w->ok = w->ok && write_all(w->fd, w->buffer, w->used);
+		w->used = 0;
+	}
+	if (n > sizeof(w->buffer)) {
+		w->ok = w->ok && write_all(w->fd, p, n);
+		return;
+	}
+	memcpy(w->buffer + w->used, p, n);
+	w->used += n;
+}
+
+/*
+ * Writes a new entry (no valid one to merge with) straight from the pending answers, as build_entry would
+ * build it, byte for byte: the addresses as their runs get their places (the first time an address uses a
+ * pending run, in address order), then the runs in that order, their strings mapped into the entry's pool,
+ * then the pool, and the header last. Building the sections first held the pending answers twice (go:
+ * 24,000 frames, 1.7 MiB at close). false when a write failed.
+ */
+static bool write_fresh_entry(struct symbol_cache *c, int fd, bool has_symtab, const char *debug_reason)
+{
+	struct builder b = { 0 };
+	struct symbol_cache_header h;
+	struct file_writer *w = xcalloc(1, sizeof(*w));
+	size_t skip = offsetof(struct symbol_cache_header, flags);
+	uint32_t frames = 0;
+	uLong crc;
+	bool ok;
+
+	builder_start(&b, &h, c, has_symtab, debug_reason);
+	w->fd = fd;
+	w->ok = lseek(fd, sizeof(h), SEEK_SET) == (off_t)sizeof(h);
+	w->crc = crc32(0, Z_NULL, 0);
+	for (size_t i = 0; i < c->pending_count; i++) {
+		struct symbol_cache_address a = c->pending[i];
+		uint32_t *known = &b.run_of_pending[a.first_frame];
+
+		if (a.frame_count && !*known) {
+			*known = frames + 1;
+			frames += a.frame_count;
+		}
+		a.first_frame = a.frame_count ? *known - 1 : frames;
+		writer_put(w, &a, sizeof(a));
+	}
+	for (size_t i = 0, next = 0; i < c->pending_count; i++) {
+		const struct symbol_cache_address *a = &c->pending[i];
+
+		if (!a->frame_count || b.run_of_pending[a->first_frame] - 1 != next)
+			continue; /* no frames, or a run written before */
+		for (uint32_t k = 0; k < a->frame_count; k++) {
+			struct symbol_cache_frame f = c->pending_frames[a->first_frame + k];
+
+			f.function = map_string(&b, c->pool, f.function);
+			f.system_name = map_string(&b, c->pool, f.system_name);
+			f.file = map_string(&b, c->pool, f.file);
+			writer_put(w, &f, sizeof(f));
+		}
+		next += a->frame_count;
+	}
+	writer_put(w, b.pool.bytes, b.pool.size);
+	ok = w->ok && write_all(fd, w->buffer, w->used);
+	h.addresses_offset = sizeof(h);
+	h.address_count = c->pending_count;
+	h.frames_offset = h.addresses_offset + c->pending_count * sizeof(struct symbol_cache_address);
+	h.frame_count = frames;
+	h.strings_offset = h.frames_offset + (uint64_t)frames * sizeof(struct symbol_cache_frame);
+	h.strings_size = b.pool.size;
+	h.file_size = h.strings_offset + h.strings_size;
+	crc = crc_more(crc32(0, Z_NULL, 0), (const char *)&h + skip, sizeof(h) - skip);
+	h.crc = (uint32_t)crc32_combine(crc, w->crc, (z_off_t)w->size);
+	ok = ok && w->size + sizeof(h) == h.file_size && pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h);
+	free(w);
+	builder_release(&b);
+	return ok;
+}
+
 static void write_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason)
 {
 	char tmp[] = ".tmp.XXXXXX";
@@ -938,10 +1039,16 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 	memcpy(tmp, path + strlen(path) - strlen(tmp), sizeof(tmp));
 	if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
 		debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
-	build_entry(c, has_symtab, debug_reason, &b, &h);
-	written = write_all(fd, &h, sizeof(h)) && write_all(fd, b.addresses, b.address_count * sizeof(*b.addresses)) &&
-		  write_all(fd, b.frames, b.frame_count * sizeof(*b.frames)) && write_all(fd, b.pool.bytes, b.pool.size);
-	builder_release(&b);
+	if (!c->valid) {
+		written = write_fresh_entry(c, fd, has_symtab, debug_reason);
+	} else {
+		build_entry(c, has_symtab, debug_reason, &b, &h);
+		written = write_all(fd, &h, sizeof(h)) &&
+			  write_all(fd, b.addresses, b.address_count * sizeof(*b.addresses)) &&
+			  write_all(fd, b.frames, b.frame_count * sizeof(*b.frames)) &&
+			  write_all(fd, b.pool.bytes, b.pool.size);
+		builder_release(&b);
+	}
 	if (close(fd) < 0 || !written || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {
 		debug("cannot write the symbol cache entry '%s': %s", c->name, strerror(errno));
 		unlinkat(dir_fd, tmp, 0);
