@@ -44,8 +44,8 @@ static uint64_t hash_bytes(const char *s, size_t len);
 /*
  * Run sharing, for the pending answers and for an entry being built: the run of count frames at frames[first]
  * is looked for among the runs of t (owned by answers in answers[]); found, its first frame is returned, else
- * the run is added as answer owner's, and first is returned. Deep inline chains are the same for every address of a line, and a
- * C++ program's 20,000 random addresses had 84,203 frames in 1,539 distinct ones.
+ * the run is added as answer owner's, and first is returned. Deep inline chains are the same for every
+ * address of a line: a C++ program's 20,000 random addresses had 84,203 frames, 1,539 of them distinct.
  */
 static uint32_t share_run(struct symbol_cache_runs *t, const struct symbol_cache_address *answers,
 			  const struct symbol_cache_frame *frames, uint32_t first, uint32_t count, uint32_t owner)
@@ -73,7 +73,8 @@ static uint32_t share_run(struct symbol_cache_runs *t, const struct symbol_cache
 	for (j = hash & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1)) {
 		const struct symbol_cache_address *a = &answers[t->slots[j] - 1];
 
-		if (t->hashes[j] == hash && a->frame_count == count && !memcmp(&frames[a->first_frame], &frames[first], bytes))
+		if (t->hashes[j] == hash && a->frame_count == count &&
+		    !memcmp(&frames[a->first_frame], &frames[first], bytes))
 			return a->first_frame;
 	}
 	t->slots[j] = owner + 1;

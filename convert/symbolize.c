@@ -646,7 +646,7 @@ static uint64_t parse_address(const char *text)
 
 /* Where an answer came from, which says whether its address was asked before in this run (memo_note). */
 enum answer_source {
-	ANSWER_FOUND,	/* found in the debug information (and added to the symbol cache's answers, when it is on) */
+	ANSWER_FOUND,	/* found in the debug information (and added to the symbol cache's answers, if it is on) */
 	ANSWER_PENDING, /* one of the symbol cache's answers added in this run: the address was asked before */
 	ANSWER_ENTRY,	/* the symbol cache entry's */
 };
