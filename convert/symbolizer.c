@@ -204,7 +204,8 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
 	for (size_t i = 0; i < st->name_dies.count; i++) {
-		free(st->names[i].function);
+		if (st->names[i].function != st->names[i].system_name)
+			free(st->names[i].function);
 		free(st->names[i].system_name);
 		free(st->names[i].symbol_function);
 	}
@@ -308,6 +309,10 @@ static void read_frame_names(struct symbolizer_die_name *e, const struct symboli
 		e->function = demangled;
 	else /* --no-demangle shows what the symbol table would: the linkage name */
 		e->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
+	if (!strcmp(e->function, e->system_name)) { /* most often (C, Go, names not demangled): one string */
+		free(e->function);
+		e->function = e->system_name;
+	}
 }
 
 /* Fills a frame's names from a function DIE; false when it has none. */
