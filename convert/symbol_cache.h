@@ -27,7 +27,8 @@
  *     and the reason the module has no DWARF; then the three sections' offsets and counts;
  *   addresses: struct symbol_cache_address[count], strictly increasing by address, each naming a run of
  *     frames (count 0: nothing names the address);
- *   frames: struct symbol_cache_frame[count], innermost first within a run;
+ *   frames: struct symbol_cache_frame[count], innermost first within a run; addresses with the same answer
+ *     share one run (the reader needs nothing of it: any run inside the section is valid);
  *   strings: NUL-terminated, referred to by offset into the section; SYMBOL_CACHE_NONE for none.
  * Bump SYMBOL_CACHE_VERSION when any of this changes: older entries are then rebuilt, not misread.
  */
@@ -101,6 +102,13 @@ bool symbol_cache_view_find(const struct symbol_cache_view *view, uint64_t addre
 
 struct symbol_cache_pool;
 
+/* Distinct runs of frames (share_run in symbol_cache.c): open addressing on a run's hash, each slot the
+ * index + 1 of the answer that owns the run (0: empty), its hash in hashes. */
+struct symbol_cache_runs {
+	uint32_t *slots, *hashes;
+	size_t slot_count, count;
+};
+
 struct symbol_cache {
 	char *dir;			 /* CACHE/symbols, NULL when the cache is not used */
 	char *name;			 /* BUILDID.RULES */
@@ -119,6 +127,7 @@ struct symbol_cache {
 	struct symbol_cache_pool *pool;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
 	size_t slot_count;
+	struct symbol_cache_runs runs; /* pending_frames' distinct runs: each stored once (symbol_cache.c) */
 };
 
 /*
@@ -134,12 +143,18 @@ bool symbol_cache_lookup(const struct symbol_cache *c, uint64_t address, struct 
 
 /* The same, its strings borrowed from the cache (valid until the next symbol_cache_add or symbol_cache_close),
  * into frames[0, SYMBOL_CACHE_MAX_FRAMES), nothing allocated: for a caller that asks many addresses and
- * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. */
+ * prints each answer at once (stackrec symbolize), the allocation was a tenth of a lookup. *pending says
+ * whether the answer was added in this run (else it is the entry's). */
 bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, struct profile_frame *frames,
-			    uint32_t *count);
+			    uint32_t *count, bool *pending);
 
 /* Remembers the answer for address (copied, as the entry will hold it), to be written by symbol_cache_close. */
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
+
+/* The same, for frames whose strings stay valid and unchanged until symbol_cache_close (the module's own:
+ * symbolizer_module.borrow_names): each string is pooled once per pointer, not hashed again for every frame. */
+void symbol_cache_add_stable(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames,
+			     uint32_t count);
 
 /* Writes the entry when answers were added (has_symtab and debug_reason describe the module), trims the
  * directory, and frees everything. */

@@ -37,9 +37,13 @@ struct text_buffer {
 };
 
 /*
- * Each text answer written, by address: lists of addresses repeat (a profile's hot addresses, a log's crash
- * sites), and an answer asked again is copied rather than looked up and formatted again. Open addressing
- * on the address; a slot with length 0 is empty (an answer is never empty). Bounded by MEMO_MAX_TEXT.
+ * Text answers by address: lists of addresses repeat (a profile's hot addresses, a log's crash sites), and an
+ * answer asked again is copied rather than looked up and formatted again. An answer's text is kept the second
+ * time its address is asked, not the first: keeping every answer kept a copy of the whole output of a list
+ * that never repeats (15 MB for 20,000 addresses of a C++ program, whose answers with their inline chains are
+ * 750 bytes), and of a profile's long tail. Open addressing on the address; a slot is empty (length 0, offset
+ * 0), seen once (length 0, offset MEMO_SEEN) or holds an answer (an answer is never empty). Bounded by
+ * MEMO_MAX_TEXT and MEMO_MAX_SLOTS; answers not kept are looked up (in the symbol cache) and formatted again.
  */
 struct answer_memo {
 	struct memo_slot {
@@ -49,16 +53,23 @@ struct answer_memo {
 	size_t slot_count, used; /* slot_count: 0 or a power of two */
 	struct text_buffer text; /* MEMO_MAX_TEXT of address space when mapped (memo_reserve) */
 	bool mapped;
+	bool full; /* nothing more is kept or remembered */
 };
 
-#define MEMO_MAX_TEXT ((size_t)64 << 20) /* answers kept; later new ones are formatted every time */
-#define MEMO_SLOTS ((size_t)1 << 15) /* the memo's first table: 22,937 answers before it grows */
+/* Answers kept; later ones are formatted every time. A profile's hottest addresses are most of its list (with
+ * weights 1/rank, the first 1,400 of 20,000 addresses are three quarters of it), and 1 MiB keeps them even where
+ * answers are long: 16 MiB took 8 MiB more memory on a C++ program's skewed list to save a fifth of its time. */
+#define MEMO_MAX_TEXT ((size_t)1 << 20)
+#define MEMO_SLOTS ((size_t)1 << 15) /* the memo's first table: 22,937 addresses before it grows */
+#define MEMO_MAX_SLOTS ((size_t)1 << 18) /* 4 MiB of slots: addresses past 183,500 are not remembered */
+#define MEMO_SEEN UINT32_MAX		 /* the offset of a slot whose address was asked once */
 #define FLUSH_SIZE ((size_t)1 << 15)	 /* answers written out in blocks of about this size */
 
 /* A symbol that may name code, as binutils chooses them (symtab_index_build). */
 struct code_symbol {
 	GElf_Addr value;
 	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
+	char *function;		 /* its frames' function name (demangled with -C), made the first time */
 	uint32_t order;		 /* its position in the table */
 };
 
@@ -69,11 +80,17 @@ struct symbolize {
 	const char *section_name;	 /* -j: addresses are offsets into this section */
 	GElf_Addr section_low, section_high; /* its address range */
 	int address_digits; /* addr2line prints addresses as wide as the ELF class: 16 or 8 hex digits */
+	struct section_range {
+		GElf_Addr addr, size;
+	} *sections; /* the allocated sections, in table order (allocated_section) */
+	size_t section_count;
+	bool sections_read;
 	struct code_symbol *symtab; /* symtab_index_build */
 	size_t symtab_count;
 	bool symtab_built;
 	struct text_buffer out;	  /* text answers not yet handed to stdout (flush_answers) */
 	struct answer_memo memo;  /* text answers by address, for addresses asked again */
+	bool caching;		  /* answers found are added to the symbol cache's (answer_address) */
 	struct memo_slot *found; /* answer_batch_text's memo slots of a batch */
 	size_t found_capacity;
 	uint64_t *lines; /* the addresses of the lines read */
@@ -136,17 +153,29 @@ static int read_build_id(const char *path, char *hex, size_t hex_size)
 	return 0;
 }
 
-/* The allocated section holding addr, as [*low, *high); false when none does: addr2line looks nowhere else. */
-static bool allocated_section(Elf *elf, GElf_Addr addr, GElf_Addr *low, GElf_Addr *high)
+/* The allocated section holding addr (the first in the table), as [*low, *high); false when none does:
+ * addr2line looks nowhere else. The sections are read once: reading every header for every address was a
+ * twentieth of a cold run. */
+static bool allocated_section(struct symbolize *s, GElf_Addr addr, GElf_Addr *low, GElf_Addr *high)
 {
-	Elf_Scn *scn = NULL;
+	if (!s->sections_read) {
+		Elf_Scn *scn = NULL;
+		size_t capacity = 0;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		s->sections_read = true;
+		while ((scn = elf_nextscn(s->module.file.elf, scn))) {
+			GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
 
-		if (sh && (sh->sh_flags & SHF_ALLOC) && addr >= sh->sh_addr && addr - sh->sh_addr < sh->sh_size) {
-			*low = sh->sh_addr;
-			*high = sh->sh_addr + sh->sh_size;
+			if (!sh || !(sh->sh_flags & SHF_ALLOC))
+				continue;
+			GROW(s->sections, capacity, s->section_count + 1);
+			s->sections[s->section_count++] = (struct section_range){ sh->sh_addr, sh->sh_size };
+		}
+	}
+	for (size_t i = 0; i < s->section_count; i++) {
+		if (addr >= s->sections[i].addr && addr - s->sections[i].addr < s->sections[i].size) {
+			*low = s->sections[i].addr;
+			*high = s->sections[i].addr + s->sections[i].size;
 			return true;
 		}
 	}
@@ -237,11 +266,10 @@ static void symtab_index_build(struct symbolize *s)
  * (sizes do not bound it; of several at one address the first), and its file. libdwfl's dwfl_module_addrinfo
  * differs on each point, so the command follows binutils here.
  */
-static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low, const char **file)
+static const struct code_symbol *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low)
 {
 	size_t i;
 
-	*file = NULL;
 	if (!s->symtab_built)
 		symtab_index_build(s);
 	i = UPPER_BOUND(s->symtab, s->symtab_count, value, addr);
@@ -249,8 +277,9 @@ static const char *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Add
 		return NULL;
 	while (i > 1 && s->symtab[i - 2].value == s->symtab[i - 1].value)
 		i--; /* the first in the table at that address */
-	*file = s->symtab[i - 1].file;
-	return s->symtab[i - 1].name;
+	if (!s->symtab[i - 1].function)
+		s->symtab[i - 1].function = demangle_name(s->symtab[i - 1].name, s->options.demangle);
+	return &s->symtab[i - 1];
 }
 
 /* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
@@ -265,7 +294,7 @@ static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profil
 
 	if (!line || !(file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL)))
 		return;
-	f->file = xstrdup(file);
+	f->file = (char *)file; /* libdw's, as the module's other strings (borrow_names) */
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
 	dline = dwfl_dwarf_line(line, &bias);
@@ -276,7 +305,8 @@ static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profil
 /*
  * The frames at ELF address addr, as addr2line finds them: DWARF's through the shared symbolizer; where
  * DWARF names no function, binutils' symbol (symtab_function) and the line table's line. 0 when nothing
- * names addr or it lies outside every allocated section.
+ * names addr or it lies outside every allocated section. The strings are borrowed (the module's and the
+ * symbol index's): free only *frames.
  */
 static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_frame **frames)
 {
@@ -284,7 +314,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	Dwarf_Addr dwfl_addr = addr + s->module.file.bias;
 	GElf_Addr low, high;
 	GElf_Sym sym;
-	const char *name, *file;
+	const struct code_symbol *symbol;
 	struct profile_frame *f;
 	uint32_t count;
 
@@ -294,26 +324,24 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 		high = s->section_high;
 		if (addr < low || addr >= high)
 			return 0;
-	} else if (!s->module.file.elf || !allocated_section(s->module.file.elf, addr, &low, &high)) {
+	} else if (!s->module.file.elf || !allocated_section(s, addr, &low, &high)) {
 		return 0;
 	}
 	count = symbolizer_name_address(&s->module, dwfl_addr, &s->options, frames, &sym);
 	if (count && !sym.st_value && !sym.st_info)
 		return count; /* DWARF named the function */
-	name = symtab_function(s, dwfl_addr, low + s->module.file.bias, &file);
+	symbol = symtab_function(s, dwfl_addr, low + s->module.file.bias);
 	if (!count)
 		*frames = xcalloc(1, sizeof(**frames));
 	f = &(*frames)[count ? count - 1 : 0];
-	free(f->function);
-	free(f->system_name);
-	f->function = name ? demangle_name(name, s->options.demangle) : NULL;
-	f->system_name = name ? xstrdup(name) : NULL;
+	f->function = symbol ? symbol->function : NULL;
+	f->system_name = symbol ? (char *)symbol->name : NULL;
 	if (!f->file && !f->line && count <= 1)
 		line_table_position(mod, dwfl_addr, f);
-	if (!f->file && file)
-		f->file = xstrdup(file);
-	if (!name && !f->file && !f->line) {
-		profile_frames_free(*frames, 1);
+	if (!f->file && symbol && symbol->file)
+		f->file = (char *)symbol->file;
+	if (!symbol && !f->file && !f->line) {
+		free(*frames);
 		*frames = NULL;
 		return 0;
 	}
@@ -489,7 +517,7 @@ static struct memo_slot *memo_slot(struct answer_memo *m, uint64_t address)
 {
 	size_t i = memo_hash(address, m->slot_count);
 
-	while (m->slots[i].length && m->slots[i].address != address)
+	while ((m->slots[i].length || m->slots[i].offset == MEMO_SEEN) && m->slots[i].address != address)
 		i = (i + 1) & (m->slot_count - 1);
 	return &m->slots[i];
 }
@@ -523,33 +551,49 @@ static void memo_release(struct answer_memo *m)
 	free(m->slots);
 }
 
-/* Keeps the answer for address, the bytes text[0, length); false when the memo is full. */
-static bool memo_add(struct answer_memo *m, uint64_t address, const char *text, size_t length)
+/* Notes that address was answered with the bytes text[0, length): the first time, that it was asked; the
+ * second (or with asked_before), the bytes, while there is room. */
+static void memo_note(struct answer_memo *m, uint64_t address, const char *text, size_t length, bool asked_before)
 {
 	struct memo_slot *slot;
 
-	if (!length || m->text.size + length > MEMO_MAX_TEXT)
-		return false;
+	if (!length || m->full)
+		return;
 	if (!m->slot_count)
 		memo_reserve(m);
 	if (10 * (m->used + 1) > 7 * m->slot_count) { /* at most 70% full */
 		struct memo_slot *old = m->slots;
 		size_t old_count = m->slot_count;
 
+		if (2 * old_count > MEMO_MAX_SLOTS) {
+			m->full = true; /* a list of this many addresses: those kept stay */
+			return;
+		}
 		m->slot_count = 2 * old_count;
 		m->slots = xcalloc(m->slot_count, sizeof(*m->slots));
 		for (size_t i = 0; i < old_count; i++)
-			if (old[i].length)
+			if (old[i].length || old[i].offset == MEMO_SEEN)
 				*memo_slot(m, old[i].address) = old[i];
 		free(old);
 	}
 	slot = memo_slot(m, address);
 	if (slot->length)
-		return true;
-	*slot = (struct memo_slot){ .address = address, .offset = (uint32_t)m->text.size, .length = (uint32_t)length };
+		return;
+	if (slot->offset != MEMO_SEEN && !asked_before) {
+		*slot = (struct memo_slot){ .address = address, .offset = MEMO_SEEN };
+		m->used++;
+		return;
+	}
+	if (m->text.size + length > MEMO_MAX_TEXT) {
+		m->full = true;
+		return;
+	}
+	if (slot->offset != MEMO_SEEN)
+		m->used++; /* a new slot */
+	slot->address = address;
+	slot->offset = (uint32_t)m->text.size;
+	slot->length = (uint32_t)length;
 	put_bytes(&m->text, text, length);
-	m->used++;
-	return true;
 }
 
 #define NO_DIGITS_16 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
@@ -600,23 +644,32 @@ static uint64_t parse_address(const char *text)
 	return parse_hex_address(text, &addr, &end) ? addr : strtoull(text, NULL, 16);
 }
 
+/* Where an answer came from, which says whether its address was asked before in this run (memo_note). */
+enum answer_source {
+	ANSWER_FOUND,	/* found in the debug information (and added to the symbol cache's answers, if it is on) */
+	ANSWER_PENDING, /* one of the symbol cache's answers added in this run: the address was asked before */
+	ANSWER_ENTRY,	/* the symbol cache entry's */
+};
+
 /* The answer for addr, found and written: text to s->out, JSON to stdout. */
-static void answer_address(struct symbolize *s, uint64_t addr)
+static enum answer_source answer_address(struct symbolize *s, uint64_t addr)
 {
 	uint64_t elf_addr = s->section_name ? addr + s->section_low : addr; /* -j: an offset, printed as given */
+	enum answer_source source = ANSWER_FOUND;
 	struct profile_frame *frames;
 	uint32_t count;
-	bool borrowed = false;
+	bool borrowed = false, pending;
 
 	if (!s->cached)
 		s->cached = xcalloc(SYMBOL_CACHE_MAX_FRAMES, sizeof(*s->cached));
 	if (s->section_name) { /* -j bounds the symbols by its section: answers the cache does not hold */
 		count = covered(s, elf_addr, &frames);
-	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count)) {
+	} else if (symbol_cache_peek_into(&s->module.cache, elf_addr, s->cached, &count, &pending)) {
 		/* the cache's strings borrowed, into one array for every answer: printed before the cache is closed,
 		 * with no copies and no allocation */
 		frames = s->cached;
 		borrowed = true;
+		source = pending ? ANSWER_PENDING : ANSWER_ENTRY;
 	} else {
 		count = covered(s, elf_addr, &frames);
 		symbolizer_cache_answer(&s->module, elf_addr, frames, count); /* stored as the entry holds it */
@@ -626,7 +679,8 @@ static void answer_address(struct symbolize *s, uint64_t addr)
 	else
 		print_text(s, addr, frames, count);
 	if (!borrowed)
-		profile_frames_free(frames, count);
+		free(frames); /* its strings are borrowed too (covered) */
+	return source;
 }
 
 /* The memo's answer for address: its slot's offset and length (length 0: none), from a slot in cache. */
@@ -638,17 +692,15 @@ static struct memo_slot memo_find(struct answer_memo *m, uint64_t address)
 #define PREFETCH_AHEAD 16 /* addresses whose memo slot, then answer, are fetched from memory while one is copied */
 
 /*
- * Answers addresses, in this order, as text. First each address's memo slot is found; the answers not there
- * are found and put in the memo, in the order first asked (the hot addresses of a profile come early, so
- * their answers lie together); then the answers are copied out. On a list of random addresses the time went
- * to waiting for memory, the slot and then the answer of each: both are prefetched PREFETCH_AHEAD addresses
- * ahead. When the memo is full the rest is answered one by one.
+ * Answers addresses, in this order, as text. First each address's memo slot is found; then each answer is
+ * copied from the memo, or found (and noted in the memo: memo_note) and written. On a list of random
+ * addresses the time went to waiting for memory, the slot and then the answer of each: both are prefetched
+ * PREFETCH_AHEAD addresses ahead.
  */
 static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, size_t count)
 {
 	struct answer_memo *m = &s->memo;
 	struct memo_slot *found;
-	bool full = false;
 
 	GROW(s->found, s->found_capacity, count);
 	found = s->found;
@@ -658,34 +710,36 @@ static void answer_batch_text(struct symbolize *s, const uint64_t *addresses, si
 		found[i] = memo_find(m, addresses[i]);
 	}
 	for (size_t i = 0; i < count; i++) {
-		size_t start = s->out.size;
-
-		if (found[i].length || (found[i] = memo_find(m, addresses[i])).length)
-			continue; /* known, or found earlier in this batch */
-		answer_address(s, addresses[i]);
-		full = !memo_add(m, addresses[i], s->out.data + start, s->out.size - start);
-		s->out.size = start; /* written in the order asked, below */
-		if (full)
-			break;
-		found[i] = memo_find(m, addresses[i]);
-	}
-	for (size_t i = 0; i < count; i++) {
 		if (i + PREFETCH_AHEAD < count && found[i + PREFETCH_AHEAD].length)
 			__builtin_prefetch(m->text.data + found[i + PREFETCH_AHEAD].offset);
-		if (found[i].length)
+		if (!found[i].length)
+			found[i] = memo_find(m, addresses[i]); /* kept earlier in this batch? */
+		if (found[i].length) {
 			put_bytes(&s->out, m->text.data + found[i].offset, found[i].length);
-		else
-			answer_address(s, addresses[i]); /* the memo is full */
+		} else {
+			size_t start = s->out.size;
+			enum answer_source source = answer_address(s, addresses[i]);
+
+			/* An answer found and added to the symbol cache's is in its pending answers the next time
+			 * (ANSWER_PENDING): the memo need not remember that its address was asked, which on a list
+			 * of distinct addresses was a slot for each. */
+			if (source != ANSWER_FOUND || !s->caching)
+				memo_note(m, addresses[i], s->out.data + start, s->out.size - start,
+					  source == ANSWER_PENDING);
+		}
 		if (s->out.size >= FLUSH_SIZE)
 			flush_answers(s, false);
 	}
 }
 
+#define TEXT_BATCH 4096 /* addresses whose memo slots are found at once: found[] stays small */
+
 /* Answers addresses, in this order. */
 static void answer_batch(struct symbolize *s, const uint64_t *addresses, size_t count)
 {
 	if (!s->json) {
-		answer_batch_text(s, addresses, count);
+		for (size_t i = 0; i < count; i += TEXT_BATCH)
+			answer_batch_text(s, addresses + i, count - i < TEXT_BATCH ? count - i : TEXT_BATCH);
 		return;
 	}
 	for (size_t i = 0; i < count; i++)
@@ -863,6 +917,8 @@ int cmd_symbolize(int argc, char **argv)
 	s.options.cache_rules = "addr2line";
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
+	s.module.borrow_names = true; /* each answer is printed at once: no copies of its names */
+	s.caching = s.module.cache.dir && !s.section_name;
 	if (s.module.file.reason) {
 		error("cannot use '%s': %s", binary, s.module.file.reason);
 		status = 1;
@@ -883,13 +939,16 @@ int cmd_symbolize(int argc, char **argv)
 			status = 1;
 		}
 	}
-	free(s.symtab);
 	free(s.out.data);
+	free(s.sections);
 	memo_release(&s.memo);
 	free(s.found);
 	free(s.lines);
 	free(s.cached);
 	symbolizer_module_close(&s.module);
+	for (size_t i = 0; i < s.symtab_count; i++) /* after the module: its cache pools these by pointer */
+		free(s.symtab[i].function);
+	free(s.symtab);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
 	free(cache_dir);

@@ -189,7 +189,10 @@ bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct pro
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count)
 {
-	symbol_cache_add(&st->cache, addr, frames, count);
+	if (st->borrow_names)
+		symbol_cache_add_stable(&st->cache, addr, frames, count);
+	else
+		symbol_cache_add(&st->cache, addr, frames, count);
 }
 
 void symbolizer_module_close(struct symbolizer_module *st)
@@ -200,10 +203,49 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	cu_index_release(&st->cu);
 	scope_index_release(&st->scopes);
 	elf_symbols_release(&st->symbols);
+	for (size_t i = 0; i < st->name_dies.count; i++) {
+		if (st->names[i].function != st->names[i].system_name)
+			free(st->names[i].function);
+		free(st->names[i].system_name);
+		free(st->names[i].symbol_function);
+	}
 	pointer_table_release(&st->name_dies);
 	free(st->names);
+	for (size_t i = 0; i < st->symbol_names.count; i++)
+		free(st->symbol_functions[i]);
+	pointer_table_release(&st->symbol_names);
+	free(st->symbol_functions);
+	pointer_table_release(&st->language_units);
+	free(st->mangles);
 	module_file_close(&st->file);
 	memset(st, 0, sizeof(*st));
+}
+
+/* A string for a frame: the module's own (borrow_names), or a copy. */
+static char *frame_string(const struct symbolizer_module *st, const char *s)
+{
+	return st->borrow_names || !s ? (char *)s : xstrdup(s);
+}
+
+static void frame_string_free(const struct symbolizer_module *st, char *s)
+{
+	if (!st->borrow_names)
+		free(s);
+}
+
+/* The function name of a frame named by ELF symbol name (libelf's string): demangled with -C, made once per
+ * symbol and kept by the module. */
+static const char *symbol_function(struct symbolizer_module *st, const char *name,
+				   const struct symbolizer_options *options)
+{
+	bool added;
+	size_t n = pointer_table_add(&st->symbol_names, name, &added);
+
+	if (added) {
+		GROW(st->symbol_functions, st->symbol_function_capacity, n + 1);
+		st->symbol_functions[n] = demangle_name(name, options->demangle);
+	}
+	return st->symbol_functions[n];
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -224,8 +266,9 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 	return value > UINT32_MAX ? 0 : (uint32_t)value;
 }
 
-/* The names of function DIE die, read once per DIE (struct symbolizer_die_name). */
-static const struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
+/* What is known of function DIE die, its names read the first time (struct symbolizer_die_name). Valid
+ * until the next call: the table grows. */
+static struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
 {
 	struct symbolizer_die_name *e;
 	bool added;
@@ -235,6 +278,7 @@ static const struct symbolizer_die_name *die_names(struct symbolizer_module *st,
 		return &st->names[n];
 	GROW(st->names, st->name_capacity, n + 1);
 	e = &st->names[n];
+	*e = (struct symbolizer_die_name){ 0 };
 	e->linkage = die_string(die, DW_AT_linkage_name);
 	if (!e->linkage)
 		e->linkage = die_string(die, DW_AT_MIPS_linkage_name);
@@ -243,17 +287,16 @@ static const struct symbolizer_die_name *die_names(struct symbolizer_module *st,
 	return e;
 }
 
-/* Fills a frame's names from a function DIE; false when it has none. */
-static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, Dwarf_Die *die,
-			   const struct symbolizer_options *options)
+/* A frame's function and system names from a DIE's: once per DIE (the module is always asked with the
+ * options it was opened with). */
+static void read_frame_names(struct symbolizer_die_name *e, const struct symbolizer_options *options)
 {
-	const struct symbolizer_die_name *names = die_names(st, die);
-	const char *linkage = names->linkage;
-	const char *name = names->name;
+	const char *linkage = e->linkage, *name = e->name;
 	char *demangled = NULL;
 
+	e->frame_names_read = true;
 	if (!linkage && !name)
-		return false;
+		return;
 	if (linkage && options->demangle) {
 		demangled = demangle_name(linkage, true);
 		if (!strcmp(demangled, linkage) && name) { /* not mangled after all: the plain name reads better */
@@ -261,18 +304,43 @@ static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f
 			demangled = xstrdup(name);
 		}
 	}
-	f->system_name = xstrdup(linkage ? linkage : name);
+	e->system_name = xstrdup(linkage ? linkage : name);
 	if (demangled)
-		f->function = demangled;
+		e->function = demangled;
 	else /* --no-demangle shows what the symbol table would: the linkage name */
-		f->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
+		e->function = xstrdup(linkage && !options->demangle ? linkage : name ? name : linkage);
+	if (!strcmp(e->function, e->system_name)) { /* most often (C, Go, names not demangled): one string */
+		free(e->function);
+		e->function = e->system_name;
+	}
+}
+
+/* Fills a frame's names from a function DIE; false when it has none. */
+static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, Dwarf_Die *die,
+			   const struct symbolizer_options *options)
+{
+	struct symbolizer_die_name *names = die_names(st, die);
+
+	if (!names->frame_names_read)
+		read_frame_names(names, options);
+	if (!names->system_name)
+		return false;
+	f->system_name = frame_string(st, names->system_name);
+	f->function = frame_string(st, names->function);
 	f->start_line = names->decl_line;
 	return true;
 }
 
-/* Whether the unit's language mangles names: binutils trusts a plain DW_AT_name only in the others. */
-static bool mangling_language(Dwarf_Die *cudie)
+/* Whether the unit's language mangles names: binutils trusts a plain DW_AT_name only in the others. Read
+ * once per unit. */
+static bool mangling_language(struct symbolizer_module *st, Dwarf_Die *cudie)
 {
+	bool added;
+	size_t n = pointer_table_add(&st->language_units, cudie->addr, &added);
+
+	if (!added)
+		return st->mangles[n];
+	GROW(st->mangles, st->mangles_capacity, n + 1);
 	switch (dwarf_srclang(cudie)) {
 	case DW_LANG_C_plus_plus:
 	case DW_LANG_C_plus_plus_03:
@@ -281,9 +349,9 @@ static bool mangling_language(Dwarf_Die *cudie)
 	case DW_LANG_ObjC_plus_plus:
 	case DW_LANG_D:
 	case DW_LANG_Rust:
-		return true;
+		return st->mangles[n] = true;
 	default:
-		return false;
+		return st->mangles[n] = false;
 	}
 }
 
@@ -295,21 +363,59 @@ static bool mangling_language(Dwarf_Die *cudie)
 static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf_Addr dbias,
 			     const struct symbolizer_options *options, struct profile_frame *f)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Addr base, low, high;
-	GElf_Sym sym;
-	const char *name;
+	struct symbolizer_die_name *e = die_names(st, die);
 
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) ||
-	    dwarf_ranges(die, 0, &base, &low, &high) <= 0)
+	if (!e->symbol_read) { /* once per DIE: the answer is the DIE's, not the address's */
+		Dwarf_Attribute attr;
+		Dwarf_Addr base, low, high;
+		GElf_Sym sym;
+		const char *name;
+
+		e->symbol_read = true;
+		if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) ||
+		    dwarf_ranges(die, 0, &base, &low, &high) <= 0)
+			return;
+		name = elf_symbols_lookup(&st->symbols, st->file.mod, low + dbias, &sym);
+		e = die_names(st, die); /* the lookup did not add DIEs, but stay safe from the table growing */
+		if (!name || sym.st_value + st->file.bias != low + dbias || !strcmp(name, f->system_name))
+			return;
+		e->symbol_system = name;
+		e->symbol_function = demangle_name(name, options->demangle);
+	}
+	if (!e->symbol_system)
 		return;
-	name = elf_symbols_lookup(&st->symbols, st->file.mod, low + dbias, &sym);
-	if (!name || sym.st_value + st->file.bias != low + dbias || !strcmp(name, f->system_name))
-		return;
-	free(f->function);
-	free(f->system_name);
-	f->system_name = xstrdup(name);
-	f->function = demangle_name(name, options->demangle);
+	frame_string_free(st, f->function);
+	frame_string_free(st, f->system_name);
+	f->system_name = frame_string(st, e->symbol_system);
+	f->function = frame_string(st, e->symbol_function);
+}
+
+/* Where inlined subroutine die was called: its DW_AT_call_file, call_line and call_column, read once per DIE. */
+static const struct symbolizer_die_name *call_site(struct symbolizer_module *st, Dwarf_Die *die)
+{
+	struct symbolizer_die_name *e = die_names(st, die);
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint32_t call_file;
+
+	if (e->call_read)
+		return e;
+	e->call_read = true;
+	call_file = die_udata(die, DW_AT_call_file, false);
+	e->call_line = die_udata(die, DW_AT_call_line, false);
+	e->call_column = die_udata(die, DW_AT_call_column, false);
+	/* Index 0 is the CU's primary source file in DWARF 5 (clang's default), and libdw's "???" placeholder
+	 * in DWARF 2-4, where it means no file. */
+	if (dwarf_hasattr(die, DW_AT_call_file) && dwarf_diecu(die, &cu, NULL, NULL) &&
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && call_file < nfiles) {
+		const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
+
+		if (file && strcmp(file, "???") != 0)
+			e->call_file = file;
+	}
+	return e;
 }
 
 static bool is_function_scope(Dwarf_Die *die)
@@ -320,7 +426,8 @@ static bool is_function_scope(Dwarf_Die *die)
 }
 
 /* The source position of addr from the line table of its CU. */
-static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_frame *f)
+static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_Addr dwarf_addr,
+		    struct profile_frame *f)
 {
 	Dwarf_Line *line = dwarf_getsrc_die(cudie, dwarf_addr);
 	const char *file;
@@ -334,7 +441,7 @@ static void line_of(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr, struct profile_fram
 	dwarf_linecol(line, &col);
 	dwarf_linediscriminator(line, &discriminator);
 	if (file)
-		f->file = xstrdup(file);
+		f->file = frame_string(st, file);
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
 	f->discriminator = discriminator;
@@ -382,31 +489,20 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		f = &out[count];
 		if (!frame_from_die(st, f, &chain[i], options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
-			f->function = xstrdup("??");
-			f->system_name = xstrdup("??");
-		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(cudie)) {
+			f->function = frame_string(st, "??");
+			f->system_name = frame_string(st, "??");
+		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(st, cudie)) {
 			name_from_symbol(st, &chain[i], dbias, options, f);
 		}
 		if (prev < 0) {
-			line_of(cudie, addr - dbias, f);
+			line_of(st, cudie, addr - dbias, f);
 		} else {
 			/* Positioned where the inner scope was inlined into this one. */
-			Dwarf_Die *inner = &chain[prev], cu;
-			Dwarf_Files *files;
-			size_t nfiles;
-			uint32_t call_file = die_udata(inner, DW_AT_call_file, false);
+			const struct symbolizer_die_name *call = call_site(st, &chain[prev]);
 
-			f->line = die_udata(inner, DW_AT_call_line, false);
-			f->column = die_udata(inner, DW_AT_call_column, false);
-			/* Index 0 is the CU's primary source file in DWARF 5 (clang's default), and libdw's "???"
-			 * placeholder in DWARF 2-4, where it means no file. */
-			if (dwarf_hasattr(inner, DW_AT_call_file) && dwarf_diecu(inner, &cu, NULL, NULL) &&
-			    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && call_file < nfiles) {
-				const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
-
-				if (file && strcmp(file, "???") != 0)
-					f->file = xstrdup(file);
-			}
+			f->line = call->call_line;
+			f->column = call->call_column;
+			f->file = frame_string(st, call->call_file);
 		}
 		count++;
 		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
@@ -454,16 +550,16 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 		       : NULL;
 	if (!count && name) {
 		frames = xcalloc(1, sizeof(*frames));
-		frames[0].system_name = xstrdup(name);
-		frames[0].function = demangle_name(name, options->demangle);
+		frames[0].system_name = frame_string(st, name);
+		frames[0].function = frame_string(st, symbol_function(st, name, options));
 		if (have_cu)
-			line_of(&cudie, addr - cu_bias, &frames[0]);
+			line_of(st, &cudie, addr - cu_bias, &frames[0]);
 		count = 1;
 	} else if (count && !strcmp(frames[count - 1].function, "??") && name) {
-		free(frames[count - 1].function);
-		free(frames[count - 1].system_name);
-		frames[count - 1].system_name = xstrdup(name);
-		frames[count - 1].function = demangle_name(name, options->demangle);
+		frame_string_free(st, frames[count - 1].function);
+		frame_string_free(st, frames[count - 1].system_name);
+		frames[count - 1].system_name = frame_string(st, name);
+		frames[count - 1].function = frame_string(st, symbol_function(st, name, options));
 	} else if (!name) {
 		memset(symbol, 0, sizeof(*symbol));
 	}

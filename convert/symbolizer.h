@@ -51,6 +51,20 @@ void symbolizer_options_release(struct symbolizer_options *options);
 struct symbolizer_die_name {
 	const char *linkage, *name;
 	uint32_t decl_line;
+	/* What frame_from_die makes of them, once per DIE rather than once per frame (a C++ function is on the
+	 * chain of hundreds of addresses, and demangling its name each time was a tenth of a cold symbolize). */
+	bool frame_names_read;
+	char *function, *system_name; /* NULL: an anonymous function */
+	/* name_from_symbol's answer for a subprogram: the ELF symbol starting where it does (NULL: none). */
+	bool symbol_read;
+	const char *symbol_system; /* owned by libelf */
+	char *symbol_function;
+	/* An inlined subroutine's call site: DW_AT_call_file (libdw's string, NULL: none), line, column. Four
+	 * attribute scans an inlined frame (dwarf_attr walks the DIE's attributes each time) were a sixth of
+	 * a cold `stackrec symbolize` on C++. */
+	bool call_read;
+	const char *call_file;
+	uint32_t call_line, call_column;
 };
 
 /* One module's open file and debug information, for naming its addresses. */
@@ -62,10 +76,21 @@ struct symbolizer_module {
 	struct pointer_table name_dies;	   /* the function DIEs whose names were read, numbering names */
 	struct symbolizer_die_name *names; /* their names */
 	size_t name_capacity;
+	struct pointer_table symbol_names; /* ELF symbol names (libelf's strings) that named frames, numbering */
+	char **symbol_functions;	   /* their function names (demangled with -C), each made once */
+	size_t symbol_function_capacity;
+	struct pointer_table language_units; /* the units whose language was read, numbering mangles */
+	bool *mangles;			     /* whether that unit's language mangles names (mangling_language) */
+	size_t mangles_capacity;
 	bool has_symtab;	  /* the file has a symbol table or DWARF at all */
 	bool no_dwarf;		  /* its DWARF names files that are unsafe to open: not read (module_file.h) */
 	const char *debug_reason; /* why it has no DWARF although a debug file was there, or NULL */
 	bool loaded;		  /* has_symtab and debug_reason were found (DWARF is read then) */
+	/* Set by the caller after opening: symbolizer_name_address's frames borrow their strings from the
+	 * module (valid until it is closed; free only the array), and the symbol cache pools them by pointer.
+	 * `stackrec symbolize` prints each answer at once: copying every name of every frame, freeing it and
+	 * hashing it again for the cache was a third of its cold run on C++. */
+	bool borrow_names;
 	const struct profile_module *module;
 	const struct symbolizer_options *options;
 	struct symbol_cache cache; /* this module's answers from earlier runs, and those to add */
@@ -81,7 +106,8 @@ void symbolizer_module_close(struct symbolizer_module *st);
 
 /* The answer cached for Dwfl address addr: true with *frames allocated (NULL when *count is 0). */
 bool symbolizer_cached(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame **frames, uint32_t *count);
-/* Keeps the answer for addr in the symbol cache (a copy). */
+/* Keeps the answer for addr in the symbol cache (a copy; with borrow_names, of frames symbolizer_name_address
+ * gave). */
 void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, const struct profile_frame *frames,
 			     uint32_t count);
 
@@ -91,7 +117,8 @@ void symbolizer_cache_answer(struct symbolizer_module *st, Dwarf_Addr addr, cons
  * others where the inner one was inlined), every frame but the last marked inlined; names demangled when
  * options->demangle. Where DWARF names no function, the ELF symbol covering addr does (with the line of
  * addr when DWARF has one), and *symbol receives it (else its st_info and st_value are 0). Returns the frame
- * count with *frames allocated (free with profile_frames_free), or 0 when nothing names addr.
+ * count with *frames allocated (free with profile_frames_free; with st->borrow_names, free(*frames): the
+ * strings are the module's), or 0 when nothing names addr.
  */
 uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,

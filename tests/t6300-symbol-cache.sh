@@ -77,6 +77,26 @@ test_expect_success BINUTILS 'an entry has the same bytes whatever the order its
 	test_cmp expect actual
 '
 
+test_expect_success BINUTILS 'addresses with the same answer share one run of frames in the entry' '
+	rm -rf "$CACHE" &&
+	stackrec symbolize -e prog -f -i <addrs >/dev/null &&
+	python3 - "$CACHE/symbols/$(entries)" <<-\PY
+	import struct, sys
+	data = open(sys.argv[1], "rb").read()
+	addresses_offset, address_count, frames_offset, frame_count = struct.unpack_from("4Q", data, 48)
+	runs = {}
+	for i in range(address_count):
+	    first, count = struct.unpack_from("II", data, addresses_offset + 16 * i + 8)
+	    if count:
+	        runs[(first, count)] = data[frames_offset + 32 * first:frames_offset + 32 * (first + count)]
+	asked = sum(count for first, count in runs)
+	# every instruction of outer: many lie on one line of leaf, inlined, and have one answer
+	assert len(set(runs.values())) < address_count, (len(runs), address_count)
+	assert len(set(runs.values())) == len(runs), "a run stored twice"
+	assert sum(count for first, count in runs) == frame_count, (asked, frame_count)
+	PY
+'
+
 test_expect_success BINUTILS 'entries are 0600 in a 0700 directory, owned by us' '
 	test "$(stat -c %a "$CACHE/symbols")" = 700 &&
 	for e in $(entries); do
