@@ -34,6 +34,32 @@
 
 static volatile sig_atomic_t stop_signal;
 
+void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns)
+{
+	uint64_t took = monotonic_ns() - start_ns;
+
+	if (took > rec->drain_max_ns[what])
+		rec->drain_max_ns[what] = took;
+}
+
+/* -v: how long, at most, the drain thread was away from the ring buffer, and doing what. */
+static void report_drain(const struct recorder *rec)
+{
+	static const char *const names[DRAIN_WORK_KINDS] = { "a sample", "side-band records", "a frame flush",
+							     "process metrics" };
+	char what[256];
+	size_t len = 0;
+	uint64_t longest = 0;
+
+	for (int i = 0; i < DRAIN_WORK_KINDS; i++) {
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s %.2f ms", i ? ", " : "", names[i],
+					(double)rec->drain_max_ns[i] / 1e6);
+		if (rec->drain_max_ns[i] > longest)
+			longest = rec->drain_max_ns[i];
+	}
+	debug("drain thread: longest pause %.2f ms (at most: %s)", (double)longest / 1e6, what);
+}
+
 static void on_signal(int sig)
 {
 	stop_signal = sig;
@@ -417,6 +443,7 @@ static int finish(struct recorder *rec)
 		struct rusage self;
 
 		/* the recorder's own threads, not the command it ran: what recording costs the machine */
+		report_drain(rec);
 		if (getrusage(RUSAGE_SELF, &self) == 0)
 			debug("recorder CPU time: %.3f s user, %.3f s system",
 			      (double)self.ru_utime.tv_sec + (double)self.ru_utime.tv_usec / 1e6,
@@ -501,9 +528,13 @@ static int run(struct recorder *rec)
 		if (deadline && now >= deadline)
 			break;
 		metrics_tick(rec, now);
+		drain_timed(rec, DRAIN_METRICS, now);
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
+			uint64_t start = monotonic_ns();
+
 			if (recording_writer_flush(&rec->writer) < 0)
 				return -1;
+			drain_timed(rec, DRAIN_FLUSH, start);
 			last_flush = now;
 		}
 	}

@@ -48,6 +48,16 @@ enum call_graph {
 #define DEFAULT_STACK_SIZE 32768 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
 #define FP_LEAF_STACK_BYTES 128 /* --call-graph fp: the top words, to repair the walk past a frameless leaf */
 
+/* What the thread that drains the buffers does, timed (-v): while it does one of these it reads no samples,
+ * so the longest of each is the longest the ring buffer went unread because of it. */
+enum drain_work {
+	DRAIN_SAMPLE,	 /* one ring-buffer record into a block (and the frame that block completes) */
+	DRAIN_SIDE_BAND, /* one read through the side-band buffers: mappings, tasks and what they cause */
+	DRAIN_FLUSH,	 /* the once-a-second frame flush */
+	DRAIN_METRICS,	 /* one --metrics-interval tick */
+	DRAIN_WORK_KINDS
+};
+
 /* How often a stack read failed with one errno. */
 struct stack_error_count {
 	int error; /* negative errno */
@@ -107,7 +117,8 @@ struct recorder {
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
 	uint64_t ring_records;
-	uint64_t side_band_ns, side_band_max_ns; /* time spent handling side-band records: total, longest */
+	uint64_t side_band_ns; /* time spent handling side-band records */
+	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
@@ -210,5 +221,7 @@ void kallsyms_release(void);
 int host_write(struct recorder *rec, bool kptr_restricted);
 
 uint64_t monotonic_ns(void);
+/* record.c: counts work of this kind that started at start_ns and ends now, for -v */
+void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns);
 
 #endif

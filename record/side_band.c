@@ -217,15 +217,14 @@ void side_band_consume(struct recorder *rec)
 	 * cause: build IDs, cache copies, perf maps). */
 	took = monotonic_ns() - start;
 	rec->side_band_ns += took;
-	if (took > rec->side_band_max_ns)
-		rec->side_band_max_ns = took;
+	drain_timed(rec, DRAIN_SIDE_BAND, start);
 }
 
 void side_band_close(struct recorder *rec)
 {
 	if (rec->side_band)
 		debug("side-band records handled in %.1f ms, at most %.1f ms at a time", (double)rec->side_band_ns / 1e6,
-		      (double)rec->side_band_max_ns / 1e6);
+		      (double)rec->drain_max_ns[DRAIN_SIDE_BAND] / 1e6);
 	perf_buffer__free(rec->side_band);
 	rec->side_band = NULL;
 }
