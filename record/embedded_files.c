@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "../formats/recording.h"
 #include "../util.h"
 #include "recorder.h"
+#include "work_queue.h"
 
 #define FILE_CHUNK (32u << 20)
 /* A perf map stops being read here: a runaway JIT, or a huge file made to look like one, must not fill the disk. */
@@ -182,45 +184,187 @@ static int open_perf_map(pid_t pid, char *path, size_t path_size)
 	return fd;
 }
 
-int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
-{
+/*
+ * Reading a map is the worker's (work_queue.c): a node --perf-basic-prof map is 100 KB and more, a JVM's can be
+ * tens of MB, and the drain thread must not stop reading samples meanwhile. The drain thread opens the file
+ * (every check above is made there, on what it opened) and queues the descriptor; the worker reads it in
+ * chunks of at most FILE_CHUNK, each with the path in front of it as a FILE block's tail wants it, and puts
+ * them on a list that the drain thread writes out every time round its loop (embedded_write_perf_maps). Read
+ * but unwritten chunks are bounded by READ_AHEAD_MAX: past that the worker waits for the drain thread.
+ */
+struct perf_map_job {
+	struct work_item item; /* first */
+	pid_t pid;
+	int fd;
 	char path[64];
-	char *buf;
+};
+
+struct perf_map_chunk {
+	struct perf_map_chunk *next;
+	pid_t pid;
+	uint64_t offset, time_ns;
+	uint32_t path_size;
+	size_t size;  /* of content, after the path */
+	char *tail;   /* the path, then the content */
+};
+
+#define READ_AHEAD_MAX (64u << 20)
+
+static pthread_mutex_t chunks_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t chunks_changed = PTHREAD_COND_INITIALIZER; /* a chunk came, room was made, a map is done */
+static struct perf_map_chunk *chunks, **chunks_tail = &chunks;
+static size_t chunk_bytes; /* read, not yet taken by the drain thread */
+static size_t maps_pending; /* queued or being read */
+static bool discarding;	    /* the recording is abandoned: chunks are dropped, never waited for */
+
+/* Worker: hands a chunk to the drain thread, waiting while too much waits unwritten. */
+static void hand_over(struct perf_map_chunk *c)
+{
+	pthread_mutex_lock(&chunks_lock);
+	while (!discarding && chunk_bytes && chunk_bytes + c->size > READ_AHEAD_MAX)
+		pthread_cond_wait(&chunks_changed, &chunks_lock);
+	if (discarding) {
+		free(c->tail);
+		free(c);
+	} else {
+		c->next = NULL;
+		*chunks_tail = c;
+		chunks_tail = &c->next;
+		chunk_bytes += c->size;
+		pthread_cond_broadcast(&chunks_changed);
+	}
+	pthread_mutex_unlock(&chunks_lock);
+}
+
+/* Worker: reads the map open as job->fd, a chunk at a time; bounded by FILE_CHUNK and PERF_MAP_MAX. */
+static void read_perf_map(struct work_item *item, void *ctx)
+{
+	struct perf_map_job *job = (struct perf_map_job *)item;
+	uint32_t path_size = (uint32_t)strlen(job->path) + 1;
 	uint64_t offset = 0;
-	int fd, ret = 0;
 
-	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
-		return 0;
-	fd = open_perf_map(pid, path, sizeof(path));
-	if (fd < 0)
-		return 0;
-	buf = xmalloc(FILE_CHUNK);
+	(void)ctx;
 	for (;;) {
-		size_t have = 0;
-		ssize_t n;
+		struct perf_map_chunk *c = xcalloc(1, sizeof(*c));
+		size_t cap = 65536, have = 0;
+		ssize_t n = 0;
 
-		while (have < FILE_CHUNK && (n = read(fd, buf + have, FILE_CHUNK - have)) > 0)
+		c->tail = xmalloc(path_size + cap);
+		memcpy(c->tail, job->path, path_size);
+		while (have < FILE_CHUNK) {
+			if (have == cap) {
+				cap = cap * 2 < FILE_CHUNK ? cap * 2 : FILE_CHUNK;
+				c->tail = xrealloc(c->tail, path_size + cap);
+			}
+			n = read(job->fd, c->tail + path_size + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
 			have += (size_t)n;
-		if (!have)
-			break;
-		if (write_file_block(rec, SREC_FILE_PERF_MAP, pid, path, offset, buf, have, NULL, 0) < 0) {
-			ret = -1;
+		}
+		if (!have) {
+			free(c->tail);
+			free(c);
 			break;
 		}
+		c->pid = job->pid;
+		c->offset = offset;
+		c->time_ns = monotonic_ns();
+		c->path_size = path_size;
+		c->size = have;
+		hand_over(c);
 		offset += have;
 		if (have < FILE_CHUNK)
 			break;
 		if (offset >= PERF_MAP_MAX) {
-			warning("perf map '%s' of pid %d is larger than %u MB: embedded only its start", path, pid,
+			warning("perf map '%s' of pid %d is larger than %u MB: embedded only its start", job->path, job->pid,
 				PERF_MAP_MAX >> 20);
 			break;
 		}
 	}
 	if (offset)
-		debug("embedded '%s' (%" PRIu64 " bytes)", path, offset);
-	free(buf);
-	close(fd);
+		debug("embedded '%s' (%" PRIu64 " bytes)", job->path, offset);
+	close(job->fd);
+	free(job);
+	pthread_mutex_lock(&chunks_lock);
+	maps_pending--;
+	pthread_cond_broadcast(&chunks_changed);
+	pthread_mutex_unlock(&chunks_lock);
+}
+
+/* STACKREC_TEST_PERF_MAP_DELAY_MS, for tests: the worker waits this long before each map. */
+static struct work_queue perf_map_queue = WORK_QUEUE_INIT(read_perf_map, 64, "STACKREC_TEST_PERF_MAP_DELAY_MS");
+
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
+{
+	struct perf_map_job *job;
+	int fd;
+
+	(void)rec;
+	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
+		return 0;
+	job = xcalloc(1, sizeof(*job));
+	/* Opened now, at the process's exit: the worker reads what this process wrote, by the descriptor. */
+	fd = open_perf_map(pid, job->path, sizeof(job->path));
+	if (fd < 0) {
+		free(job);
+		return 0;
+	}
+	job->pid = pid;
+	job->fd = fd;
+	pthread_mutex_lock(&chunks_lock);
+	maps_pending++;
+	pthread_mutex_unlock(&chunks_lock);
+	work_queue_push(&perf_map_queue, &job->item);
+	return 0;
+}
+
+/* Writes the chunks read so far as FILE blocks; wait: until every map queued is read and written. */
+static int write_chunks(struct recorder *rec, bool wait)
+{
+	int ret = 0;
+
+	for (;;) {
+		struct perf_map_chunk *c;
+
+		pthread_mutex_lock(&chunks_lock);
+		while (wait && !chunks && maps_pending)
+			pthread_cond_wait(&chunks_changed, &chunks_lock);
+		c = chunks;
+		chunks = NULL;
+		chunks_tail = &chunks;
+		chunk_bytes = 0;
+		pthread_cond_broadcast(&chunks_changed);
+		pthread_mutex_unlock(&chunks_lock);
+		if (!c)
+			break;
+		while (c) {
+			struct perf_map_chunk *next = c->next;
+			struct srec_file f = {
+				.kind = SREC_FILE_PERF_MAP,
+				.pid = (uint32_t)c->pid,
+				.time_ns = c->time_ns,
+				.data_offset = c->offset,
+				.data_size = c->size,
+				.path_size = c->path_size,
+			};
+
+			if (recording_writer_add(&rec->writer, SREC_BLOCK_FILE, &f, sizeof(f), c->tail, c->path_size + c->size) < 0)
+				ret = -1;
+			free(c->tail);
+			free(c);
+			c = next;
+		}
+		if (!wait)
+			break;
+	}
 	return ret;
+}
+
+int embedded_write_perf_maps(struct recorder *rec)
+{
+	return write_chunks(rec, false);
 }
 
 static void capture_one(void *ctx, uint64_t pid)
@@ -232,11 +376,29 @@ int embedded_capture_remaining_perf_maps(struct recorder *rec)
 {
 	u64_set_for_each(&rec->sampled_pids, capture_one, rec);
 	u64_set_for_each(&rec->mapped_pids, capture_one, rec);
+	write_chunks(rec, true);
+	work_queue_finish(&perf_map_queue);
 	return rec->writer.failed ? -1 : 0;
 }
 
 void embedded_release(void)
 {
+	/* A run that failed: whatever the worker still reads is dropped. */
+	pthread_mutex_lock(&chunks_lock);
+	discarding = true;
+	pthread_cond_broadcast(&chunks_changed);
+	pthread_mutex_unlock(&chunks_lock);
+	work_queue_finish(&perf_map_queue);
+	while (chunks) {
+		struct perf_map_chunk *next = chunks->next;
+
+		free(chunks->tail);
+		free(chunks);
+		chunks = next;
+	}
+	chunks_tail = &chunks;
+	chunk_bytes = 0;
+	discarding = false;
 	u64_set_release(&perf_map_read);
 	u64_set_release(&process_users);
 }

@@ -521,6 +521,8 @@ static int run(struct recorder *rec)
 		if (sampler_poll(rec, POLL_MS) < 0)
 			return -1;
 		side_band_consume(rec);
+		if (embedded_write_perf_maps(rec) < 0)
+			return -1;
 		sampler_forget_exited(rec);
 		if (target_gone(rec))
 			break;

@@ -208,8 +208,11 @@ int embedded_write_vdso(struct recorder *rec);
 /* Remembers the uids of a process while it lives: its perf map is trusted only when one of them owns it. Call
  * it when a process is first seen. */
 void embedded_note_process(pid_t pid);
-int embedded_capture_perf_map(struct recorder *rec, pid_t pid); /* once per pid; 0 when there is none */
-int embedded_capture_remaining_perf_maps(struct recorder *rec); /* at stop: every pid not yet captured */
+/* Once per pid: opens its perf map now and has a worker thread read it; 0 when there is none. */
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid);
+int embedded_write_perf_maps(struct recorder *rec); /* FILE blocks of what the worker has read so far */
+/* At stop: every pid not yet captured, and waits until every map is read and written. */
+int embedded_capture_remaining_perf_maps(struct recorder *rec);
 void embedded_release(void);
 
 /* record/kallsyms.c */
