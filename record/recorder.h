@@ -99,6 +99,9 @@ struct recorder {
 	unsigned char *tail; /* a SAMPLE block's variable part, built here (sampler.c) */
 	size_t tail_cap;
 	struct perf_buffer *side_band;
+	int wait_fd; /* epoll: the sample ring buffer and the side-band buffers (0: none yet) */
+	bool side_band_armed;	     /* the side-band buffers' one-shot wakeup is armed (sampler_poll) */
+	uint64_t side_band_fired_ns; /* when it last fired */
 	struct bpf_link **links;
 	size_t link_count;
 	const char *event_name; /* "cycles" or "cpu-clock" */
