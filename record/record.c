@@ -40,6 +40,8 @@ void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns)
 
 	if (took > rec->drain_max_ns[what])
 		rec->drain_max_ns[what] = took;
+	if (took >= 1000000)
+		rec->drain_long_pauses++;
 }
 
 /* -v: how long, at most, the drain thread was away from the ring buffer, and doing what. */
@@ -57,7 +59,8 @@ static void report_drain(const struct recorder *rec)
 		if (rec->drain_max_ns[i] > longest)
 			longest = rec->drain_max_ns[i];
 	}
-	debug("drain thread: longest pause %.2f ms (at most: %s)", (double)longest / 1e6, what);
+	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s)", (double)longest / 1e6,
+	      (unsigned long long)rec->drain_long_pauses, what);
 }
 
 static void on_signal(int sig)
