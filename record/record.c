@@ -487,6 +487,9 @@ static int run(struct recorder *rec)
 	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
 	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
+	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread. */
+	if (recording_writer_start_thread(&rec->writer) < 0)
+		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	if (sampler_load(rec) < 0)
 		return -1;
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
