@@ -487,9 +487,6 @@ static int run(struct recorder *rec)
 	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
 	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
-	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread. */
-	if (recording_writer_start_thread(&rec->writer) < 0)
-		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	if (sampler_load(rec) < 0)
 		return -1;
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
@@ -498,6 +495,11 @@ static int run(struct recorder *rec)
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
 	raise_priority(); /* after the fork: the command keeps the priority it was given */
+	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread.
+	 * Started after raise_priority, whose nice value (per thread on Linux) it inherits: at nice 0 on a busy
+	 * machine it fell behind, and the drain thread waited for it to take the next frame. */
+	if (recording_writer_start_thread(&rec->writer) < 0)
+		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
 			return -1;
