@@ -318,15 +318,21 @@ static void read_perf_map(struct work_item *item, void *ctx)
 	pthread_mutex_unlock(&chunks_lock);
 }
 
-/* STACKREC_TEST_PERF_MAP_DELAY_MS, for tests: the worker waits this long before each map. */
-static struct work_queue perf_map_queue = WORK_QUEUE_INIT(read_perf_map, 64, "STACKREC_TEST_PERF_MAP_DELAY_MS");
+/* Maps queued or being read, at most: each holds a descriptor. */
+#define MAPS_MAX 64
+
+/* STACKREC_TEST_PERF_MAP_DELAY_MS, for tests: the worker waits this long before each map. One more job than
+ * MAPS_MAX: a job counts until its read_perf_map returns, just after it leaves maps_pending. */
+static struct work_queue perf_map_queue =
+	WORK_QUEUE_INIT(read_perf_map, MAPS_MAX + 1, "STACKREC_TEST_PERF_MAP_DELAY_MS");
+
+static int write_chunks(struct recorder *rec, bool wait);
 
 int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
 {
 	struct perf_map_job *job;
 	int fd;
 
-	(void)rec;
 	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
 		return 0;
 	job = xcalloc(1, sizeof(*job));
@@ -338,7 +344,17 @@ int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
 	}
 	job->pid = pid;
 	job->fd = fd;
+	/* Room for it: the worker may itself wait for chunks to be taken, so they are written meanwhile. */
 	pthread_mutex_lock(&chunks_lock);
+	while (maps_pending >= MAPS_MAX) {
+		if (chunks) {
+			pthread_mutex_unlock(&chunks_lock);
+			write_chunks(rec, false);
+			pthread_mutex_lock(&chunks_lock);
+		} else {
+			pthread_cond_wait(&chunks_changed, &chunks_lock);
+		}
+	}
 	maps_pending++;
 	pthread_mutex_unlock(&chunks_lock);
 	work_queue_push(&perf_map_queue, &job->item);

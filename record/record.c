@@ -59,8 +59,10 @@ static void report_drain(const struct recorder *rec)
 		if (rec->drain_max_ns[i] > longest)
 			longest = rec->drain_max_ns[i];
 	}
-	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s)", (double)longest / 1e6,
-	      (unsigned long long)rec->drain_long_pauses, what);
+	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s); woken %llu times, %llu "
+	      "by side-band records",
+	      (double)longest / 1e6, (unsigned long long)rec->drain_long_pauses, what, (unsigned long long)rec->wakeups,
+	      (unsigned long long)rec->side_band_wakeups);
 }
 
 static void on_signal(int sig)
@@ -479,7 +481,7 @@ static void raise_priority(void)
 
 static int run(struct recorder *rec)
 {
-	uint64_t last_flush, deadline = 0;
+	uint64_t last_flush, last_sweep = 0, deadline = 0;
 	int kptr_restricted;
 
 	/* An existing recording is replaced only once this one has started: a run that fails to load BPF or
@@ -531,10 +533,16 @@ static int run(struct recorder *rec)
 		side_band_consume(rec);
 		if (embedded_write_perf_maps(rec) < 0)
 			return -1;
+		/* Side-band records wake the loop up to 200 times a second (sampler_poll), and the rest costs
+		 * system calls (the targets map, waitpid, /proc): done every POLL_MS at most. Each wakeup of a
+		 * node --perf-basic-prof run (JIT code mapped all along) cost 150 us of system time with it. */
+		now = monotonic_ns();
+		if (now - last_sweep < POLL_MS * 1000000ull)
+			continue;
+		last_sweep = now;
 		sampler_forget_exited(rec);
 		if (target_gone(rec))
 			break;
-		now = monotonic_ns();
 		if (deadline && now >= deadline)
 			break;
 		metrics_tick(rec, now);

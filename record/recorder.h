@@ -123,6 +123,7 @@ struct recorder {
 	uint64_t side_band_ns; /* time spent handling side-band records */
 	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
 	uint64_t drain_long_pauses;		 /* stretches of 1 ms or more, of any kind */
+	uint64_t wakeups, side_band_wakeups;	 /* times round the main loop; of which side-band records woke it */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */

@@ -477,7 +477,7 @@ int sampler_attach(struct recorder *rec)
 	return 0;
 }
 
-#define SIDE_BAND_GAP_MS 5
+#define SIDE_BAND_GAP_MS 10
 
 int sampler_poll(struct recorder *rec, int timeout_ms)
 {
@@ -498,6 +498,9 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 	n = epoll_wait(rec->wait_fd, ev, 2, timeout_ms);
 	if (n < 0 && errno != EINTR)
 		return error("cannot wait for samples: %s", strerror(errno));
+	rec->wakeups++;
+	if (n > 0)
+		rec->side_band_wakeups += ev[0].data.u32 + (n > 1 ? ev[1].data.u32 : 0);
 	for (int i = 0; i < n; i++) {
 		if (ev[i].data.u32 == 1) {
 			rec->side_band_armed = false;
