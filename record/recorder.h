@@ -174,6 +174,9 @@ void probes_release(struct recorder *rec);
 struct event_info;
 /* Every --metrics-interval: a PROCESS_METRICS block for each target process, read from /proc. */
 void metrics_tick(struct recorder *rec, uint64_t now_ns);
+/* /proc/PID/NAME into buf (NUL-terminated, at most size - 1 bytes: a bounded read, never through a symbolic
+ * link); the byte count, or -1. */
+ssize_t proc_read(uint32_t pid, const char *name, char *buf, size_t size);
 /* With an event sample: the counters the BPF program read at the event. */
 void metrics_write_event(struct recorder *rec, uint64_t time_ns, uint32_t pid, uint32_t tid,
 			 const struct event_info *info);
