@@ -99,9 +99,6 @@ struct recorder {
 	unsigned char *tail; /* a SAMPLE block's variable part, built here (sampler.c) */
 	size_t tail_cap;
 	struct perf_buffer *side_band;
-	int wait_fd; /* epoll: the sample ring buffer and the side-band buffers (0: none yet) */
-	bool side_band_armed;	     /* the side-band buffers' one-shot wakeup is armed (sampler_poll) */
-	uint64_t side_band_fired_ns; /* when it last fired */
 	struct bpf_link **links;
 	size_t link_count;
 	const char *event_name; /* "cycles" or "cpu-clock" */
@@ -123,7 +120,7 @@ struct recorder {
 	uint64_t side_band_ns; /* time spent handling side-band records */
 	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
 	uint64_t drain_long_pauses;		 /* stretches of 1 ms or more, of any kind */
-	uint64_t wakeups, side_band_wakeups;	 /* times round the main loop; of which side-band records woke it */
+	uint64_t wakeups;			 /* times round the main loop */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -453,62 +452,16 @@ int sampler_attach(struct recorder *rec)
 	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
 	if (!rec->samples)
 		return error("cannot open the sample ring buffer: %s", strerror(errno));
-	/*
-	 * One wait for both kinds of buffer. The sample ring buffer wakes us when a quarter of it is full; the
-	 * side-band buffers at any record (side_band.c), so that a new process is seen within moments: its uids
-	 * are read from /proc while it lives (embedded_note_process), and a 30 ms process read 100 ms late is
-	 * gone, its perf map then refused. But an exec storm makes records by the thousand a second, and a
-	 * wakeup for each costs more than the records: the side-band wakeup is one-shot, armed again
-	 * SIDE_BAND_GAP_MS after it fired, so at most one in that time, and whatever came meanwhile is read then.
-	 */
-	rec->wait_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (rec->wait_fd < 0)
-		return error("cannot create an epoll instance: %s", strerror(errno));
-	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0 };
-
-		if (epoll_ctl(rec->wait_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rec->samples), &ev) < 0)
-			return error("cannot wait for samples: %s", strerror(errno));
-		ev = (struct epoll_event){ .events = EPOLLIN | EPOLLONESHOT, .data.u32 = 1 };
-		if (rec->side_band && epoll_ctl(rec->wait_fd, EPOLL_CTL_ADD, perf_buffer__epoll_fd(rec->side_band), &ev) < 0)
-			return error("cannot wait for side-band records: %s", strerror(errno));
-		rec->side_band_armed = rec->side_band != NULL;
-	}
 	return 0;
 }
 
-#define SIDE_BAND_GAP_MS 10
-
 int sampler_poll(struct recorder *rec, int timeout_ms)
 {
-	struct epoll_event ev[2];
-	uint64_t now = monotonic_ns(), rearm = rec->side_band_fired_ns + SIDE_BAND_GAP_MS * 1000000ull;
-	int n;
+	int n = ring_buffer__poll(rec->samples, timeout_ms);
 
-	if (rec->side_band && !rec->side_band_armed) {
-		if (now >= rearm) {
-			struct epoll_event side = { .events = EPOLLIN | EPOLLONESHOT, .data.u32 = 1 };
-
-			if (epoll_ctl(rec->wait_fd, EPOLL_CTL_MOD, perf_buffer__epoll_fd(rec->side_band), &side) == 0)
-				rec->side_band_armed = true;
-		} else if ((rearm - now) / 1000000 + 1 < (uint64_t)timeout_ms) {
-			timeout_ms = (int)((rearm - now) / 1000000 + 1);
-		}
-	}
-	n = epoll_wait(rec->wait_fd, ev, 2, timeout_ms);
-	if (n < 0 && errno != EINTR)
-		return error("cannot wait for samples: %s", strerror(errno));
-	rec->wakeups++;
-	if (n > 0)
-		rec->side_band_wakeups += ev[0].data.u32 + (n > 1 ? ev[1].data.u32 : 0);
-	for (int i = 0; i < n; i++) {
-		if (ev[i].data.u32 == 1) {
-			rec->side_band_armed = false;
-			rec->side_band_fired_ns = monotonic_ns();
-		}
-	}
-	/* The BPF side wakes us only when much is waiting; what came since is read after every wait. */
-	n = ring_buffer__consume(rec->samples);
+	/* The BPF side wakes us only when much is waiting; what came since is read after every poll. */
+	if (n >= 0 || n == -EINTR)
+		n = ring_buffer__consume(rec->samples);
 	if (n < 0 && n != -EINTR)
 		return error("cannot read samples: %s", strerror(-n));
 	return 0;
@@ -554,9 +507,6 @@ void sampler_close(struct recorder *rec)
 		      rec->ring_bytes, rec->ring_bytes / rec->ring_records);
 	ring_buffer__free(rec->samples);
 	rec->samples = NULL;
-	if (rec->wait_fd > 0)
-		close(rec->wait_fd);
-	rec->wait_fd = -1;
 	free(rec->tail);
 	rec->tail = NULL;
 	free(rec->exited);

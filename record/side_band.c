@@ -189,11 +189,7 @@ int side_band_open(struct recorder *rec)
 		.build_id = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
-		/* Wake the drain thread at every record (a byte waiting), not when half the buffer is: for a dummy
-		 * event wakeup_events counts samples, which never come. Records come in bursts, when processes
-		 * start and map, and a new process must be seen while it lives (sampler_attach says why). */
-		.watermark = 1,
-		.wakeup_watermark = 1,
+		.wakeup_events = 1,
 	};
 
 	size_t pages = side_band_pages();
