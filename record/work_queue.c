@@ -76,16 +76,6 @@ void work_queue_push(struct work_queue *q, struct work_item *item)
 	pthread_mutex_unlock(&q->lock);
 }
 
-size_t work_queue_pending(struct work_queue *q)
-{
-	size_t n;
-
-	pthread_mutex_lock(&q->lock);
-	n = q->queued;
-	pthread_mutex_unlock(&q->lock);
-	return n;
-}
-
 void work_queue_finish(struct work_queue *q)
 {
 	if (!q->running)

@@ -40,8 +40,6 @@ struct work_queue {
 /* Queues item for the worker, started on first use (with every signal blocked: SIGINT and SIGTERM are for
  * the drain thread). Waits while the queue is full. When no thread can be started, runs the job here. */
 void work_queue_push(struct work_queue *q, struct work_item *item);
-/* Jobs queued or being worked on (a snapshot). */
-size_t work_queue_pending(struct work_queue *q);
 /* Waits until every job queued is done, and ends the worker (the next push starts it again). */
 void work_queue_finish(struct work_queue *q);
 
