@@ -258,6 +258,8 @@ static void hand_over(struct recording_writer *w)
 	struct frame_buffer f = { .data = w->blocks, .len = w->blocks_len, .cap = w->blocks_cap };
 
 	pthread_mutex_lock(&t->lock);
+	if (t->count == FRAMES_MAX || (t->count && t->bytes + f.len > BYTES_MAX))
+		w->handover_waits++;
 	while (t->count == FRAMES_MAX || (t->count && t->bytes + f.len > BYTES_MAX))
 		pthread_cond_wait(&t->room, &t->lock);
 	t->queue[(t->head + t->count) % FRAMES_MAX] = f;

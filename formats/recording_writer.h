@@ -27,6 +27,7 @@ struct recording_writer {
 	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 	struct frame_thread *thread; /* recording_writer_start_thread: frames are compressed and written there */
+	uint64_t handover_waits;     /* frames handed over only after waiting for that thread to catch up */
 };
 
 /* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */

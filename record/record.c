@@ -67,8 +67,10 @@ static void report_drain(const struct recorder *rec)
 		if (rec->drain_max_ns[i] > longest)
 			longest = rec->drain_max_ns[i];
 	}
-	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s); woken %llu times",
-	      (double)longest / 1e6, (unsigned long long)rec->drain_long_pauses, what, (unsigned long long)rec->wakeups);
+	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s); woken %llu times; "
+	      "waited %llu times for the frame writer",
+	      (double)longest / 1e6, (unsigned long long)rec->drain_long_pauses, what, (unsigned long long)rec->wakeups,
+	      (unsigned long long)rec->writer.handover_waits);
 }
 
 static void on_signal(int sig)
@@ -447,6 +449,7 @@ static int finish(struct recorder *rec)
 	if (embedded_capture_remaining_perf_maps(rec) < 0 || kallsyms_write_used(rec) < 0 ||
 	    recording_writer_add(&rec->writer, SREC_BLOCK_STATS, &stats, sizeof(stats), NULL, 0) < 0)
 		ret = -1;
+	report_drain(rec); /* before close frees the writer and its count */
 	if (recording_writer_close(&rec->writer, end_ns) < 0)
 		ret = -1;
 	build_id_cache_trim(rec);
@@ -454,7 +457,6 @@ static int finish(struct recorder *rec)
 		struct rusage self;
 
 		/* the recorder's own threads, not the command it ran: what recording costs the machine */
-		report_drain(rec);
 		if (getrusage(RUSAGE_SELF, &self) == 0)
 			debug("recorder CPU time: %.3f s user, %.3f s system",
 			      (double)self.ru_utime.tv_sec + (double)self.ru_utime.tv_usec / 1e6,
@@ -502,12 +504,14 @@ static int run(struct recorder *rec)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
-	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread.
-	 * Started after raise_priority, whose nice value (per thread on Linux) it inherits: at nice 0 on a busy
-	 * machine it fell behind, and the drain thread waited for it to take the next frame. */
+	 * Started before raise_priority, whose nice value is per thread on Linux: at the drain thread's -10,
+	 * woken to take a frame it preempted the drain thread on its CPU and compressed first (pauses of 2-8 ms
+	 * at every frame of node --perf-basic-prof's dwarf samples); at nice 0 it runs when the drain thread
+	 * sleeps, and -v counts the times the drain thread had to wait for it. */
 	if (recording_writer_start_thread(&rec->writer) < 0)
 		debug("cannot start the thread that writes frames: writing them on the recording thread");
+	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
 			return -1;
