@@ -5,7 +5,7 @@
  *              kernel maps the same one. Its build ID comes from the in-memory ELF image.
  *   perf maps  a JIT's /tmp/perf-PID.map ("START SIZE name" lines), read once per process at the latest
  *              point — its EXIT record, or the end of recording for processes still alive — because the JIT
- *              appends to it while it runs. Read through /proc/PID/root while possible (another mount
+ *              appends to it while it runs. Opened by the drain thread, read by a worker (see below). Read through /proc/PID/root while possible (another mount
  *              namespace's /tmp), else from /tmp. Only regular files, never through a symlink (anyone can
  *              create /tmp/perf-PID.map).
  *

@@ -31,13 +31,17 @@
 #define FLUSH_INTERVAL_NS 1000000000ull /* a killed recorder loses at most this much */
 #define POLL_MS 100
 /*
- * The side-band buffers are read every SIDE_BAND_MS, not only when the sample ring buffer wakes us (a quarter
- * full) or every POLL_MS: a new process must be seen while it lives, for its uids (embedded_note_process) and
- * its /proc/PID/map_files, and a 30 ms process read 100 ms late is gone, its perf map then refused. Not by
- * having the kernel wake us at each record (wakeup_watermark 1): that costs the recorded processes an
- * interrupt per record, 15-20% more CPU time for an exec storm (2,000 /bin/true) on a 2-core VM.
+ * While processes are being made (a fork or exec record in the last NEW_PROCESS_NS, or the start), the
+ * side-band buffers are read every SIDE_BAND_MS, not only when the sample ring buffer wakes us (a quarter
+ * full) or every POLL_MS: a new process must be seen while it lives, for its uids (embedded_note_process)
+ * and its /proc/PID/map_files, and a 30 ms process read 100 ms late is gone, its perf map then refused. Not
+ * by having the kernel wake us at each record (wakeup_watermark 1): that costs the recorded processes an
+ * interrupt per record, 15-20% more CPU time for an exec storm (2,000 /bin/true) on a 2-core VM. Not always
+ * either: 100 turns a second cost the recorder some 20% more CPU time on node's steady state, which makes
+ * no process.
  */
 #define SIDE_BAND_MS 10
+#define NEW_PROCESS_NS 1000000000ull
 #define DEFAULT_METRICS_INTERVAL_MS 1000 /* with probes or events: process metrics once a second */
 
 static volatile sig_atomic_t stop_signal;
@@ -533,19 +537,20 @@ static int run(struct recorder *rec)
 	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
 
 	last_flush = monotonic_ns();
+	rec->last_new_process_ns = last_flush; /* the command starts now, and may start others at once */
 	if (rec->duration_s > 0)
 		deadline = last_flush + (uint64_t)(rec->duration_s * 1e9);
 	while (!stop_signal) {
 		uint64_t now;
 
-		if (sampler_poll(rec, SIDE_BAND_MS) < 0)
+		if (sampler_poll(rec, monotonic_ns() - rec->last_new_process_ns < NEW_PROCESS_NS ? SIDE_BAND_MS : POLL_MS) < 0)
 			return -1;
 		rec->wakeups++;
 		side_band_consume(rec);
 		if (embedded_write_perf_maps(rec) < 0)
 			return -1;
 		/* The rest costs system calls (the targets map, waitpid, /proc): every POLL_MS at most, not at
-		 * each of the 100 turns a second. */
+		 * each of the 100 turns a second while processes are made. */
 		now = monotonic_ns();
 		if (now - last_sweep < POLL_MS * 1000000ull)
 			continue;

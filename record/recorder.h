@@ -12,6 +12,7 @@
  *   build_id.c   build IDs read from files, when the kernel could not give them
  *   build_id_cache.c  copies of the mapped executables in the build-ID cache, named by build ID
  *   embedded_files.c  FILE blocks: the vDSO image and JIT perf maps
+ *   work_queue.c a worker thread fed by the drain thread: build-ID cache copies, perf-map reads
  *   kallsyms.c   the kernel symbols the recording needs
  *   host.c       the HOST block
  */
@@ -121,6 +122,7 @@ struct recorder {
 	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
 	uint64_t drain_long_pauses;		 /* stretches of 1 ms or more, of any kind */
 	uint64_t wakeups;			 /* times round the main loop */
+	uint64_t last_new_process_ns;		 /* the last fork of a new process, or exec, or the start */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
