@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,26 +155,159 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 	return 0;
 }
 
-int recording_writer_flush(struct recording_writer *w)
+/* Compresses blocks (len bytes) into one frame and writes it. The writer's thread's, once it has one. */
+static int write_frame(struct recording_writer *w, const unsigned char *blocks, size_t len)
 {
 	struct srec_frame_header fh = { .magic = SREC_FRAME_MAGIC };
-	size_t bound, n;
+	size_t bound = ZSTD_compressBound(len), n;
 
-	if (w->failed)
-		return -1;
-	if (w->blocks_len == 0)
-		return 0;
-	bound = ZSTD_compressBound(w->blocks_len);
 	GROW(w->compressed, w->compressed_cap, bound);
-	n = ZSTD_compress2(w->cctx, w->compressed, bound, w->blocks, w->blocks_len);
+	n = ZSTD_compress2(w->cctx, w->compressed, bound, blocks, len);
 	if (ZSTD_isError(n)) {
 		w->failed = 1;
 		return error("cannot compress a frame of '%s': %s", w->path, ZSTD_getErrorName(n));
 	}
 	fh.compressed_size = (uint32_t)n;
-	fh.uncompressed_size = (uint32_t)w->blocks_len;
+	fh.uncompressed_size = (uint32_t)len;
 	fh.crc32 = (uint32_t)crc32(0L, w->compressed, (uInt)n);
 	if (write_all(w, &fh, sizeof(fh)) < 0 || write_all(w, w->compressed, n) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The frames handed over and not yet written, oldest first. Bounded by FRAMES_MAX and, past one frame, by
+ * BYTES_MAX: a disk slower than the recording makes the drain thread wait, as when it wrote them itself.
+ * Written buffers come back as spares, so that a busy recording does not allocate a frame's buffer per frame.
+ */
+#define FRAMES_MAX 8
+#define BYTES_MAX (32u << 20)
+
+struct frame_buffer {
+	unsigned char *data;
+	size_t len, cap;
+};
+
+struct frame_thread {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	struct frame_buffer queue[FRAMES_MAX], spares[FRAMES_MAX];
+	size_t head, count, bytes, spare_count;
+	bool closing;
+};
+
+static void *frame_writer(void *arg)
+{
+	struct recording_writer *w = arg;
+	struct frame_thread *t = w->thread;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		struct frame_buffer f;
+
+		while (!t->count && !t->closing)
+			pthread_cond_wait(&t->more, &t->lock);
+		if (!t->count)
+			break;
+		f = t->queue[t->head];
+		pthread_mutex_unlock(&t->lock);
+		if (!w->failed)
+			write_frame(w, f.data, f.len);
+		pthread_mutex_lock(&t->lock);
+		t->head = (t->head + 1) % FRAMES_MAX;
+		t->count--;
+		t->bytes -= f.len;
+		if (t->spare_count < FRAMES_MAX)
+			t->spares[t->spare_count++] = f;
+		else
+			free(f.data);
+		pthread_cond_broadcast(&t->room);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int recording_writer_start_thread(struct recording_writer *w)
+{
+	struct frame_thread *t = xcalloc(1, sizeof(*t));
+	sigset_t all, old;
+	int err;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->more, NULL);
+	pthread_cond_init(&t->room, NULL);
+	w->thread = t;
+	/* every signal blocked: they are for the thread that drains and stops */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t->thread, NULL, frame_writer, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		w->thread = NULL;
+		free(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Hands the frame collected to the writer's thread, and takes a spare buffer for the next. */
+static void hand_over(struct recording_writer *w)
+{
+	struct frame_thread *t = w->thread;
+	struct frame_buffer f = { .data = w->blocks, .len = w->blocks_len, .cap = w->blocks_cap };
+
+	pthread_mutex_lock(&t->lock);
+	if (t->count == FRAMES_MAX || (t->count && t->bytes + f.len > BYTES_MAX))
+		w->handover_waits++;
+	while (t->count == FRAMES_MAX || (t->count && t->bytes + f.len > BYTES_MAX))
+		pthread_cond_wait(&t->room, &t->lock);
+	t->queue[(t->head + t->count) % FRAMES_MAX] = f;
+	t->count++;
+	t->bytes += f.len;
+	if (t->spare_count) {
+		struct frame_buffer spare = t->spares[--t->spare_count];
+
+		w->blocks = spare.data;
+		w->blocks_cap = spare.cap;
+	} else {
+		w->blocks = NULL;
+		w->blocks_cap = 0;
+	}
+	pthread_cond_signal(&t->more);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Waits for every frame handed over to be written, and ends the writer's thread. */
+static void stop_thread(struct recording_writer *w)
+{
+	struct frame_thread *t = w->thread;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->closing = true;
+	pthread_cond_signal(&t->more);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	for (size_t i = 0; i < t->spare_count; i++)
+		free(t->spares[i].data);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->more);
+	pthread_cond_destroy(&t->room);
+	free(t);
+	w->thread = NULL;
+}
+
+int recording_writer_flush(struct recording_writer *w)
+{
+	if (w->failed)
+		return -1;
+	if (w->blocks_len == 0)
+		return 0;
+	if (w->thread)
+		hand_over(w);
+	else if (write_frame(w, w->blocks, w->blocks_len) < 0)
 		return -1;
 	w->blocks_len = 0;
 	w->frame_count++;
@@ -181,6 +317,7 @@ int recording_writer_flush(struct recording_writer *w)
 /* Frees w; a temporary file never committed is removed, so that no failure leaves one behind. */
 static void writer_free(struct recording_writer *w)
 {
+	stop_thread(w);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->tmp)
@@ -208,6 +345,9 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 		if (recording_writer_flush(w) < 0)
 			ret = -1;
 	}
+	stop_thread(w); /* every frame written, or the error said */
+	if (w->failed)
+		ret = -1;
 	if (ret == 0 && fsync(w->fd) < 0 && errno != EINVAL)
 		ret = error("cannot sync '%s': %s", w->path, strerror(errno));
 	if (ret == 0) {

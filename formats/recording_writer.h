@@ -23,9 +23,11 @@ struct recording_writer {
 	size_t compressed_cap;
 	uint64_t block_count; /* blocks added, FRAME blocks included */
 	uint64_t frame_count; /* frames written */
-	int failed; /* a write failed; the error was reported once and everything after is dropped */
+	_Atomic int failed; /* a write failed; the error was reported once and everything after is dropped */
 	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
+	struct frame_thread *thread; /* recording_writer_start_thread: frames are compressed and written there */
+	uint64_t handover_waits;     /* frames handed over only after waiting for that thread to catch up */
 };
 
 /* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */
@@ -48,6 +50,15 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns);
  * symbolic link is written in place; another user's symbolic link is refused. Errors name PATH.
  */
 int recording_writer_open_replacing(struct recording_writer *w, const char *path);
+
+/*
+ * From now on, frames are compressed and written by a thread of the writer's own, in the order they were
+ * closed: recording_writer_add and _flush only hand a full frame over (and wait when too much waits already).
+ * For the recorder, whose one thread must be back at the kernel's buffers at once. A write error is then
+ * reported by that thread, and makes the calls after it fail. Close and abandon wait for every frame.
+ * Returns 0, or -1 when no thread could be started (frames are then written as before).
+ */
+int recording_writer_start_thread(struct recording_writer *w);
 
 /* Renames the temporary file to PATH (nothing for a writer opened otherwise). Returns 0 or -1. */
 int recording_writer_commit(struct recording_writer *w);

@@ -13,7 +13,7 @@
  * The thread that drains the buffers only opens the file, the first of those three that opens: the open
  * descriptor keeps the bytes that were mapped, whatever becomes of the process or the path. Checking build
  * IDs, weighing a cached entry against the new file and copying megabytes are left to a worker thread, so
- * that the drain thread is back at the buffers at once. The queue between them holds at most QUEUE_MAX
+ * that the drain thread is back at the buffers at once (work_queue.c). The queue between them holds at most 256
  * files (open descriptors): past that the drain thread waits for the worker rather than drop a file. The
  * recording's end waits for the queue to empty (build_id_cache_wait) before --archive or the trim read
  * the cache. Each build ID is handled once per run (its note read again when it is already cached). After
@@ -33,8 +33,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +46,7 @@
 #include "../formats/recording.h"
 #include "../util.h"
 #include "recorder.h"
+#include "work_queue.h"
 
 static struct u64_set seen_ids; /* a hash of each build ID handled in this run (drain thread) */
 static atomic_bool cache_broken; /* the directory could not be used: warned once, nothing more is tried */
@@ -261,7 +260,7 @@ static bool write_error(int error)
 
 /* One file for the worker: where it was mapped, and the descriptor the drain thread opened (-1: none). */
 struct cache_job {
-	struct cache_job *next;
+	struct work_item item; /* first */
 	pid_t pid;
 	uint64_t start, end;
 	char *path;
@@ -270,18 +269,6 @@ struct cache_job {
 	uint8_t id[SREC_BUILD_ID_MAX];
 };
 
-/* Each file waiting holds an open descriptor: bounded, so that a burst of new binaries (-a scanning every
- * process at start) cannot take the recorder to its limit of open files. */
-#define QUEUE_MAX 256
-
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_more = PTHREAD_COND_INITIALIZER; /* a job was queued, or the end */
-static pthread_cond_t queue_room = PTHREAD_COND_INITIALIZER; /* a job was done */
-static struct cache_job *queue_head, **queue_tail = &queue_head;
-static size_t queued;	    /* jobs queued or being worked on */
-static bool queue_closing; /* build_id_cache_wait: the worker ends once the queue is empty */
-static bool worker_running;
-static pthread_t worker;
 static struct recorder *worker_rec;
 
 /* The worker's part: put job's file in the cache unless an entry as rich is there already. */
@@ -371,65 +358,21 @@ out:
 	free(tmp);
 }
 
-/* Optional delay before each file, for tests: the file must be copied from what the drain thread opened, even
- * when the process and the path are gone by the time the worker gets to it. */
-static unsigned int test_delay_ms(void)
+static void run_job(struct work_item *item, void *ctx)
 {
-	const char *s = getenv("STACKREC_TEST_CACHE_DELAY_MS");
+	struct cache_job *job = (struct cache_job *)item;
 
-	return s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+	(void)ctx;
+	cache_file(worker_rec, job);
+	free(job->path);
+	free(job);
 }
 
-static void *work(void *arg)
-{
-	unsigned int delay_ms = test_delay_ms();
-
-	(void)arg;
-	pthread_mutex_lock(&queue_lock);
-	for (;;) {
-		struct cache_job *job;
-
-		while (!queue_head && !queue_closing)
-			pthread_cond_wait(&queue_more, &queue_lock);
-		job = queue_head;
-		if (!job)
-			break;
-		queue_head = job->next;
-		if (!queue_head)
-			queue_tail = &queue_head;
-		pthread_mutex_unlock(&queue_lock);
-		if (delay_ms)
-			usleep(delay_ms * 1000);
-		cache_file(worker_rec, job);
-		free(job->path);
-		free(job);
-		pthread_mutex_lock(&queue_lock);
-		queued--;
-		pthread_cond_signal(&queue_room);
-	}
-	pthread_mutex_unlock(&queue_lock);
-	return NULL;
-}
-
-/* Starts the worker with every signal blocked: SIGINT and SIGTERM are for the drain thread's poll. */
-static bool start_worker(struct recorder *rec)
-{
-	sigset_t all, old;
-	int err;
-
-	elf_version(EV_CURRENT); /* libelf's one global setting, made before two threads use it */
-	worker_rec = rec;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&worker, NULL, work, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		warning("cannot start the build-ID cache thread: %s; copying on the recording thread", strerror(err));
-		return false;
-	}
-	worker_running = true;
-	return true;
-}
+/* Each file waiting holds an open descriptor: bounded, so that a burst of new binaries (-a scanning every
+ * process at start) cannot take the recorder to its limit of open files. STACKREC_TEST_CACHE_DELAY_MS, for
+ * tests, slows the worker down before each file: the file must be copied from what the drain thread opened,
+ * even when the process and the path are gone by the time the worker gets to it. */
+static struct work_queue queue = WORK_QUEUE_INIT(run_job, 256, "STACKREC_TEST_CACHE_DELAY_MS");
 
 void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_t end, const char *path,
 			const uint8_t *id, uint8_t n)
@@ -455,34 +398,16 @@ void build_id_cache_add(struct recorder *rec, pid_t pid, uint64_t start, uint64_
 		job->fd = open_regular(paths[i]);
 	for (int i = 0; i < 3; i++)
 		free(paths[i]);
-	if (!worker_running && !start_worker(rec)) {
-		cache_file(rec, job);
-		free(job->path);
-		free(job);
-		return;
+	if (!worker_rec) {
+		elf_version(EV_CURRENT); /* libelf's one global setting, made before two threads use it */
+		worker_rec = rec;
 	}
-	pthread_mutex_lock(&queue_lock);
-	while (queued >= QUEUE_MAX)
-		pthread_cond_wait(&queue_room, &queue_lock);
-	job->next = NULL;
-	*queue_tail = job;
-	queue_tail = &job->next;
-	queued++;
-	pthread_cond_signal(&queue_more);
-	pthread_mutex_unlock(&queue_lock);
+	work_queue_push(&queue, &job->item);
 }
 
 void build_id_cache_wait(void)
 {
-	if (!worker_running)
-		return;
-	pthread_mutex_lock(&queue_lock);
-	queue_closing = true;
-	pthread_cond_signal(&queue_more);
-	pthread_mutex_unlock(&queue_lock);
-	pthread_join(worker, NULL);
-	worker_running = false;
-	queue_closing = false;
+	work_queue_finish(&queue);
 }
 
 struct cache_entry {

@@ -5,7 +5,7 @@
  *              kernel maps the same one. Its build ID comes from the in-memory ELF image.
  *   perf maps  a JIT's /tmp/perf-PID.map ("START SIZE name" lines), read once per process at the latest
  *              point — its EXIT record, or the end of recording for processes still alive — because the JIT
- *              appends to it while it runs. Read through /proc/PID/root while possible (another mount
+ *              appends to it while it runs. Opened by the drain thread, read by a worker (see below). Read through /proc/PID/root while possible (another mount
  *              namespace's /tmp), else from /tmp. Only regular files, never through a symlink (anyone can
  *              create /tmp/perf-PID.map).
  *
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "../formats/recording.h"
 #include "../util.h"
 #include "recorder.h"
+#include "work_queue.h"
 
 #define FILE_CHUNK (32u << 20)
 /* A perf map stops being read here: a runaway JIT, or a huge file made to look like one, must not fill the disk. */
@@ -109,27 +111,46 @@ int embedded_write_vdso(struct recorder *rec)
 	return write_file_block(rec, SREC_FILE_VDSO, 0, "[vdso]", 0, (const void *)base, size, id, id_size);
 }
 
+/*
+ * Adds the uids process pid has now to process_users. /proc/PID belongs to the process's effective uid while
+ * it is dumpable: one stat, where /proc/PID/status costs the kernel the whole text (65 us against 8 on a
+ * busy machine, for every process a fork storm starts). Where it belongs to root — root's processes, and
+ * those that are not dumpable (set-user-ID programs, prctl), whose owner says nothing — status gives the
+ * real and effective uids. (A dumpable process whose real uid differs from its effective one is taken at
+ * its effective uid only: the uid its files are created with.)
+ */
+static void read_process_users(pid_t pid)
+{
+	char path[64], status[1024]; /* the Uid line is the ninth, a few hundred bytes in */
+	const char *uid;
+	unsigned int real, effective;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) < 0)
+		return;
+	if (st.st_uid != 0) {
+		u64_set_add(&process_users, (uint64_t)pid << 32 | st.st_uid);
+		u64_set_add(&process_users, (uint64_t)pid << 32 | UID_KNOWN);
+		return;
+	}
+	/* read(2), not stdio: 20 us where fopen, getline and sscanf took 40 */
+	if (proc_read((uint32_t)pid, "status", status, sizeof(status)) <= 0)
+		return;
+	uid = strstr(status, "\nUid:");
+	if (uid && sscanf(uid + 5, "%u %u", &real, &effective) == 2) {
+		u64_set_add(&process_users, (uint64_t)pid << 32 | real);
+		u64_set_add(&process_users, (uint64_t)pid << 32 | effective);
+		u64_set_add(&process_users, (uint64_t)pid << 32 | UID_KNOWN);
+	}
+}
+
+/* Once per process, seen mapped or sampled (whichever comes first): a map is checked against these uids
+ * and those it has at its exit, if it is still there. */
 void embedded_note_process(pid_t pid)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	unsigned int real, effective;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "Uid: %u %u", &real, &effective) == 2) {
-			u64_set_add(&process_users, (uint64_t)pid << 32 | real);
-			u64_set_add(&process_users, (uint64_t)pid << 32 | effective);
-			u64_set_add(&process_users, (uint64_t)pid << 32 | UID_KNOWN);
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
+	if (!u64_set_has(&process_users, (uint64_t)pid << 32 | UID_KNOWN))
+		read_process_users(pid);
 }
 
 /*
@@ -142,7 +163,7 @@ void embedded_note_process(pid_t pid)
  */
 static const char *perf_map_refused(pid_t pid, const struct stat *st)
 {
-	embedded_note_process(pid);
+	read_process_users(pid);
 	if (!S_ISREG(st->st_mode))
 		return "not a regular file";
 	if (!u64_set_has(&process_users, (uint64_t)pid << 32 | UID_KNOWN))
@@ -182,45 +203,203 @@ static int open_perf_map(pid_t pid, char *path, size_t path_size)
 	return fd;
 }
 
-int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
-{
+/*
+ * Reading a map is the worker's (work_queue.c): a node --perf-basic-prof map is 100 KB and more, a JVM's can be
+ * tens of MB, and the drain thread must not stop reading samples meanwhile. The drain thread opens the file
+ * (every check above is made there, on what it opened) and queues the descriptor; the worker reads it in
+ * chunks of at most FILE_CHUNK, each with the path in front of it as a FILE block's tail wants it, and puts
+ * them on a list that the drain thread writes out every time round its loop (embedded_write_perf_maps). Read
+ * but unwritten chunks are bounded by READ_AHEAD_MAX: past that the worker waits for the drain thread.
+ */
+struct perf_map_job {
+	struct work_item item; /* first */
+	pid_t pid;
+	int fd;
 	char path[64];
-	char *buf;
+};
+
+struct perf_map_chunk {
+	struct perf_map_chunk *next;
+	pid_t pid;
+	uint64_t offset, time_ns;
+	uint32_t path_size;
+	size_t size;  /* of content, after the path */
+	char *tail;   /* the path, then the content */
+};
+
+#define READ_AHEAD_MAX (64u << 20)
+
+static pthread_mutex_t chunks_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t chunks_changed = PTHREAD_COND_INITIALIZER; /* a chunk came, room was made, a map is done */
+static struct perf_map_chunk *chunks, **chunks_tail = &chunks;
+static size_t chunk_bytes; /* read, not yet taken by the drain thread */
+static size_t maps_pending; /* queued or being read */
+static bool discarding;	    /* the recording is abandoned: chunks are dropped, never waited for */
+
+/* Worker: hands a chunk to the drain thread, waiting while too much waits unwritten. */
+static void hand_over(struct perf_map_chunk *c)
+{
+	pthread_mutex_lock(&chunks_lock);
+	while (!discarding && chunk_bytes && chunk_bytes + c->size > READ_AHEAD_MAX)
+		pthread_cond_wait(&chunks_changed, &chunks_lock);
+	if (discarding) {
+		free(c->tail);
+		free(c);
+	} else {
+		c->next = NULL;
+		*chunks_tail = c;
+		chunks_tail = &c->next;
+		chunk_bytes += c->size;
+		pthread_cond_broadcast(&chunks_changed);
+	}
+	pthread_mutex_unlock(&chunks_lock);
+}
+
+/* Worker: reads the map open as job->fd, a chunk at a time; bounded by FILE_CHUNK and PERF_MAP_MAX. */
+static void read_perf_map(struct work_item *item, void *ctx)
+{
+	struct perf_map_job *job = (struct perf_map_job *)item;
+	uint32_t path_size = (uint32_t)strlen(job->path) + 1;
 	uint64_t offset = 0;
-	int fd, ret = 0;
 
-	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
-		return 0;
-	fd = open_perf_map(pid, path, sizeof(path));
-	if (fd < 0)
-		return 0;
-	buf = xmalloc(FILE_CHUNK);
+	(void)ctx;
 	for (;;) {
-		size_t have = 0;
-		ssize_t n;
+		struct perf_map_chunk *c = xcalloc(1, sizeof(*c));
+		size_t cap = 65536, have = 0;
+		ssize_t n = 0;
 
-		while (have < FILE_CHUNK && (n = read(fd, buf + have, FILE_CHUNK - have)) > 0)
+		c->tail = xmalloc(path_size + cap);
+		memcpy(c->tail, job->path, path_size);
+		while (have < FILE_CHUNK) {
+			if (have == cap) {
+				cap = cap * 2 < FILE_CHUNK ? cap * 2 : FILE_CHUNK;
+				c->tail = xrealloc(c->tail, path_size + cap);
+			}
+			n = read(job->fd, c->tail + path_size + have, cap - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
 			have += (size_t)n;
-		if (!have)
-			break;
-		if (write_file_block(rec, SREC_FILE_PERF_MAP, pid, path, offset, buf, have, NULL, 0) < 0) {
-			ret = -1;
+		}
+		if (!have) {
+			free(c->tail);
+			free(c);
 			break;
 		}
+		c->pid = job->pid;
+		c->offset = offset;
+		c->time_ns = monotonic_ns();
+		c->path_size = path_size;
+		c->size = have;
+		hand_over(c);
 		offset += have;
 		if (have < FILE_CHUNK)
 			break;
 		if (offset >= PERF_MAP_MAX) {
-			warning("perf map '%s' of pid %d is larger than %u MB: embedded only its start", path, pid,
+			warning("perf map '%s' of pid %d is larger than %u MB: embedded only its start", job->path, job->pid,
 				PERF_MAP_MAX >> 20);
 			break;
 		}
 	}
 	if (offset)
-		debug("embedded '%s' (%" PRIu64 " bytes)", path, offset);
-	free(buf);
-	close(fd);
+		debug("embedded '%s' (%" PRIu64 " bytes)", job->path, offset);
+	close(job->fd);
+	free(job);
+	pthread_mutex_lock(&chunks_lock);
+	maps_pending--;
+	pthread_cond_broadcast(&chunks_changed);
+	pthread_mutex_unlock(&chunks_lock);
+}
+
+/* Maps queued or being read, at most: each holds a descriptor. */
+#define MAPS_MAX 64
+
+/* STACKREC_TEST_PERF_MAP_DELAY_MS, for tests: the worker waits this long before each map. One more job than
+ * MAPS_MAX: a job counts until its read_perf_map returns, just after it leaves maps_pending. */
+static struct work_queue perf_map_queue =
+	WORK_QUEUE_INIT(read_perf_map, MAPS_MAX + 1, "STACKREC_TEST_PERF_MAP_DELAY_MS");
+
+static int write_chunks(struct recorder *rec, bool wait);
+
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid)
+{
+	struct perf_map_job *job;
+	int fd;
+
+	if (pid <= 0 || !u64_set_add(&perf_map_read, (uint64_t)pid))
+		return 0;
+	job = xcalloc(1, sizeof(*job));
+	/* Opened now, at the process's exit: the worker reads what this process wrote, by the descriptor. */
+	fd = open_perf_map(pid, job->path, sizeof(job->path));
+	if (fd < 0) {
+		free(job);
+		return 0;
+	}
+	job->pid = pid;
+	job->fd = fd;
+	/* Room for it: the worker may itself wait for chunks to be taken, so they are written meanwhile. */
+	pthread_mutex_lock(&chunks_lock);
+	while (maps_pending >= MAPS_MAX) {
+		if (chunks) {
+			pthread_mutex_unlock(&chunks_lock);
+			write_chunks(rec, false);
+			pthread_mutex_lock(&chunks_lock);
+		} else {
+			pthread_cond_wait(&chunks_changed, &chunks_lock);
+		}
+	}
+	maps_pending++;
+	pthread_mutex_unlock(&chunks_lock);
+	work_queue_push(&perf_map_queue, &job->item);
+	return 0;
+}
+
+/* Writes the chunks read so far as FILE blocks; wait: until every map queued is read and written. */
+static int write_chunks(struct recorder *rec, bool wait)
+{
+	int ret = 0;
+
+	for (;;) {
+		struct perf_map_chunk *c;
+
+		pthread_mutex_lock(&chunks_lock);
+		while (wait && !chunks && maps_pending)
+			pthread_cond_wait(&chunks_changed, &chunks_lock);
+		c = chunks;
+		chunks = NULL;
+		chunks_tail = &chunks;
+		chunk_bytes = 0;
+		pthread_cond_broadcast(&chunks_changed);
+		pthread_mutex_unlock(&chunks_lock);
+		if (!c)
+			break;
+		while (c) {
+			struct perf_map_chunk *next = c->next;
+			struct srec_file f = {
+				.kind = SREC_FILE_PERF_MAP,
+				.pid = (uint32_t)c->pid,
+				.time_ns = c->time_ns,
+				.data_offset = c->offset,
+				.data_size = c->size,
+				.path_size = c->path_size,
+			};
+
+			if (recording_writer_add(&rec->writer, SREC_BLOCK_FILE, &f, sizeof(f), c->tail, c->path_size + c->size) < 0)
+				ret = -1;
+			free(c->tail);
+			free(c);
+			c = next;
+		}
+		if (!wait)
+			break;
+	}
 	return ret;
+}
+
+int embedded_write_perf_maps(struct recorder *rec)
+{
+	return write_chunks(rec, false);
 }
 
 static void capture_one(void *ctx, uint64_t pid)
@@ -232,11 +411,29 @@ int embedded_capture_remaining_perf_maps(struct recorder *rec)
 {
 	u64_set_for_each(&rec->sampled_pids, capture_one, rec);
 	u64_set_for_each(&rec->mapped_pids, capture_one, rec);
+	write_chunks(rec, true);
+	work_queue_finish(&perf_map_queue);
 	return rec->writer.failed ? -1 : 0;
 }
 
 void embedded_release(void)
 {
+	/* A run that failed: whatever the worker still reads is dropped. */
+	pthread_mutex_lock(&chunks_lock);
+	discarding = true;
+	pthread_cond_broadcast(&chunks_changed);
+	pthread_mutex_unlock(&chunks_lock);
+	work_queue_finish(&perf_map_queue);
+	while (chunks) {
+		struct perf_map_chunk *next = chunks->next;
+
+		free(chunks->tail);
+		free(chunks);
+		chunks = next;
+	}
+	chunks_tail = &chunks;
+	chunk_bytes = 0;
+	discarding = false;
 	u64_set_release(&perf_map_read);
 	u64_set_release(&process_users);
 }

@@ -25,8 +25,7 @@
 
 #define PROC_FILE_MAX 8192 /* /proc/PID/stat is a line; status about 1.5 KiB */
 
-/* /proc/PID/NAME into buf (NUL-terminated, at most size - 1 bytes); the byte count, or -1. */
-static ssize_t read_proc(uint32_t pid, const char *name, char *buf, size_t size)
+ssize_t proc_read(uint32_t pid, const char *name, char *buf, size_t size)
 {
 	char path[64];
 	ssize_t n, total = 0;
@@ -70,7 +69,7 @@ static bool read_metrics(uint32_t pid, struct srec_process_metrics *m)
 	long ticks = sysconf(_SC_CLK_TCK);
 	const char *p;
 
-	if (read_proc(pid, "stat", stat, sizeof(stat)) <= 0 || read_proc(pid, "status", status, sizeof(status)) <= 0)
+	if (proc_read(pid, "stat", stat, sizeof(stat)) <= 0 || proc_read(pid, "status", status, sizeof(status)) <= 0)
 		return false;
 	/* comm may hold spaces and parentheses: the fields start after the last ')' */
 	p = strrchr(stat, ')');

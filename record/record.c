@@ -30,9 +30,52 @@
 #define DEFAULT_CACHE_SIZE_MB 2048
 #define FLUSH_INTERVAL_NS 1000000000ull /* a killed recorder loses at most this much */
 #define POLL_MS 100
+/*
+ * While processes are being made (a fork or exec record in the last NEW_PROCESS_NS, or the start), the
+ * side-band buffers are read every SIDE_BAND_MS, not only when the sample ring buffer wakes us (a quarter
+ * full) or every POLL_MS: a new process must be seen while it lives, for its uids (embedded_note_process)
+ * and its /proc/PID/map_files, and a 30 ms process read 100 ms late is gone, its perf map then refused. Not
+ * by having the kernel wake us at each record (wakeup_watermark 1): that costs the recorded processes an
+ * interrupt per record, 15-20% more CPU time for an exec storm (2,000 /bin/true) on a 2-core VM. Not always
+ * either: 100 turns a second cost the recorder some 20% more CPU time on node's steady state, which makes
+ * no process.
+ */
+#define SIDE_BAND_MS 10
+#define NEW_PROCESS_NS 1000000000ull
 #define DEFAULT_METRICS_INTERVAL_MS 1000 /* with probes or events: process metrics once a second */
 
 static volatile sig_atomic_t stop_signal;
+
+void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns)
+{
+	uint64_t took = monotonic_ns() - start_ns;
+
+	if (took > rec->drain_max_ns[what])
+		rec->drain_max_ns[what] = took;
+	if (took >= 1000000)
+		rec->drain_long_pauses++;
+}
+
+/* -v: how long, at most, the drain thread was away from the ring buffer, and doing what. */
+static void report_drain(const struct recorder *rec)
+{
+	static const char *const names[DRAIN_WORK_KINDS] = { "a sample", "side-band records", "a frame flush",
+							     "process metrics" };
+	char what[256];
+	size_t len = 0;
+	uint64_t longest = 0;
+
+	for (int i = 0; i < DRAIN_WORK_KINDS; i++) {
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s %.2f ms", i ? ", " : "", names[i],
+					(double)rec->drain_max_ns[i] / 1e6);
+		if (rec->drain_max_ns[i] > longest)
+			longest = rec->drain_max_ns[i];
+	}
+	debug("drain thread: longest pause %.2f ms, %llu pauses of 1 ms or more (at most: %s); woken %llu times; "
+	      "waited %llu times for the frame writer",
+	      (double)longest / 1e6, (unsigned long long)rec->drain_long_pauses, what, (unsigned long long)rec->wakeups,
+	      (unsigned long long)rec->writer.handover_waits);
+}
 
 static void on_signal(int sig)
 {
@@ -410,6 +453,7 @@ static int finish(struct recorder *rec)
 	if (embedded_capture_remaining_perf_maps(rec) < 0 || kallsyms_write_used(rec) < 0 ||
 	    recording_writer_add(&rec->writer, SREC_BLOCK_STATS, &stats, sizeof(stats), NULL, 0) < 0)
 		ret = -1;
+	report_drain(rec); /* before close frees the writer and its count */
 	if (recording_writer_close(&rec->writer, end_ns) < 0)
 		ret = -1;
 	build_id_cache_trim(rec);
@@ -449,7 +493,7 @@ static void raise_priority(void)
 
 static int run(struct recorder *rec)
 {
-	uint64_t last_flush, deadline = 0;
+	uint64_t last_flush, last_sweep = 0, deadline = 0;
 	int kptr_restricted;
 
 	/* An existing recording is replaced only once this one has started: a run that fails to load BPF or
@@ -464,6 +508,13 @@ static int run(struct recorder *rec)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
+	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread.
+	 * Started before raise_priority, whose nice value is per thread on Linux: at the drain thread's -10,
+	 * woken to take a frame it preempted the drain thread on its CPU and compressed first (pauses of 2-8 ms
+	 * at every frame of node --perf-basic-prof's dwarf samples); at nice 0 it runs when the drain thread
+	 * sleeps, and -v counts the times the drain thread had to wait for it. */
+	if (recording_writer_start_thread(&rec->writer) < 0)
+		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
@@ -486,24 +537,37 @@ static int run(struct recorder *rec)
 	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
 
 	last_flush = monotonic_ns();
+	rec->last_new_process_ns = last_flush; /* the command starts now, and may start others at once */
 	if (rec->duration_s > 0)
 		deadline = last_flush + (uint64_t)(rec->duration_s * 1e9);
 	while (!stop_signal) {
 		uint64_t now;
 
-		if (sampler_poll(rec, POLL_MS) < 0)
+		if (sampler_poll(rec, monotonic_ns() - rec->last_new_process_ns < NEW_PROCESS_NS ? SIDE_BAND_MS : POLL_MS) < 0)
 			return -1;
+		rec->wakeups++;
 		side_band_consume(rec);
+		if (embedded_write_perf_maps(rec) < 0)
+			return -1;
+		/* The rest costs system calls (the targets map, waitpid, /proc): every POLL_MS at most, not at
+		 * each of the 100 turns a second while processes are made. */
+		now = monotonic_ns();
+		if (now - last_sweep < POLL_MS * 1000000ull)
+			continue;
+		last_sweep = now;
 		sampler_forget_exited(rec);
 		if (target_gone(rec))
 			break;
-		now = monotonic_ns();
 		if (deadline && now >= deadline)
 			break;
 		metrics_tick(rec, now);
+		drain_timed(rec, DRAIN_METRICS, now);
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
+			uint64_t start = monotonic_ns();
+
 			if (recording_writer_flush(&rec->writer) < 0)
 				return -1;
+			drain_timed(rec, DRAIN_FLUSH, start);
 			last_flush = now;
 		}
 	}

@@ -12,6 +12,7 @@
  *   build_id.c   build IDs read from files, when the kernel could not give them
  *   build_id_cache.c  copies of the mapped executables in the build-ID cache, named by build ID
  *   embedded_files.c  FILE blocks: the vDSO image and JIT perf maps
+ *   work_queue.c a worker thread fed by the drain thread: build-ID cache copies, perf-map reads
  *   kallsyms.c   the kernel symbols the recording needs
  *   host.c       the HOST block
  */
@@ -47,6 +48,16 @@ enum call_graph {
 
 #define DEFAULT_STACK_SIZE 32768 /* --call-graph dwarf: bytes of user stack per sample (perf: 8192; docs/recording.md says why more) */
 #define FP_LEAF_STACK_BYTES 128 /* --call-graph fp: the top words, to repair the walk past a frameless leaf */
+
+/* What the thread that drains the buffers does, timed (-v): while it does one of these it reads no samples,
+ * so the longest of each is the longest the ring buffer went unread because of it. */
+enum drain_work {
+	DRAIN_SAMPLE,	 /* one ring-buffer record into a block (and the frame that block completes) */
+	DRAIN_SIDE_BAND, /* one read through the side-band buffers: mappings, tasks and what they cause */
+	DRAIN_FLUSH,	 /* the once-a-second frame flush */
+	DRAIN_METRICS,	 /* one --metrics-interval tick */
+	DRAIN_WORK_KINDS
+};
 
 /* How often a stack read failed with one errno. */
 struct stack_error_count {
@@ -107,7 +118,11 @@ struct recorder {
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
 	uint64_t ring_records;
-	uint64_t side_band_ns, side_band_max_ns; /* time spent handling side-band records: total, longest */
+	uint64_t side_band_ns; /* time spent handling side-band records */
+	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
+	uint64_t drain_long_pauses;		 /* stretches of 1 ms or more, of any kind */
+	uint64_t wakeups;			 /* times round the main loop */
+	uint64_t last_new_process_ns;		 /* the last fork of a new process, or exec, or the start */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
@@ -158,6 +173,9 @@ void probes_release(struct recorder *rec);
 struct event_info;
 /* Every --metrics-interval: a PROCESS_METRICS block for each target process, read from /proc. */
 void metrics_tick(struct recorder *rec, uint64_t now_ns);
+/* /proc/PID/NAME into buf (NUL-terminated, at most size - 1 bytes: a bounded read, never through a symbolic
+ * link); the byte count, or -1. */
+ssize_t proc_read(uint32_t pid, const char *name, char *buf, size_t size);
 /* With an event sample: the counters the BPF program read at the event. */
 void metrics_write_event(struct recorder *rec, uint64_t time_ns, uint32_t pid, uint32_t tid,
 			 const struct event_info *info);
@@ -197,8 +215,11 @@ int embedded_write_vdso(struct recorder *rec);
 /* Remembers the uids of a process while it lives: its perf map is trusted only when one of them owns it. Call
  * it when a process is first seen. */
 void embedded_note_process(pid_t pid);
-int embedded_capture_perf_map(struct recorder *rec, pid_t pid); /* once per pid; 0 when there is none */
-int embedded_capture_remaining_perf_maps(struct recorder *rec); /* at stop: every pid not yet captured */
+/* Once per pid: opens its perf map now and has a worker thread read it; 0 when there is none. */
+int embedded_capture_perf_map(struct recorder *rec, pid_t pid);
+int embedded_write_perf_maps(struct recorder *rec); /* FILE blocks of what the worker has read so far */
+/* At stop: every pid not yet captured, and waits until every map is read and written. */
+int embedded_capture_remaining_perf_maps(struct recorder *rec);
 void embedded_release(void);
 
 /* record/kallsyms.c */
@@ -210,5 +231,7 @@ void kallsyms_release(void);
 int host_write(struct recorder *rec, bool kptr_restricted);
 
 uint64_t monotonic_ns(void);
+/* record.c: counts work of this kind that started at start_ns and ends now, for -v */
+void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns);
 
 #endif

@@ -296,9 +296,20 @@ static size_t event_tail(struct recorder *rec, const struct sample_event *e, siz
 	return len;
 }
 
+static void handle_record(struct recorder *rec, void *data, size_t size);
+
+/* A ring-buffer record, timed: a frame it completes is compressed and written meanwhile. */
 static int handle_sample(void *ctx, void *data, size_t size)
 {
-	struct recorder *rec = ctx;
+	uint64_t start = monotonic_ns();
+
+	handle_record(ctx, data, size);
+	drain_timed(ctx, DRAIN_SAMPLE, start);
+	return 0;
+}
+
+static void handle_record(struct recorder *rec, void *data, size_t size)
+{
 	const struct sample_event *e = data;
 	unsigned int user = e->user_depth, kernel = e->kernel_depth;
 	struct event_info info = { 0 };
@@ -308,18 +319,18 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	rec->ring_records++;
 	if (size >= offsetof(struct sample_event, kind) + sizeof(e->kind) && e->kind == RING_KIND_PROBE_HIT) {
 		probes_handle_hit(rec, data, size);
-		return 0;
+		return;
 	}
 	if (size < offsetof(struct sample_event, data) || user > MAX_STACK_DEPTH || kernel > MAX_STACK_DEPTH)
-		return 0;
+		return;
 	tail = sample_tail(rec, e, size, &info_at);
 	if (tail != (size_t)-1 && e->kind == SAMPLE_KIND_EVENT) {
 		if (!(e->flags & SAMPLE_EVENT_INFO))
-			return 0;
+			return;
 		tail = event_tail(rec, e, size, info_at, tail, &info);
 	}
 	if (tail == (size_t)-1)
-		return 0;
+		return;
 	rec->sample_count++;
 	if (e->kind == SAMPLE_KIND_OFF_CPU)
 		rec->off_cpu_count++;
@@ -346,7 +357,6 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	/* the process at the event, as the BPF program read it, right after its sample */
 	if (info.metrics_ok)
 		metrics_write_event(rec, e->time_ns, e->pid, e->tid, &info);
-	return 0;
 }
 
 static int perf_event_open(struct perf_event_attr *attr, int cpu)

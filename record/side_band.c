@@ -128,6 +128,8 @@ static void handle_comm(struct recorder *rec, const struct perf_event_header *h)
 	if (h->size < sizeof(*c) + sizeof(struct sample_id) || !sampler_is_target(rec, (pid_t)c->pid))
 		return;
 	memcpy(comm, c->comm, max < sizeof(comm) - 1 ? max : sizeof(comm) - 1);
+	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		rec->last_new_process_ns = monotonic_ns(); /* as a fork: processes are being started */
 	write_task(rec, record_time(h), (pid_t)c->pid, (pid_t)c->tid, 0,
 		   (h->misc & PERF_RECORD_MISC_COMM_EXEC) ? SREC_TASK_EXEC : SREC_TASK_COMM, comm);
 }
@@ -138,6 +140,8 @@ static void handle_task(struct recorder *rec, const struct perf_event_header *h)
 
 	if (h->size < sizeof(*t) || !sampler_is_target(rec, (pid_t)t->pid))
 		return;
+	if (h->type == PERF_RECORD_FORK && t->pid != t->ppid)
+		rec->last_new_process_ns = monotonic_ns(); /* record.c reads side-band records more often for a while */
 	if (h->type == PERF_RECORD_FORK)
 		write_task(rec, t->time, (pid_t)t->pid, (pid_t)t->tid, (pid_t)t->ppid, SREC_TASK_FORK, "");
 	else
@@ -217,15 +221,14 @@ void side_band_consume(struct recorder *rec)
 	 * cause: build IDs, cache copies, perf maps). */
 	took = monotonic_ns() - start;
 	rec->side_band_ns += took;
-	if (took > rec->side_band_max_ns)
-		rec->side_band_max_ns = took;
+	drain_timed(rec, DRAIN_SIDE_BAND, start);
 }
 
 void side_band_close(struct recorder *rec)
 {
 	if (rec->side_band)
 		debug("side-band records handled in %.1f ms, at most %.1f ms at a time", (double)rec->side_band_ns / 1e6,
-		      (double)rec->side_band_max_ns / 1e6);
+		      (double)rec->drain_max_ns[DRAIN_SIDE_BAND] / 1e6);
 	perf_buffer__free(rec->side_band);
 	rec->side_band = NULL;
 }

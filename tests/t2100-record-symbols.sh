@@ -133,4 +133,60 @@ test_expect_success BPF,NODE 'a node --perf-basic-prof process has its perf map 
 	rm -f $(sed -n "s|^file perf-map .* \(/tmp/perf-[0-9]*\.map\)$|\1|p" files)
 '
 
+# jitmap.sh SECONDS: writes a perf map of its own, as a JIT does (root's, as the process is), notes its pid
+# in jit.pids, and lives SECONDS more as sleep (exec: the same pid).
+test_expect_success 'a script that writes a perf map and exits' '
+	cat >jitmap.sh <<-\EOF
+	echo "1000 10 jitted_$$" >/tmp/perf-$$.map
+	echo $$ >>jit.pids
+	exec sleep "$1"
+	EOF
+'
+
+# remove_maps: the maps of jit.pids, once they are in the recording (they stay in /tmp after exit).
+remove_maps() {
+	for p in $(cat jit.pids); do rm -f "/tmp/perf-$p.map"; done
+}
+
+# A 50 ms process is gone long before a drain thread that reads side-band records every 100 ms sees it: its
+# uids were then unknown and its perf map refused. Side-band records now wake the drain thread.
+test_expect_success BPF 'ten 50 ms processes that write perf maps: every map and every binary is recorded' '
+	rm -f jit.pids &&
+	stackrec record -F 499 -o shortmaps.rec -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do sh jitmap.sh 0.05; done" 2>err;
+	status=$? && remove_maps && test $status = 0 &&
+	cat err &&
+	! grep warning err &&
+	test_line_count jit.pids = 10 &&
+	stackrec info --files shortmaps.rec >files &&
+	stackrec info --mappings shortmaps.rec >maps &&
+	sleep_id=$(build_id "$(readlink -f "$(command -v sleep)")") &&
+	for p in $(cat jit.pids); do
+		grep -q "^file perf-map pid $p offset 0 size [1-9][0-9]* build-id - /tmp/perf-$p.map$" files &&
+		grep -q -E "^mapping pid $p [0-9a-f]+-[0-9a-f]+ offset [0-9a-f]+ .*build-id $sleep_id .*/sleep$" maps ||
+		return 1
+	done &&
+	test -f "$(cache_path "$sleep_id")"
+'
+
+# The drain thread only opens a perf map; a worker thread reads it. Slowed down here
+# (STACKREC_TEST_PERF_MAP_DELAY_MS before each map), the worker reads a map 2 s after its process exited,
+# while a busy process goes on: the samples it took a second and more after that exit are written before
+# the map is, so the drain thread went on reading samples meanwhile (a read on the drain thread writes the
+# map first, at the exit).
+test_expect_success BPF 'a slow perf-map read does not stop the samples: they are written while it is read' '
+	rm -f jit.pids &&
+	STACKREC_TEST_PERF_MAP_DELAY_MS=2000 stackrec record -F 499 -o slowmap.rec -- \
+		sh -c "sh jitmap.sh 0.05; ./busy 2000" 2>err;
+	status=$? && remove_maps && test $status = 0 &&
+	pid=$(cat jit.pids) &&
+	"$UNIT_DIR/dump-blocks" --order slowmap.rec >order &&
+	grep -q "^file 2 $pid " order &&
+	exit_ns=$(awk -v p=$pid "\$1 == \"task\" && \$2 == 5 && \$3 == p && \$4 == p { print \$5 }" order) &&
+	test -n "$exit_ns" &&
+	awk -v p=$pid -v x=$exit_ns "\$1 == \"file\" && \$3 == p { exit } \$1 == \"sample\" && \$4 >= x + 1e9 { n++ }
+		END { print n + 0 }" order >late &&
+	cat late &&
+	test "$(cat late)" -gt 0
+'
+
 test_done

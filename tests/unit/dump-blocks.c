@@ -10,9 +10,17 @@
  *   metrics REASON PID TID THREADS USER_NS SYSTEM_NS RSS VM
  *   stats SAMPLES PROBE_HITS LOST_PROBE_HITS EVENTS LOST_EVENT_SAMPLES
  *
- * Usage: dump-blocks FILE
+ * With --order, instead, the samples, tasks and embedded files in the order they are in the file, for
+ * tests/t2100-record-symbols.sh to see what the recorder wrote while something else was under way:
+ *
+ *   sample PID TID TIME_NS
+ *   task EVENT PID TID TIME_NS
+ *   file KIND PID TIME_NS DATA_OFFSET DATA_SIZE
+ *
+ * Usage: dump-blocks [--order] FILE
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -141,18 +149,42 @@ static int dump(void *ctx, uint32_t type, const void *body, uint32_t size)
 	return 0;
 }
 
+static int dump_order(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	(void)ctx;
+	if (type == SREC_BLOCK_SAMPLE && size >= sizeof(struct srec_sample)) {
+		struct srec_sample s;
+
+		memcpy(&s, body, sizeof(s));
+		printf("sample %u %u %" PRIu64 "\n", s.pid, s.tid, s.time_ns);
+	} else if (type == SREC_BLOCK_TASK && size >= sizeof(struct srec_task)) {
+		struct srec_task t;
+
+		memcpy(&t, body, sizeof(t));
+		printf("task %u %u %u %" PRIu64 "\n", t.event, t.pid, t.tid, t.time_ns);
+	} else if (type == SREC_BLOCK_FILE && size >= sizeof(struct srec_file)) {
+		struct srec_file f;
+
+		memcpy(&f, body, sizeof(f));
+		printf("file %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", f.kind, f.pid, f.time_ns, f.data_offset,
+		       f.data_size);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct recording_reader r;
+	bool order = argc == 3 && !strcmp(argv[1], "--order");
 	int ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: dump-blocks FILE\n");
+	if (argc != 2 && !order) {
+		fprintf(stderr, "usage: dump-blocks [--order] FILE\n");
 		return 2;
 	}
-	if (recording_reader_open(&r, argv[1]) < 0)
+	if (recording_reader_open(&r, argv[argc - 1]) < 0)
 		return 1;
-	ret = recording_reader_for_each(&r, dump, NULL, RECORDING_WARN_SUMMARY);
+	ret = recording_reader_for_each(&r, order ? dump_order : dump, NULL, RECORDING_WARN_SUMMARY);
 	ret = ret || recording_reader_report_damage(&r);
 	recording_reader_close(&r);
 	return ret ? 1 : 0;

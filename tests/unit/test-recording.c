@@ -25,6 +25,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -862,6 +863,83 @@ static void test_many_frames(void)
 	blocks_release(&tw.written);
 	free(file);
 	free(path);
+}
+
+/* Writes the blocks of test_many_frames, with a flush now and then, into path; thread: through the writer's
+ * own thread (recording_writer_start_thread). */
+static void write_many(struct test_writer *tw, const char *path, bool thread)
+{
+	tw_open(tw, path);
+	if (thread)
+		REQUIRE(recording_writer_start_thread(&tw->w) == 0);
+	add_host(tw, host_strings);
+	for (unsigned i = 0; i < 20000; i++) {
+		add_sample(tw, i, (uint16_t)(i % 23), (uint16_t)(i % 5));
+		if (i % 1000 == 0)
+			add_mapping(tw, i, "/usr/bin/python3.11");
+		if (i % 3000 == 0)
+			tw_flush(tw);
+	}
+}
+
+/* Frames compressed and written by the writer's thread: the same file, byte for byte, as without it; the
+ * frames an abandoned writer handed over are all written; a write error is said once and fails close. */
+static void test_writer_thread(void)
+{
+	char *plain = tmp_path("plain.rec"), *threaded = tmp_path("threaded.rec"), *left = tmp_path("left.rec");
+	unsigned char *a, *b;
+	size_t a_size, b_size;
+	struct test_writer tw;
+	struct readout out;
+	char *msg;
+
+	write_many(&tw, plain, false);
+	tw_close(&tw, 1);
+	blocks_release(&tw.written);
+	write_many(&tw, threaded, true);
+	tw_close(&tw, 1);
+	REQUIRE(read_recording(threaded, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	CHECK(out.damage.has_end && !out.damage.truncated);
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+	a = read_bytes(plain, &a_size);
+	b = read_bytes(threaded, &b_size);
+	CHECK_EQ(a_size, b_size);
+	CHECK(a_size == b_size && memcmp(a, b, a_size) == 0);
+	free(a);
+	free(b);
+
+	write_many(&tw, left, true);
+	recording_writer_abandon(&tw.w);
+	REQUIRE(read_recording(left, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	CHECK(!out.damage.has_end);
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+
+	/* A write error on the writer's thread (/dev/full under the file's descriptor: ENOSPC): said once, and
+	 * close fails. */
+	if (access("/dev/full", W_OK) == 0) {
+		struct recording_writer w;
+		int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+		REQUIRE(full >= 0);
+		REQUIRE(recording_writer_open(&w, left) == 0);
+		REQUIRE(recording_writer_start_thread(&w) == 0);
+		REQUIRE(dup2(full, w.fd) == w.fd);
+		close(full);
+		capture_begin();
+		recording_writer_add(&w, SREC_BLOCK_KALLSYMS, "x", 1, NULL, 0);
+		recording_writer_flush(&w);
+		CHECK(recording_writer_close(&w, 1) == -1);
+		msg = capture_end();
+		CHECK(is_one_error_line(msg, left, "No space left"));
+		free(msg);
+	}
+	free(plain);
+	free(threaded);
+	free(left);
 }
 
 static void test_unknown_types(void)
@@ -2121,6 +2199,7 @@ int main(int argc, char **argv)
 	run_test("bad file headers refused with one line naming the file", test_bad_headers);
 	run_test("file of only the header reads as empty and cut short", test_header_only);
 	run_test("abandoned writer leaves its blocks readable; writer errors", test_writer_abandon_and_errors);
+	run_test("frames written by the writer's thread: the same bytes, all of them", test_writer_thread);
 
 	printf("1..%d\n", test_count);
 	ret = nftw(tmp_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
