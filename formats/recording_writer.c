@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -21,6 +22,40 @@
 
 /* zstd level 3 (its default) compresses raw stacks about 5-10x at far above sampling rates. */
 #define COMPRESSION_LEVEL 3
+
+/*
+ * adapt_level: the level for a frame by the raw bytes per second the recording produces, the
+ * highest whose compression costs 2-3% of a core or less at that rate. zstd's speeds on 256 KiB frames of fp
+ * samples (bench/workloads/cpu.c, a busy 2-core machine): level 3 400-1000 MB/s, 7 100-140, 12 37-66, 19
+ * 2.2-3.7. Levels between gain little over the one below them for their cost (4 and 5 are as slow as 7 and
+ * compress worse; 9 and 10 hardly better than 7; 15 hardly better than 12). An fp recording of one busy
+ * thread at 4999 Hz comes to 1.3 MB/s, at 999 Hz to 0.27 MB/s, at 99 Hz 0.04 MB/s; dwarf and off-CPU ones
+ * to many MB/s, which stay at level 3.
+ */
+static const struct {
+	double max_bytes_per_s;
+	int level;
+} level_by_rate[] = {
+	{ 48e3, 19 },
+	{ 1.5e6, 12 },
+	{ 2.5e6, 7 },
+};
+
+int recording_writer_level_for_rate(double bytes_per_s)
+{
+	for (size_t i = 0; i < sizeof(level_by_rate) / sizeof(level_by_rate[0]); i++)
+		if (bytes_per_s <= level_by_rate[i].max_bytes_per_s)
+			return level_by_rate[i].level;
+	return COMPRESSION_LEVEL;
+}
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int write_all(struct recording_writer *w, const void *data, size_t size)
 {
@@ -58,7 +93,6 @@ static int start(struct recording_writer *w)
 		recording_writer_abandon(w);
 		return error("cannot create a zstd context");
 	}
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, COMPRESSION_LEVEL);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	memcpy(header.magic, SREC_FILE_MAGIC, sizeof(header.magic));
 	if (write_all(w, &header, sizeof(header)) < 0) {
@@ -155,13 +189,15 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 	return 0;
 }
 
-/* Compresses blocks (len bytes) into one frame and writes it. The writer's thread's, once it has one. */
-static int write_frame(struct recording_writer *w, const unsigned char *blocks, size_t len)
+/* Compresses blocks (len bytes) into one frame at zstd level `level` and writes it. The writer's thread's,
+ * once it has one. */
+static int write_frame(struct recording_writer *w, const unsigned char *blocks, size_t len, int level)
 {
 	struct srec_frame_header fh = { .magic = SREC_FRAME_MAGIC };
 	size_t bound = ZSTD_compressBound(len), n;
 
 	GROW(w->compressed, w->compressed_cap, bound);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
 	n = ZSTD_compress2(w->cctx, w->compressed, bound, blocks, len);
 	if (ZSTD_isError(n)) {
 		w->failed = 1;
@@ -186,6 +222,7 @@ static int write_frame(struct recording_writer *w, const unsigned char *blocks, 
 struct frame_buffer {
 	unsigned char *data;
 	size_t len, cap;
+	int level; /* the zstd level to compress it at */
 };
 
 struct frame_thread {
@@ -195,6 +232,8 @@ struct frame_thread {
 	struct frame_buffer queue[FRAMES_MAX], spares[FRAMES_MAX];
 	size_t head, count, bytes, spare_count;
 	bool closing;
+	uint64_t last_ns;  /* adapt_level: when the last frame was handed over (the thread's start at first) */
+	double last_rate; /* adapt_level: its raw bytes per second */
 };
 
 static void *frame_writer(void *arg)
@@ -213,7 +252,7 @@ static void *frame_writer(void *arg)
 		f = t->queue[t->head];
 		pthread_mutex_unlock(&t->lock);
 		if (!w->failed)
-			write_frame(w, f.data, f.len);
+			write_frame(w, f.data, f.len, f.level);
 		pthread_mutex_lock(&t->lock);
 		t->head = (t->head + 1) % FRAMES_MAX;
 		t->count--;
@@ -237,6 +276,7 @@ int recording_writer_start_thread(struct recording_writer *w)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->more, NULL);
 	pthread_cond_init(&t->room, NULL);
+	t->last_ns = clock_ns();
 	w->thread = t;
 	/* every signal blocked: they are for the thread that drains and stops */
 	sigfillset(&all);
@@ -251,12 +291,30 @@ int recording_writer_start_thread(struct recording_writer *w)
 	return 0;
 }
 
+/*
+ * adapt_level: the level for a frame of len bytes handed over now. By the higher of its rate and the last
+ * frame's: a burst lowers the level at once, a lull raises it only from the second slow frame on. The rate
+ * is that of frames closed, which the writer's thread may compress later: it is what the recording produces.
+ */
+static int frame_level(struct recording_writer *w, size_t len)
+{
+	struct frame_thread *t = w->thread;
+	uint64_t now = clock_ns();
+	double rate = (double)len * 1e9 / (double)(now > t->last_ns ? now - t->last_ns : 1);
+	double higher = rate > t->last_rate ? rate : t->last_rate;
+
+	t->last_ns = now;
+	t->last_rate = rate;
+	return recording_writer_level_for_rate(higher);
+}
+
 /* Hands the frame collected to the writer's thread, and takes a spare buffer for the next. */
 static void hand_over(struct recording_writer *w)
 {
 	struct frame_thread *t = w->thread;
 	struct frame_buffer f = { .data = w->blocks, .len = w->blocks_len, .cap = w->blocks_cap };
 
+	f.level = w->adapt_level ? frame_level(w, f.len) : COMPRESSION_LEVEL;
 	pthread_mutex_lock(&t->lock);
 	if (t->count == FRAMES_MAX || (t->count && t->bytes + f.len > BYTES_MAX))
 		w->handover_waits++;
@@ -307,7 +365,7 @@ int recording_writer_flush(struct recording_writer *w)
 		return 0;
 	if (w->thread)
 		hand_over(w);
-	else if (write_frame(w, w->blocks, w->blocks_len) < 0)
+	else if (write_frame(w, w->blocks, w->blocks_len, COMPRESSION_LEVEL) < 0)
 		return -1;
 	w->blocks_len = 0;
 	w->frame_count++;

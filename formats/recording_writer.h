@@ -28,6 +28,7 @@ struct recording_writer {
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 	struct frame_thread *thread; /* recording_writer_start_thread: frames are compressed and written there */
 	uint64_t handover_waits;     /* frames handed over only after waiting for that thread to catch up */
+	int adapt_level; /* set after start_thread: that thread's zstd level follows the rate (below) */
 };
 
 /* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */
@@ -59,6 +60,14 @@ int recording_writer_open_replacing(struct recording_writer *w, const char *path
  * Returns 0, or -1 when no thread could be started (frames are then written as before).
  */
 int recording_writer_start_thread(struct recording_writer *w);
+
+/*
+ * The zstd level recording_writer's thread compresses a frame at when w->adapt_level is set (the recorder):
+ * the highest of a small table whose cost at a recording's raw bytes per second stays about 2% of a core or
+ * under, so that a slow stream (fp samples at 99-4999 Hz) is written smaller and a fast one (dwarf stacks,
+ * off-CPU switches) stays at the fixed level 3 every other writer uses. Any level decodes the same.
+ */
+int recording_writer_level_for_rate(double bytes_per_s);
 
 /* Renames the temporary file to PATH (nothing for a writer opened otherwise). Returns 0 or -1. */
 int recording_writer_commit(struct recording_writer *w);

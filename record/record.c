@@ -515,6 +515,8 @@ static int run(struct recorder *rec)
 	 * sleeps, and -v counts the times the drain thread had to wait for it. */
 	if (recording_writer_start_thread(&rec->writer) < 0)
 		debug("cannot start the thread that writes frames: writing them on the recording thread");
+	else
+		rec->writer.adapt_level = 1; /* a slow recording is written smaller: off the drain thread only */
 	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)

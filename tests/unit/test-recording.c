@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -940,6 +941,74 @@ static void test_writer_thread(void)
 	free(plain);
 	free(threaded);
 	free(left);
+}
+
+/* The recorder's zstd level by raw bytes per second: high for slow streams, never lower as the rate grows, and
+ * level 3 (every other writer's) for fast ones. */
+static void test_level_for_rate(void)
+{
+	int last = recording_writer_level_for_rate(0);
+
+	CHECK_EQ(last, 19);
+	CHECK(recording_writer_level_for_rate(1.3e6) > 3); /* fp at 4999 Hz, one busy thread */
+	CHECK_EQ(recording_writer_level_for_rate(40e6), 3); /* off-CPU fp at 200k switches/s, dwarf */
+	CHECK_EQ(recording_writer_level_for_rate(1e12), 3);
+	for (double rate = 1; rate < 1e9; rate *= 1.1) {
+		int level = recording_writer_level_for_rate(rate);
+
+		CHECK(level <= last && level >= 3 && level <= 19);
+		last = level;
+	}
+}
+
+/* Writes the blocks of a slow recording through the writer's thread: a few small frames, 50 ms apart. */
+static void write_slowly(struct test_writer *tw, const char *path, bool adapt)
+{
+	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+
+	tw_open(tw, path);
+	REQUIRE(recording_writer_start_thread(&tw->w) == 0);
+	tw->w.adapt_level = adapt;
+	add_host(tw, host_strings);
+	for (unsigned i = 0; i < 400; i++) {
+		add_sample(tw, i, (uint16_t)(i % 23), (uint16_t)(i % 5));
+		if (i % 100 == 99) {
+			nanosleep(&pause, NULL);
+			tw_flush(tw);
+		}
+	}
+}
+
+/* A writer whose level follows the rate (the recorder's) writes a slow recording smaller than level 3 does,
+ * and it reads back block for block the same. */
+static void test_adapt_level(void)
+{
+	char *fixed = tmp_path("fixed.rec"), *adapted = tmp_path("adapted.rec");
+	unsigned char *a, *b;
+	size_t a_size, b_size;
+	struct test_writer tw;
+	struct readout out;
+
+	write_slowly(&tw, fixed, false);
+	tw_close(&tw, 1);
+	blocks_release(&tw.written);
+	write_slowly(&tw, adapted, true);
+	tw_close(&tw, 1);
+	REQUIRE(read_recording(adapted, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	CHECK(out.damage.has_end && !out.damage.truncated);
+	CHECK_EQ(out.damage.bad_frames + out.damage.bad_blocks, 0);
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+	a = read_bytes(fixed, &a_size);
+	b = read_bytes(adapted, &b_size);
+	if (b_size >= a_size)
+		diag("adapted level: %zu bytes, level 3: %zu", b_size, a_size);
+	CHECK(b_size < a_size);
+	free(a);
+	free(b);
+	free(fixed);
+	free(adapted);
 }
 
 static void test_unknown_types(void)
@@ -2200,6 +2269,8 @@ int main(int argc, char **argv)
 	run_test("file of only the header reads as empty and cut short", test_header_only);
 	run_test("abandoned writer leaves its blocks readable; writer errors", test_writer_abandon_and_errors);
 	run_test("frames written by the writer's thread: the same bytes, all of them", test_writer_thread);
+	run_test("the recorder's zstd level by rate", test_level_for_rate);
+	run_test("a slow recording at a raised level: smaller, the same blocks", test_adapt_level);
 
 	printf("1..%d\n", test_count);
 	ret = nftw(tmp_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
