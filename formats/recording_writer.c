@@ -24,20 +24,20 @@
 #define COMPRESSION_LEVEL 3
 
 /*
- * adapt_level: the level for a frame by the raw bytes per second the recording produces, the
- * highest whose compression costs 2-3% of a core or less at that rate. zstd's speeds on 256 KiB frames of fp
- * samples (bench/workloads/cpu.c, a busy 2-core machine): level 3 400-1000 MB/s, 7 100-140, 12 37-66, 19
- * 2.2-3.7. Levels between gain little over the one below them for their cost (4 and 5 are as slow as 7 and
- * compress worse; 9 and 10 hardly better than 7; 15 hardly better than 12). An fp recording of one busy
- * thread at 4999 Hz comes to 1.3 MB/s, at 999 Hz to 0.27 MB/s, at 99 Hz 0.04 MB/s; dwarf and off-CPU ones
- * to many MB/s, which stay at level 3.
+ * adapt_level: the level for a frame by the raw bytes per second the recording produces, the highest whose
+ * compression costs about 2% of a core or less at that rate. zstd's speeds on 256 KiB frames of fp samples
+ * (bench/workloads/cpu.c, a busy 2-core machine): level 3 400-1000 MB/s, 7 100-140, 10 63-98, 12 37-66, 19
+ * 2.1-3.7. The levels left out gain little over the one below them for their cost (4 and 5 are as slow as 7
+ * and compress worse; 8 and 9 hardly better than 7; 11-18 hardly better than 10 at a half to a tenth of its
+ * speed). An fp recording of one busy thread comes to 1.4 MB/s at 4999 Hz, 0.28 MB/s at 999 Hz, 0.04 MB/s
+ * at 99 Hz; off-CPU (40 MB/s and more) and dwarf ones of deep stacks stay at level 3.
  */
 static const struct {
 	double max_bytes_per_s;
 	int level;
 } level_by_rate[] = {
 	{ 48e3, 19 },
-	{ 1.5e6, 12 },
+	{ 1.5e6, 10 },
 	{ 2.5e6, 7 },
 };
 
@@ -232,8 +232,9 @@ struct frame_thread {
 	struct frame_buffer queue[FRAMES_MAX], spares[FRAMES_MAX];
 	size_t head, count, bytes, spare_count;
 	bool closing;
-	uint64_t last_ns;  /* adapt_level: when the last frame was handed over (the thread's start at first) */
-	double last_rate; /* adapt_level: its raw bytes per second */
+	/* adapt_level: bytes handed over in the window of a second now filling and in the one before it */
+	uint64_t window_ns, last_window_ns; /* when they started (the thread's start at first) */
+	uint64_t window_bytes, last_window_bytes;
 };
 
 static void *frame_writer(void *arg)
@@ -276,7 +277,7 @@ int recording_writer_start_thread(struct recording_writer *w)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->more, NULL);
 	pthread_cond_init(&t->room, NULL);
-	t->last_ns = clock_ns();
+	t->window_ns = t->last_window_ns = clock_ns();
 	w->thread = t;
 	/* every signal blocked: they are for the thread that drains and stops */
 	sigfillset(&all);
@@ -292,20 +293,33 @@ int recording_writer_start_thread(struct recording_writer *w)
 }
 
 /*
- * adapt_level: the level for a frame of len bytes handed over now. By the higher of its rate and the last
- * frame's: a burst lowers the level at once, a lull raises it only from the second slow frame on. The rate
- * is that of frames closed, which the writer's thread may compress later: it is what the recording produces.
+ * adapt_level: the level for a frame of len bytes handed over now, by the rate over the last one to two
+ * seconds. Not by the time since the last frame: the drain thread reads samples in batches (every 100 ms, or
+ * when a quarter of the ring buffer waits), so frames close in bursts, a few milliseconds or a few hundred
+ * apart at the same rate. A gap counts as 2 s at most, so that a burst after a pause goes down to level 3
+ * within a few frames, and a frame's own bytes bound its cost: at level 19 it is at most 96 KB (~45 ms), at 10
+ * at most 3 MB (~50 ms; a 256 KiB one ~3 ms).
  */
+#define RATE_WINDOW_NS 1000000000ull
+
 static int frame_level(struct recording_writer *w, size_t len)
 {
 	struct frame_thread *t = w->thread;
-	uint64_t now = clock_ns();
-	double rate = (double)len * 1e9 / (double)(now > t->last_ns ? now - t->last_ns : 1);
-	double higher = rate > t->last_rate ? rate : t->last_rate;
+	uint64_t now = clock_ns(), span;
 
-	t->last_ns = now;
-	t->last_rate = rate;
-	return recording_writer_level_for_rate(higher);
+	if (now - t->window_ns >= RATE_WINDOW_NS) {
+		t->last_window_ns = t->window_ns;
+		t->last_window_bytes = t->window_bytes;
+		t->window_ns = now;
+		t->window_bytes = 0;
+	}
+	t->window_bytes += len;
+	span = now - t->last_window_ns;
+	if (span > 2 * RATE_WINDOW_NS)
+		span = 2 * RATE_WINDOW_NS;
+	if (span == 0)
+		span = 1;
+	return recording_writer_level_for_rate((double)(t->last_window_bytes + t->window_bytes) * 1e9 / (double)span);
 }
 
 /* Hands the frame collected to the writer's thread, and takes a spare buffer for the next. */
