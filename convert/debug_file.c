@@ -306,6 +306,24 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 	return -1;
 }
 
+/*
+ * For a debug file found at candidate and open on fd: the name libdwfl would give it (its real path) into *path,
+ * and an fd on a copy with its compressed sections decompressed (fd itself when it has none).
+ */
+static int decompressed_copy(const char *candidate, int fd, char **path)
+{
+	int decompressed;
+
+	*path = realpath(candidate, NULL);
+	if (!*path)
+		*path = xstrdup(candidate);
+	decompressed = zstd_sections_decompress(fd, *path, true);
+	if (decompressed < 0)
+		return fd;
+	close(fd);
+	return decompressed;
+}
+
 int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path)
 {
 	char *list, *save = NULL;
@@ -319,7 +337,6 @@ int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, co
 	for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		char *candidate;
 		enum candidate_result r;
-		int decompressed;
 
 		if (*d == '+' || *d == '-')
 			d++;
@@ -331,21 +348,36 @@ int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, co
 			free(candidate);
 			continue;
 		}
-		if (r == CANDIDATE_OK) {
-			*path = realpath(candidate, NULL); /* the name libdwfl would give the file */
-			if (!*path)
-				*path = xstrdup(candidate);
-			decompressed = zstd_sections_decompress(fd, *path, true);
-			if (decompressed >= 0) {
-				close(fd);
-				fd = decompressed;
-			}
-		}
+		if (r == CANDIDATE_OK)
+			fd = decompressed_copy(candidate, fd, path);
 		free(candidate);
 		break;
 	}
 	free(list);
 	return *path ? fd : -1;
+}
+
+int debug_file_debuginfo_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
+			     const char *alt_build_id, char **path)
+{
+	const char *slash = debug_name ? strrchr(debug_name, '/') : NULL;
+	char *candidate = NULL;
+	int fd = debug_file_debuginfo_by_build_id(root, path_list, alt_build_id, path);
+
+	if (fd >= 0 || !alt_build_id || !build_id_ok(alt_build_id) || !alt_name || !*alt_name)
+		return fd;
+	/* Then where libdw looks (libdw/dwarf_getalt.c): the link's path, absolute (the recording machine's, so
+	 * under --symfs) or relative to the debug file's directory. */
+	if (alt_name[0] == '/')
+		candidate = root ? xasprintf("%s%s", root, alt_name) : xstrdup(alt_name);
+	else if (slash)
+		candidate = xasprintf("%.*s/%s", (int)(slash - debug_name), debug_name, alt_name);
+	if (candidate && try_candidate_at(root, candidate, alt_build_id, true, &fd, NULL) == CANDIDATE_OK)
+		fd = decompressed_copy(candidate, fd, path);
+	else
+		fd = -1;
+	free(candidate);
+	return fd;
 }
 
 static bool file_crc32(const char *root, const char *path, uint32_t *crc);

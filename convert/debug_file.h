@@ -76,6 +76,16 @@ char *debug_file_dir(const struct debug_file_search *search, size_t i);
 int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path);
 
 /*
+ * The dwz file (.gnu_debugaltlink: alt_name, with alt_build_id in lowercase hex) of the debug file debug_name,
+ * which libdwfl asks its find_debuginfo callback for: by build ID as debug_file_debuginfo_by_build_id finds it,
+ * else at alt_name, under root when absolute, else beside debug_name, when its build ID is alt_build_id. Its
+ * compressed sections are decompressed on all cores (zstd_sections.h). Returns an fd with the file's real path
+ * in *path (to free), or -1: libdw then looks for the file itself (libdw/dwarf_getalt.c).
+ */
+int debug_file_debuginfo_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
+			     const char *alt_build_id, char **path);
+
+/*
  * The separate debug file libdwfl's path search takes for a binary at file_name whose .gnu_debuglink names link
  * (a file name, no '/') with crc: in the order of elfutils' find_debuginfo_in_path, for each entry of
  * path_list, link in the binary's directory (""), in a subdirectory of it (a relative entry), or under an

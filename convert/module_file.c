@@ -168,6 +168,37 @@ static int debuginfo_decompressed(Dwfl_Module *mod, const char *root, const char
 }
 
 /*
+ * Whether libdwfl asks checked_find_debuginfo for mod's dwz file (find_debug_altlink in libdwfl/
+ * dwfl_module_getdwarf.c: the .gnu_debugaltlink's name as the link, CRC 0) rather than for its debug file (the
+ * main file's .gnu_debuglink). Then its DWARF is open already, and the link's build ID goes into hex.
+ */
+static bool alt_link_asked(Dwfl_Module *mod, const char *debuglink, GElf_Word crc, char *hex)
+{
+	GElf_Addr bias;
+	GElf_Word main_crc;
+	Elf *main_elf;
+	const char *main_link, *alt_name;
+	const void *alt_id;
+	ssize_t alt_len;
+	Dwarf *dw;
+
+	if (!debuglink || crc)
+		return false;
+	/* A .gnu_debuglink with CRC 0 is asked for just so: then mod's DWARF is not to be asked for (libdwfl
+	 * would be looking for it). */
+	main_elf = dwfl_module_getelf(mod, &bias);
+	main_link = main_elf ? dwelf_elf_gnu_debuglink(main_elf, &main_crc) : NULL;
+	if (main_link && !main_crc && !strcmp(main_link, debuglink))
+		return false;
+	dw = dwfl_module_getdwarf(mod, &bias);
+	alt_len = dw ? dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id) : -1;
+	if (alt_len < 3 || alt_len > 64 || strcmp(alt_name, debuglink))
+		return false;
+	hex_encode(hex, alt_id, (size_t)alt_len);
+	return true;
+}
+
+/*
  * libdwfl's find_debuginfo callback: dwfl_standard_find_debuginfo, once every file it may open has been
  * checked (debuginfo_candidates_ok), for the file's name as given and as its symbolic links resolve.
  * userdata is the module's, set by module_file_open to its callbacks.
@@ -178,9 +209,20 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	const struct module_file_callbacks *cb = *userdata;
 	struct candidate_walk w = { 0 };
 	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
-	char *canonical = file_name ? realpath(file_name, NULL) : NULL;
+	char *canonical, *path = NULL, alt_hex[2 * 64 + 1];
 	bool ok;
 	int fd;
+
+	/* The dwz file, found as libdw would find it (which libdwfl's search cannot, below) and decompressed on
+	 * all cores: else libdw opens it and libelf inflates its sections one after the other (the assembler's:
+	 * 9 MB of zlib). */
+	if (alt_link_asked(mod, debuglink, crc, alt_hex) &&
+	    (fd = debug_file_debuginfo_alt(root, path_list, file_name, debuglink, alt_hex, &path)) >= 0) {
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = path;
+		return fd;
+	}
+	canonical = file_name ? realpath(file_name, NULL) : NULL;
 
 	/* A .gnu_debuglink (it has a CRC; a .gnu_debugaltlink has none and may be a path) names a file beside
 	 * the binary: a path in it would lead the search out of --symfs and the debug directories. */
@@ -202,13 +244,14 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 		return -1;
 	/* The debug file found by build ID or .gnu_debuglink as libdwfl would find it, its compressed sections
 	 * decompressed on all cores rather than by libelf on one (which reads no zstd ones). Not for a
-	 * .gnu_debugaltlink (a link without a CRC): libdwfl looks for the dwz file itself. */
+	 * .gnu_debugaltlink (a link without a CRC): its dwz file was looked for above. */
 	if (!(debuglink && !crc) &&
 	    (fd = debuginfo_decompressed(mod, root, path_list, file_name, debuglink, crc, debuginfo_file_name)) >= 0)
 		return fd;
 	/* Nothing to find but through debuginfod, and no server to ask (see struct candidate_walk). A dwz file
-	 * (a .gnu_debugaltlink: a link without a CRC) libdwfl's search cannot find either, whatever exists: it
-	 * wants the module's own build ID in it; libdw then finds the file itself (libdw/dwarf_getalt.c). */
+	 * (a .gnu_debugaltlink: a link without a CRC) not found above libdwfl's search cannot find either,
+	 * whatever exists: it wants the module's own build ID in it; libdw then looks for the file itself
+	 * (libdw/dwarf_getalt.c). */
 	if ((!w.others || (debuglink && !crc)) && !debuginfod_client_wanted())
 		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
@@ -402,8 +445,9 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 	dir_copy = xstrdup(debug_file ? debug_file : "/");
 	debugdir = dirname(dir_copy);
 
-	/* The .gnu_debugaltlink (dwz) file, unless libdwfl found it through checked_find_debuginfo: libdw looks
-	 * for it by build ID in /usr/lib/debug, then at its name beside the debug file. */
+	/* The .gnu_debugaltlink (dwz) file, where libdw looks for it (by build ID in /usr/lib/debug, then at its
+	 * name beside the debug file) when checked_find_debuginfo did not give it to libdwfl: checked either way,
+	 * as libdw 0.188 says of no Dwarf whether its alternate is set without looking for it. */
 	alt_len = dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id);
 	if (alt_len > 2 && alt_len <= 64) {
 		char hex[2 * 64 + 1], *by_id;
