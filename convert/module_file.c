@@ -350,6 +350,34 @@ static void read_segments(struct module_file *mf)
 	}
 }
 
+/*
+ * Whether the ELF file on fd may hold split DWARF's skeleton units: it has a .debug_addr section, which a
+ * skeleton unit needs for its addresses (DWARF 5's and GCC's DWARF 4 extension alike). When it has none, its
+ * zlib sections can go through the memory copy, whose lack of a directory only matters for the .dwo and .dwp
+ * files libdw finds relative to the file: inflated on all cores, and the sections nothing reads (.debug_loc)
+ * left out — a Go binary's own DWARF was 2.2 MB of libelf's inflations in a cold `stackrec symbolize`.
+ */
+static bool may_have_split_dwarf(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0) {
+		elf_end(elf);
+		return true; /* not known: libelf's, as before */
+	}
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		found = !name || !strncmp(name, ".debug_addr", strlen(".debug_addr"));
+	}
+	elf_end(elf);
+	return found;
+}
+
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb)
 {
@@ -368,8 +396,9 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		return;
 	}
 	mf->path = file.path;
-	/* zlib sections are libelf's here: a binary's split DWARF may name its .dwo files relative to it. */
-	decompressed = zstd_sections_decompress(file.fd, file.path, false);
+	/* zlib sections are libelf's where the binary may have split DWARF: it may name its .dwo files relative
+	 * to the binary, which the copy has no directory for. */
+	decompressed = zstd_sections_decompress(file.fd, file.path, !may_have_split_dwarf(file.fd));
 	if (decompressed >= 0) {
 		close(file.fd);
 		file.fd = decompressed;

@@ -253,6 +253,29 @@ test_expect_success ADDR2LINE,DWZ 'a dwz file with zstd-compressed sections, at 
 	test_cmp expect actual
 '
 
+# A binary's own zlib sections go through the same copy when it cannot have split DWARF (no .debug_addr): the
+# copy has no directory, and a skeleton unit's .dwo named relative to the binary would not be found from it.
+test_expect_success ADDR2LINE 'a binary with its own zlib-compressed sections and no split DWARF: the same answers, through the copy' '
+	stackrec symbolize --no-cache -e inline -f -i <addrs >expect &&
+	objcopy --compress-debug-sections=zlib inline own-zlib &&
+	readelf -t own-zlib | grep -qi zlib &&
+	stackrec symbolize --no-cache -v -e own-zlib -f -i <addrs >actual 2>err &&
+	test_cmp expect actual &&
+	grep "own-zlib.: decompressed [1-9][0-9]* compressed sections (0 zstd, .*), left out 1 never read$" err
+'
+
+test_expect_success ADDR2LINE 'a binary with zlib-compressed sections and split DWARF found only beside it: left to libelf' '
+	rm -rf split-build split-moved && mkdir split-build &&
+	(cd split-build && gcc -O2 -g -gsplit-dwarf -o prog ../inline.c &&
+	 objcopy --compress-debug-sections=zlib prog) &&
+	readelf -S split-build/prog | grep -q "\.debug_addr" &&
+	ls split-build/*.dwo >/dev/null &&
+	mv split-build split-moved &&
+	stackrec symbolize --no-cache -v -e split-moved/prog -f -i <addrs >actual 2>err &&
+	! grep "decompressed" err &&
+	grep -q "inline.c:[0-9]" actual
+'
+
 test_expect_success ADDR2LINE '--json: one valid object per address, with the fields of -f -i' '
 	stackrec symbolize -e inline --json <addrs >json &&
 	stackrec symbolize -e inline -f -i -a <addrs >text &&
