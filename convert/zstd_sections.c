@@ -99,22 +99,6 @@ static bool inflate_zlib(struct libdeflate_decompressor **d, const struct sectio
 	return libdeflate_zlib_decompress(*d, j->in, j->in_size, out, j->out_size, NULL) == LIBDEFLATE_SUCCESS;
 }
 
-/*
- * Takes the whole pages of [start, start + size) out of this process's resident set: the pages stay where they
- * are (the copy's in its memory file, the original's in the page cache) and come back if read. A section's
- * compressed bytes and its inflated body are dropped once it is done, so that the peak is not the whole file
- * and the whole copy at once (the assembler's dwz file: 9 MB compressed, 25 MB inflated); libdw later faults
- * in only the pages it reads.
- */
-static void drop_pages(const unsigned char *start, size_t size)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from = ((uintptr_t)start + page - 1) & ~(page - 1),
-		  to = ((uintptr_t)start + size) & ~(page - 1);
-
-	if (to > from)
-		madvise((void *)from, to - from, MADV_DONTNEED);
-}
-
 static void *inflate_sections(void *arg)
 {
 	struct section_jobs *w = arg;
@@ -134,8 +118,6 @@ static void *inflate_sections(void *arg)
 
 			j->ok = !ZSTD_isError(n) && n == j->out_size;
 		}
-		drop_pages(j->in, j->in_size);
-		drop_pages(out, j->out_size);
 	}
 	if (d)
 		libdeflate_free_decompressor(d);
