@@ -8,6 +8,7 @@
 #ifndef STACKREC_UTIL_H
 #define STACKREC_UTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,6 +144,12 @@ size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added);
 void pointer_table_release(struct pointer_table *t);
 
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
+/*
+ * Starts fn(arg) on a new thread that takes no signals: SIGINT, SIGTERM and the rest are for the thread that
+ * reads and stops (record's drain thread). Returns pthread_create's result (0, or an errno).
+ */
+int thread_start_without_signals(pthread_t *thread, void *(*fn)(void *), void *arg);
+
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);
 #define GROW(array, capacity, needed) \
 	grow_array((void **)&(array), &(capacity), (needed), sizeof(*(array)))

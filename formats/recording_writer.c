@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,20 +270,13 @@ static void *frame_writer(void *arg)
 int recording_writer_start_thread(struct recording_writer *w)
 {
 	struct frame_thread *t = xcalloc(1, sizeof(*t));
-	sigset_t all, old;
-	int err;
 
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->more, NULL);
 	pthread_cond_init(&t->room, NULL);
 	t->window_ns = t->last_window_ns = clock_ns();
 	w->thread = t;
-	/* every signal blocked: they are for the thread that drains and stops */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&t->thread, NULL, frame_writer, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
+	if (thread_start_without_signals(&t->thread, frame_writer, w) != 0) {
 		w->thread = NULL;
 		free(t);
 		return -1;

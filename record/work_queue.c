@@ -3,7 +3,6 @@
  */
 #include "work_queue.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,15 +40,11 @@ static void *work(void *arg)
 static bool start(struct work_queue *q)
 {
 	const char *delay = q->delay_env ? getenv(q->delay_env) : NULL;
-	sigset_t all, old;
 	int err;
 
 	q->delay_ms = delay ? (unsigned int)strtoul(delay, NULL, 10) : 0;
 	q->tail = &q->head;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&q->thread, NULL, work, q);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = thread_start_without_signals(&q->thread, work, q);
 	if (err) {
 		warning("cannot start a worker thread: %s; working on the recording thread", strerror(err));
 		q->failed = true;
