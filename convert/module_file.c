@@ -378,17 +378,84 @@ static bool may_have_split_dwarf(int fd)
 	return found;
 }
 
-void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
-		      const struct module_file_callbacks *cb)
+/* Whether elf has a compressed section with bytes (zstd_sections_decompress's to copy). */
+static bool has_compressed_sections(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_COMPRESSED) && sh->sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Reports the ELF file open on fd as module name in a libdwfl session of its own, which owns fd from then on,
+ * and makes it mf's (ending mf's session, if any). false when libdwfl cannot: then fd is closed and a session
+ * mf had is left as it was; without one, mf->reason says why.
+ */
+static bool report(struct module_file *mf, const char *name, const char *path, int fd)
+{
+	Dwfl *dwfl = dwfl_begin(&mf->callbacks->callbacks);
+	Dwfl_Module *mod;
+	void **userdata = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+
+	if (!dwfl) {
+		close(fd);
+		if (!mf->dwfl)
+			mf->reason = "libdwfl failed";
+		return false;
+	}
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_elf(dwfl, name, path, fd, 0, false);
+	dwfl_report_end(dwfl, NULL, NULL);
+	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	if (!elf) {
+		if (!mod)
+			close(fd);
+		debug("'%s': %s", path, dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		if (!mf->dwfl)
+			mf->reason = "not an ELF file";
+		return false;
+	}
+	if (mf->dwfl)
+		dwfl_end(mf->dwfl);
+	mf->dwfl = dwfl;
+	mf->mod = mod;
+	mf->elf = elf;
+	mf->bias = bias;
+	/* The callbacks, for checked_find_debuginfo to find the debuginfo path. */
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = (void *)mf->callbacks;
+	return true;
+}
+
+/* The copy of fd with its compressed sections decompressed (zstd_sections.h), or -1 when none was made. */
+static int decompressed_copy(int fd, const char *path)
+{
+	/* zlib sections are libelf's where the binary may have split DWARF: it may name its .dwo files relative
+	 * to the binary, which the copy has no directory for. */
+	return zstd_sections_decompress(fd, path, !may_have_split_dwarf(fd));
+}
+
+void module_file_open_lazy(struct module_file *mf, const struct profile_module *m,
+			   const struct debug_file_search *search, const struct module_file_callbacks *cb)
 {
 	struct debug_file file;
 	const char *reason = NULL;
 	char *name;
-	void **userdata = NULL;
-	int decompressed;
+	int kept;
 
 	memset(mf, 0, sizeof(*mf));
 	mf->symfs = search->symfs;
+	mf->callbacks = cb;
 	if (debug_file_find(search, m->path, m->build_id, &file, &reason) < 0) {
 		debug("'%s'%s%s: %s", m->path, m->build_id ? " build ID " : "", m->build_id ? m->build_id : "",
 		      reason);
@@ -396,41 +463,49 @@ void module_file_open(struct module_file *mf, const struct profile_module *m, co
 		return;
 	}
 	mf->path = file.path;
-	/* zlib sections are libelf's where the binary may have split DWARF: it may name its .dwo files relative
-	 * to the binary, which the copy has no directory for. */
-	decompressed = zstd_sections_decompress(file.fd, file.path, !may_have_split_dwarf(file.fd));
-	if (decompressed >= 0) {
-		close(file.fd);
-		file.fd = decompressed;
-	}
-	mf->dwfl = dwfl_begin(&cb->callbacks);
-	if (!mf->dwfl) {
-		close(file.fd);
-		mf->reason = "libdwfl failed";
-		return;
-	}
+	kept = dup(file.fd); /* libdwfl owns file.fd; this one is for the copy, if one is made */
 	name = profile_module_short_name(m);
-	dwfl_report_begin(mf->dwfl);
-	mf->mod = dwfl_report_elf(mf->dwfl, name, file.path, file.fd, 0, false);
-	free(name);
-	dwfl_report_end(mf->dwfl, NULL, NULL);
-	if (!mf->mod) {
-		close(file.fd);
-		debug("'%s': %s", file.path, dwfl_errmsg(-1));
-		mf->reason = "not an ELF file";
+	if (!report(mf, name, file.path, file.fd)) {
+		free(name);
+		if (kept >= 0)
+			close(kept);
 		return;
 	}
-	/* The callbacks, for checked_find_debuginfo to find the debuginfo path. */
-	dwfl_module_info(mf->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-	if (userdata)
-		*userdata = (void *)cb;
-	mf->elf = dwfl_module_getelf(mf->mod, &mf->bias);
-	if (!mf->elf) {
-		mf->reason = "not an ELF file";
-		return;
+	free(name);
+	if (kept >= 0 && has_compressed_sections(mf->elf)) {
+		mf->copy_pending = true;
+		mf->copy_fd = kept;
+	} else if (kept >= 0) {
+		close(kept);
 	}
 	read_segments(mf);
 	place_debug_only(mf, m);
+}
+
+void module_file_copy_sections(struct module_file *mf)
+{
+	char *name;
+	int decompressed;
+
+	if (!mf->copy_pending)
+		return;
+	mf->copy_pending = false;
+	decompressed = decompressed_copy(mf->copy_fd, mf->path);
+	close(mf->copy_fd);
+	if (decompressed < 0)
+		return; /* the file as it is, as when the copy was made at open */
+	/* The same file but for its sections' bytes: the same program headers, so segments and entry stay; a
+	 * session that cannot be made leaves the file as it is. */
+	name = xstrdup(dwfl_module_info(mf->mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+	report(mf, name, mf->path, decompressed);
+	free(name);
+}
+
+void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
+		      const struct module_file_callbacks *cb)
+{
+	module_file_open_lazy(mf, m, search, cb);
+	module_file_copy_sections(mf);
 }
 
 /* A path as libdw joins it (libdw/dwarf_getalt.c __libdw_filepath): FILE when absolute, else DIR/FILE when DIR is
@@ -514,6 +589,8 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 
 void module_file_close(struct module_file *mf)
 {
+	if (mf->copy_pending)
+		close(mf->copy_fd);
 	if (mf->dwfl)
 		dwfl_end(mf->dwfl);
 	free(mf->path);

@@ -54,6 +54,11 @@ struct module_file {
 	} *segments;
 	size_t segment_count;
 	GElf_Addr entry; /* the ELF entry point (e_entry) as a Dwfl address, or 0 when the file has none */
+	const struct module_file_callbacks *callbacks;
+	/* module_file_open_lazy: the file has compressed sections, and copy_fd is open on it for
+	 * module_file_copy_sections. */
+	bool copy_pending;
+	int copy_fd;
 };
 
 /*
@@ -63,6 +68,16 @@ struct module_file {
  */
 void module_file_open(struct module_file *mf, const struct profile_module *m, const struct debug_file_search *search,
 		      const struct module_file_callbacks *cb);
+/*
+ * The same, but the file's own compressed sections (a Go binary's DWARF, a zstd-compressed binary) are copied
+ * decompressed only by module_file_copy_sections, which the caller calls before it first reads the file's
+ * symbol table, DWARF or .debug_frame: a module the symbol cache answers for needs none of them, and the copy
+ * was a Go binary's whole DWARF inflated for nothing on every warm run. That call may change mf->dwfl, mod
+ * and elf (a new session on the copy): nothing taken from the old ones may be kept across it.
+ */
+void module_file_open_lazy(struct module_file *mf, const struct profile_module *m,
+			   const struct debug_file_search *search, const struct module_file_callbacks *cb);
+void module_file_copy_sections(struct module_file *mf);
 void module_file_close(struct module_file *mf);
 
 /*

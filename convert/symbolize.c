@@ -311,7 +311,6 @@ static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profil
  */
 static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_frame **frames)
 {
-	Dwfl_Module *mod = s->module.file.mod;
 	Dwarf_Addr dwfl_addr = addr + s->module.file.bias;
 	GElf_Addr low, high;
 	GElf_Sym sym;
@@ -338,7 +337,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	f->function = symbol ? symbol->function : NULL;
 	f->system_name = symbol ? (char *)symbol->name : NULL;
 	if (!f->file && !f->line && count <= 1)
-		line_table_position(mod, dwfl_addr, f);
+		line_table_position(s->module.file.mod, dwfl_addr, f); /* after symbolizer_name_address: its module */
 	if (!f->file && symbol && symbol->file)
 		f->file = (char *)symbol->file;
 	if (!symbol && !f->file && !f->line) {

@@ -121,7 +121,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 	memset(st, 0, sizeof(*st));
 	st->module = m;
 	st->options = options;
-	module_file_open(&st->file, m, &options->search, callbacks);
+	module_file_open_lazy(&st->file, m, &options->search, callbacks);
 	if (st->file.reason)
 		return;
 	debug("'%s': symbolizing from %s", m->path, st->file.path);
@@ -162,6 +162,7 @@ static void symbolizer_module_load(struct symbolizer_module *st)
 	if (st->loaded || st->file.reason)
 		return;
 	st->loaded = true;
+	module_file_copy_sections(&st->file); /* the first time the symbol table or DWARF is read */
 	st->has_symtab = dwfl_module_getsymtab(st->file.mod) > 0;
 	st->debug_reason = NULL;
 	if ((dw = dwfl_module_getdwarf(st->file.mod, &dbias)) && !module_file_dwarf_files_ok(&st->file, dw))

@@ -264,6 +264,19 @@ test_expect_success ADDR2LINE 'a binary with its own zlib-compressed sections an
 	grep "own-zlib.: decompressed [1-9][0-9]* compressed sections (0 zstd, .*), left out 1 never read$" err
 '
 
+# The copy is made when DWARF or the symbol table is first read, not when the binary is opened: a warm run,
+# which the symbol cache answers, inflates nothing (a Go binary's whole DWARF was inflated on every warm run).
+test_expect_success ADDR2LINE 'a binary with its own zlib sections: the copy is made cold, not when the symbol cache answers' '
+	rm -rf own-cache &&
+	STACKREC_CACHE_DIR=$PWD/own-cache stackrec symbolize -v -e own-zlib -f -i <addrs >cold 2>err &&
+	test_cmp expect cold &&
+	grep "own-zlib.: decompressed [1-9][0-9]* compressed sections" err &&
+	STACKREC_CACHE_DIR=$PWD/own-cache stackrec symbolize -v -e own-zlib -f -i <addrs >warm 2>err &&
+	test_cmp expect warm &&
+	grep -q "symbol cache entry .*: [1-9][0-9]* addresses" err &&
+	! grep "decompressed" err
+'
+
 test_expect_success ADDR2LINE 'a binary with zlib-compressed sections and split DWARF found only beside it: left to libelf' '
 	rm -rf split-build split-moved && mkdir split-build &&
 	(cd split-build && gcc -O2 -g -gsplit-dwarf -o prog ../inline.c &&
