@@ -49,6 +49,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
+	size_t modules_guessed;		  /* the profile's modules handed to module_prefetch_guess */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
@@ -175,6 +176,10 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			break;
 		}
 		process_maps_add_mapping(&c->maps, &c->profile, &mapping, path);
+		/* Its module, if new, is the profile's last: prepared, if it may be, while the file is read. */
+		for (; c->prefetch && c->modules_guessed < c->profile.module_count; c->modules_guessed++)
+			module_prefetch_guess(c->prefetch, (uint32_t)c->modules_guessed,
+					      &c->profile.modules[c->modules_guessed]);
 		break;
 	case SREC_BLOCK_TASK:
 		if (recording_parse_task(body, size, &task) < 0) {
@@ -681,6 +686,19 @@ int cmd_convert(int argc, char **argv)
 	c->enricher = enricher_new(&c->profile, reader.size);
 	c->metrics_limit = reader.size / 8 + 1024;
 
+	if (!no_cache)
+		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
+	sym.search.cache_dir = cache_dir;
+	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
+	/*
+	 * Modules are opened for the symbolizer on a thread of their own (module_prefetch.h): from pass 1 on, the
+	 * modules of the mappings it reads, which the samples mostly hit, on the core it leaves idle (libc's debug
+	 * file takes longer to inflate than pass 1 takes to read 50,000 samples). Not with an archive, whose
+	 * directory the search gets only after pass 1. With one job, modules are opened one at a time, after
+	 * the samples, as before there were threads.
+	 */
+	if (sym.jobs > 1 && !archive_path)
+		c->prefetch = module_prefetch_new(&sym);
 	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
 	reader.keep = true;
 	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
@@ -696,10 +714,6 @@ int cmd_convert(int argc, char **argv)
 	sym.search.kernel_release = c->profile.info.kernel_release;
 	sym.search.vdso_image = c->vdso_image;
 	sym.search.vdso_size = c->vdso_size;
-	if (!no_cache)
-		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
-	sym.search.cache_dir = cache_dir;
-	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
 	if (archive_path) {
 		bool archive_damaged = false;
 
@@ -714,8 +728,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	stack_memo_init(&c->stacks);
-	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
-	if (sym.jobs > 1)
+	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
 	 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second

@@ -16,8 +16,14 @@
 struct prefetched {
 	struct profile_module module; /* a copy: the profile's array may move (its strings do not) */
 	struct symbolizer_module st;
-	bool taken; /* by the worker, which prepared it (set under the lock) */
+	bool taken;  /* by the worker, which prepared it (set under the lock) */
+	bool wanted; /* by module_prefetch_want, not only guessed (under the lock) */
+	bool early;  /* taken as a guess, before any module was wanted */
 };
+
+/* At most this many guessed modules are prepared: a recording's first few are its program's, but one of many
+ * processes maps more than pass 1 leaves time for, each a debug file inflated and kept for nothing. */
+#define GUESSES_MAX 4
 
 struct module_prefetch {
 	const struct symbolizer_options *options;
@@ -33,10 +39,41 @@ struct module_prefetch {
 	pthread_cond_t wake;
 	struct prefetched **by_index; /* by module index; NULL: not asked */
 	size_t index_cap;
-	uint32_t *queue;
+	uint32_t *queue; /* wanted, in the order asked */
 	size_t queue_count, queue_cap, queue_next;
+	uint32_t *guesses; /* guessed, in the order guessed */
+	size_t guess_count, guess_cap, guesses_taken;
+	bool wanting; /* a module was wanted: the samples are being read, guesses are no longer started */
 	bool done;
 };
+
+/*
+ * The next module for the worker (under the lock), or NULL: the next wanted one not prepared yet; while none
+ * was ever wanted, the guess with the largest mapping (in a program, its libc or its own large text), whose
+ * debug file takes the longest to open and read.
+ */
+static struct prefetched *next_entry(struct module_prefetch *mp)
+{
+	struct prefetched *best = NULL;
+
+	while (mp->queue_next < mp->queue_count) {
+		struct prefetched *e = mp->by_index[mp->queue[mp->queue_next++]];
+
+		if (!e->taken)
+			return e;
+	}
+	if (mp->wanting || mp->guesses_taken >= GUESSES_MAX)
+		return NULL;
+	for (size_t i = 0; i < mp->guess_count; i++) {
+		struct prefetched *e = mp->by_index[mp->guesses[i]];
+
+		if (!e->taken && (!best || e->module.end - e->module.start > best->module.end - best->module.start))
+			best = e;
+	}
+	if (best)
+		mp->guesses_taken++;
+	return best;
+}
 
 static void *worker(void *arg)
 {
@@ -44,20 +81,20 @@ static void *worker(void *arg)
 
 	pthread_mutex_lock(&mp->lock);
 	for (;;) {
-		struct prefetched *e;
+		struct prefetched *e = NULL;
 
-		while (mp->queue_next == mp->queue_count && !mp->done)
+		while (!mp->done && !(e = next_entry(mp)))
 			pthread_cond_wait(&mp->wake, &mp->lock);
 		/* Once the samples are done, what is left is symbolize_profile's, whose threads then open the
 		 * rest while this one finishes the module it has (finish waits only for that one). */
 		if (mp->done)
 			break;
-		e = mp->by_index[mp->queue[mp->queue_next++]];
 		e->taken = true;
+		e->early = !mp->wanting;
 		pthread_mutex_unlock(&mp->lock);
 		symbolizer_module_prepare(&e->st, &e->module, mp->options, &mp->callbacks);
-		debug("'%s': opened for symbolizing while unwinding%s", e->module.path,
-		      e->st.loaded ? ", its symbols and DWARF read" : "");
+		debug("'%s': opened for symbolizing while %s%s", e->module.path,
+		      e->early ? "reading the recording" : "unwinding", e->st.loaded ? ", its symbols and DWARF read" : "");
 		pthread_mutex_lock(&mp->lock);
 	}
 	pthread_mutex_unlock(&mp->lock);
@@ -75,6 +112,40 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
 	return mp;
 }
 
+/* Starts the worker at the first module asked for; false when it cannot be (then nothing is prefetched). */
+static bool start(struct module_prefetch *mp)
+{
+	if (!mp->started && !mp->failed) {
+		if (pthread_create(&mp->thread, NULL, worker, mp) != 0)
+			mp->failed = true; /* symbolize_profile opens every module itself, as without prefetching */
+		else
+			mp->started = true;
+	}
+	return mp->started;
+}
+
+/* The entry of module index, made when there is none (under the lock). */
+static struct prefetched *entry(struct module_prefetch *mp, uint32_t index, const struct profile_module *m)
+{
+	if (index >= mp->index_cap) {
+		size_t old = mp->index_cap;
+
+		GROW(mp->by_index, mp->index_cap, (size_t)index + 1);
+		memset(mp->by_index + old, 0, (mp->index_cap - old) * sizeof(*mp->by_index));
+	}
+	if (!mp->by_index[index]) {
+		mp->by_index[index] = xcalloc(1, sizeof(*mp->by_index[index]));
+		mp->by_index[index]->module = *m;
+	}
+	return mp->by_index[index];
+}
+
+/* Only files are prepared: [vdso] gets its build ID only after the samples, the kernel is not a file. */
+static bool preparable(const struct profile_module *m)
+{
+	return !m->is_kernel && m->path[0] == '/';
+}
+
 void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m)
 {
 	struct prefetched *e;
@@ -88,28 +159,31 @@ void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const stru
 		memset(mp->asked + old, 0, (mp->asked_cap - old) * sizeof(*mp->asked));
 	}
 	mp->asked[index] = true;
-	if (mp->failed || m->is_kernel || m->path[0] != '/')
+	if (!preparable(m) || !start(mp))
 		return;
-	if (!mp->started) {
-		if (pthread_create(&mp->thread, NULL, worker, mp) != 0) {
-			mp->failed = true; /* symbolize_profile opens every module itself, as without prefetching */
-			return;
-		}
-		mp->started = true;
-	}
-	e = xcalloc(1, sizeof(*e));
-	e->module = *m;
 	pthread_mutex_lock(&mp->lock);
-	if (index >= mp->index_cap) {
-		size_t old = mp->index_cap;
-
-		GROW(mp->by_index, mp->index_cap, (size_t)index + 1);
-		memset(mp->by_index + old, 0, (mp->index_cap - old) * sizeof(*mp->by_index));
+	mp->wanting = true;
+	e = entry(mp, index, m);
+	e->wanted = true;
+	if (!e->taken) { /* else prepared as a guess, or being prepared */
+		GROW(mp->queue, mp->queue_cap, mp->queue_count + 1);
+		mp->queue[mp->queue_count++] = index;
 	}
-	mp->by_index[index] = e;
-	GROW(mp->queue, mp->queue_cap, mp->queue_count + 1);
-	mp->queue[mp->queue_count++] = index;
 	pthread_cond_signal(&mp->wake);
+	pthread_mutex_unlock(&mp->lock);
+}
+
+void module_prefetch_guess(struct module_prefetch *mp, uint32_t index, const struct profile_module *m)
+{
+	if (!preparable(m) || !start(mp))
+		return;
+	pthread_mutex_lock(&mp->lock);
+	if (!mp->wanting && (index >= mp->index_cap || !mp->by_index[index])) {
+		entry(mp, index, m);
+		GROW(mp->guesses, mp->guess_cap, mp->guess_count + 1);
+		mp->guesses[mp->guess_count++] = index;
+		pthread_cond_signal(&mp->wake);
+	}
 	pthread_mutex_unlock(&mp->lock);
 }
 
@@ -131,9 +205,14 @@ struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *
 	/* The worker has ended: by_index is the caller's now. */
 	free(mp->prepared);
 	mp->prepared = xcalloc(mp->index_cap ? mp->index_cap : 1, sizeof(*mp->prepared));
-	for (size_t i = 0; i < mp->index_cap; i++)
-		if (mp->by_index[i] && mp->by_index[i]->taken)
-			mp->prepared[i] = &mp->by_index[i]->st;
+	for (size_t i = 0; i < mp->index_cap; i++) {
+		struct prefetched *e = mp->by_index[i];
+
+		if (e && e->taken && e->wanted)
+			mp->prepared[i] = &e->st;
+		else if (e && e->taken)
+			symbolizer_module_close(&e->st); /* guessed, but no sample is in it: its memory back now */
+	}
 	*count = mp->index_cap;
 	return mp->prepared;
 }
@@ -152,6 +231,7 @@ void module_prefetch_free(struct module_prefetch *mp)
 	free(mp->by_index);
 	free(mp->prepared);
 	free(mp->queue);
+	free(mp->guesses);
 	free(mp->asked);
 	module_file_callbacks_release(&mp->callbacks);
 	pthread_cond_destroy(&mp->wake);

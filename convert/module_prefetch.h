@@ -9,6 +9,12 @@
  * thread then, which prepares it (symbolizer_module_prepare), and symbolize_profile_prepared uses the
  * prepared modules instead of opening them again. On two cores the two costs overlap. The names found do not
  * depend on it: the same module is opened the same way, only earlier and elsewhere.
+ *
+ * Earlier still, while pass 1 reads the recording (decompressing it on one core), the modules of the mappings
+ * it reads are guesses (module_prefetch_guess): the samples mostly land in a program's few modules, and
+ * libc's debug file (one 5.8 MB zlib stream in .debug_info: 13 ms on one core at best) was the last thing a
+ * cold conversion of 50,000 fp samples waited for. Only a few guesses, the largest mapping first, and none
+ * once pass 2 asks for a module: a wrong guess costs the idle core's time and is closed at the end of pass 2.
  */
 #ifndef STACKREC_CONVERT_MODULE_PREFETCH_H
 #define STACKREC_CONVERT_MODULE_PREFETCH_H
@@ -29,6 +35,13 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
  * The profile may grow its modules array afterwards: m is copied.
  */
 void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m);
+/*
+ * Guesses that module index (m, as above) will be asked for: while pass 1 reads the recording, before any is
+ * asked, the worker prepares the guessed modules, the largest mapping first and at most a few, on the core
+ * pass 1 leaves idle. Once one is asked for, guesses not started are dropped. A guessed module nothing is
+ * asked of is closed by module_prefetch_finish.
+ */
+void module_prefetch_guess(struct module_prefetch *mp, uint32_t index, const struct profile_module *m);
 /* Stops the thread after the module it is preparing, if any: then *count modules by index, NULL where none
  * was prepared (symbolize_profile_prepared opens those itself, on its threads). */
 struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count);
