@@ -49,7 +49,8 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
-	size_t modules_guessed;		  /* the profile's modules handed to module_prefetch_guess */
+	size_t modules_guessed;		  /* the profile's modules looked at for module_prefetch_guess */
+	uint32_t guess_pid;		  /* the process of the first mapping, whose modules are guessed; 0: none yet */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
@@ -176,10 +177,14 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			break;
 		}
 		process_maps_add_mapping(&c->maps, &c->profile, &mapping, path);
-		/* Its module, if new, is the profile's last: prepared, if it may be, while the file is read. */
+		/* Its module, if new, is the profile's last: prepared while the file is read when it is the first
+		 * process's (the recorded program, mostly; not a system's every process). */
+		if (!c->guess_pid)
+			c->guess_pid = mapping.pid;
 		for (; c->prefetch && c->modules_guessed < c->profile.module_count; c->modules_guessed++)
-			module_prefetch_guess(c->prefetch, (uint32_t)c->modules_guessed,
-					      &c->profile.modules[c->modules_guessed]);
+			if (mapping.pid == c->guess_pid)
+				module_prefetch_guess(c->prefetch, (uint32_t)c->modules_guessed,
+						      &c->profile.modules[c->modules_guessed]);
 		break;
 	case SREC_BLOCK_TASK:
 		if (recording_parse_task(body, size, &task) < 0) {

@@ -10,11 +10,12 @@
  * prepared modules instead of opening them again. On two cores the two costs overlap. The names found do not
  * depend on it: the same module is opened the same way, only earlier and elsewhere.
  *
- * Earlier still, while pass 1 reads the recording (decompressing it on one core), the modules of the mappings
- * it reads are guesses (module_prefetch_guess): the samples mostly land in a program's few modules, and
- * libc's debug file (one 5.8 MB zlib stream in .debug_info: 13 ms on one core at best) was the last thing a
- * cold conversion of 50,000 fp samples waited for. Only a few guesses, the largest mapping first, and none
- * once pass 2 asks for a module: a wrong guess costs the idle core's time and is closed at the end of pass 2.
+ * Earlier still, while pass 1 reads the recording (decompressing it on one core), the modules of the first
+ * process's mappings are guesses (module_prefetch_guess): the samples mostly land in the recorded program's
+ * few modules, and libc's debug file (one 5.8 MB zlib stream in .debug_info: 13 ms on one core at best) was
+ * the last thing a cold conversion of 50,000 fp samples waited for. Only a few guesses, the largest mapping
+ * first, and none started once pass 2 asks for a module: a wrong guess costs the idle core's time (and the
+ * wait for it, if it is still being prepared when the samples are done) and is closed at the end of pass 2.
  */
 #ifndef STACKREC_CONVERT_MODULE_PREFETCH_H
 #define STACKREC_CONVERT_MODULE_PREFETCH_H
