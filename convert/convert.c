@@ -757,11 +757,8 @@ int cmd_convert(int argc, char **argv)
 			m->build_id = xstrdup(c->vdso_build_id);
 	}
 	if (c->prefetch) {
-		struct symbolizer_module *const *prepared;
-		size_t prepared_count;
-
-		prepared = module_prefetch_finish(c->prefetch, &prepared_count);
-		symbolize_profile_prepared(&c->profile, &c->kernel, &sym, prepared, prepared_count);
+		module_prefetch_finish(c->prefetch);
+		symbolize_profile_prepared(&c->profile, &c->kernel, &sym, module_prefetch_take, c->prefetch);
 	} else {
 		symbolize_profile(&c->profile, &c->kernel, &sym);
 	}

@@ -19,6 +19,7 @@ struct prefetched {
 	bool taken;  /* by the worker, which prepared it (set under the lock) */
 	bool wanted; /* by module_prefetch_want, not only guessed (under the lock) */
 	bool early;  /* taken as a guess, before any module was wanted */
+	bool ready;  /* prepared: st is the taker's from then on (set under the lock) */
 };
 
 /* At most this many guessed modules are prepared: a recording's first few are its program's, but one of many
@@ -33,10 +34,10 @@ struct module_prefetch {
 	size_t asked_cap;
 	bool started, failed;
 	pthread_t thread;
-	struct symbolizer_module **prepared; /* module_prefetch_finish's answer */
 	/* Shared, under lock. */
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	pthread_cond_t wake;	 /* the worker's: something to prepare, or done */
+	pthread_cond_t prepared; /* module_prefetch_take's: a module is ready */
 	struct prefetched **by_index; /* by module index; NULL: not asked */
 	size_t index_cap;
 	uint32_t *queue; /* wanted, in the order asked */
@@ -86,7 +87,7 @@ static void *worker(void *arg)
 		while (!mp->done && !(e = next_entry(mp)))
 			pthread_cond_wait(&mp->wake, &mp->lock);
 		/* Once the samples are done, what is left is symbolize_profile's, whose threads then open the
-		 * rest while this one finishes the module it has (finish waits only for that one). */
+		 * rest while this one finishes the module it has (only the thread that takes it waits for it). */
 		if (mp->done)
 			break;
 		e->taken = true;
@@ -96,6 +97,8 @@ static void *worker(void *arg)
 		debug("'%s': opened for symbolizing while %s%s", e->module.path,
 		      e->early ? "reading the recording" : "unwinding", e->st.loaded ? ", its symbols and DWARF read" : "");
 		pthread_mutex_lock(&mp->lock);
+		e->ready = true;
+		pthread_cond_broadcast(&mp->prepared);
 	}
 	pthread_mutex_unlock(&mp->lock);
 	return NULL;
@@ -109,6 +112,7 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
 	module_file_callbacks_init(&mp->callbacks, &options->search);
 	pthread_mutex_init(&mp->lock, NULL);
 	pthread_cond_init(&mp->wake, NULL);
+	pthread_cond_init(&mp->prepared, NULL);
 	return mp;
 }
 
@@ -199,22 +203,36 @@ static void stop(struct module_prefetch *mp)
 	mp->started = false;
 }
 
-struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count)
+void module_prefetch_finish(struct module_prefetch *mp)
 {
-	stop(mp);
-	/* The worker has ended: by_index is the caller's now. */
-	free(mp->prepared);
-	mp->prepared = xcalloc(mp->index_cap ? mp->index_cap : 1, sizeof(*mp->prepared));
+	if (!mp->started)
+		return;
+	pthread_mutex_lock(&mp->lock);
+	mp->done = true;
+	pthread_cond_signal(&mp->wake);
+	/* Guesses no sample landed in: their memory back now (one still being prepared, at module_prefetch_free). */
 	for (size_t i = 0; i < mp->index_cap; i++) {
 		struct prefetched *e = mp->by_index[i];
 
-		if (e && e->taken && e->wanted)
-			mp->prepared[i] = &e->st;
-		else if (e && e->taken)
-			symbolizer_module_close(&e->st); /* guessed, but no sample is in it: its memory back now */
+		if (e && e->ready && !e->wanted)
+			symbolizer_module_close(&e->st);
 	}
-	*count = mp->index_cap;
-	return mp->prepared;
+	pthread_mutex_unlock(&mp->lock);
+}
+
+struct symbolizer_module *module_prefetch_take(void *ctx, uint32_t index)
+{
+	struct module_prefetch *mp = ctx;
+	struct prefetched *e;
+
+	pthread_mutex_lock(&mp->lock);
+	e = index < mp->index_cap ? mp->by_index[index] : NULL;
+	if (e && !(e->taken && e->wanted))
+		e = NULL; /* not prepared, nor will it be: the worker takes nothing once done */
+	while (e && !e->ready)
+		pthread_cond_wait(&mp->prepared, &mp->lock);
+	pthread_mutex_unlock(&mp->lock);
+	return e ? &e->st : NULL;
 }
 
 void module_prefetch_free(struct module_prefetch *mp)
@@ -229,12 +247,12 @@ void module_prefetch_free(struct module_prefetch *mp)
 		free(mp->by_index[i]);
 	}
 	free(mp->by_index);
-	free(mp->prepared);
 	free(mp->queue);
 	free(mp->guesses);
 	free(mp->asked);
 	module_file_callbacks_release(&mp->callbacks);
 	pthread_cond_destroy(&mp->wake);
+	pthread_cond_destroy(&mp->prepared);
 	pthread_mutex_destroy(&mp->lock);
 	free(mp);
 }

@@ -40,12 +40,14 @@ void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const stru
  * Guesses that module index (m, as above) will be asked for: while pass 1 reads the recording, before any is
  * asked, the worker prepares the guessed modules, the largest mapping first and at most a few, on the core
  * pass 1 leaves idle. Once one is asked for, guesses not started are dropped. A guessed module nothing is
- * asked of is closed by module_prefetch_finish.
+ * asked of is closed by module_prefetch_finish (or, still being prepared then, by module_prefetch_free).
  */
 void module_prefetch_guess(struct module_prefetch *mp, uint32_t index, const struct profile_module *m);
-/* Stops the thread after the module it is preparing, if any: then *count modules by index, NULL where none
- * was prepared (symbolize_profile_prepared opens those itself, on its threads). */
-struct symbolizer_module *const *module_prefetch_finish(struct module_prefetch *mp, size_t *count);
+/* Ends the prefetching: the thread takes no other module, but finishes the one it is preparing, if any. */
+void module_prefetch_finish(struct module_prefetch *mp);
+/* A symbolizer_prepared_fn (ctx is mp), for symbolize_profile_prepared after module_prefetch_finish: the
+ * module of index index as prepared (waiting for it while it is being prepared), or NULL. */
+struct symbolizer_module *module_prefetch_take(void *ctx, uint32_t index);
 /* Closes what symbolize_profile_prepared did not use, and frees mp (NULL is fine). */
 void module_prefetch_free(struct module_prefetch *mp);
 

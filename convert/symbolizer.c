@@ -650,8 +650,8 @@ struct module_groups {
 	struct profile *profile;
 	const struct symbolizer_options *options;
 	const struct module_file_callbacks *callbacks;
-	struct symbolizer_module *const *prepared; /* by module index, prepared_count of them; NULL: open here */
-	size_t prepared_count;
+	symbolizer_prepared_fn prepared; /* NULL: every module opened here */
+	void *prepared_ctx;
 	const uint32_t *order;
 	size_t *starts;	  /* group g is order[starts[g] .. starts[g + 1]) */
 	size_t *schedule; /* the groups in the order they are taken: larger first, so that the longest is not
@@ -668,12 +668,12 @@ static void *symbolize_groups(void *arg)
 	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->count) {
 		size_t g = w->schedule[k];
 		uint32_t module = w->profile->locations[w->order[w->starts[g]]].module;
-		struct symbolizer_module own, *st = &own;
+		struct symbolizer_module own, *st = w->prepared ? w->prepared(w->prepared_ctx, module) : NULL;
 
-		if (module < w->prepared_count && w->prepared[module])
-			st = w->prepared[module];
-		else
+		if (!st) {
+			st = &own;
 			symbolizer_module_open(&own, &w->profile->modules[module], w->options, w->callbacks);
+		}
 		for (size_t i = w->starts[g]; i < w->starts[g + 1]; i++)
 			symbolize_user(w->profile, &w->profile->locations[w->order[i]], st, w->options);
 		symbolizer_module_close(st);
@@ -721,17 +721,16 @@ static void run_groups(struct module_groups *w, unsigned int jobs)
 
 void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, const struct symbolizer_options *options)
 {
-	symbolize_profile_prepared(p, kernel, options, NULL, 0);
+	symbolize_profile_prepared(p, kernel, options, NULL, NULL);
 }
 
 void symbolize_profile_prepared(struct profile *p, const struct kernel_symbols *kernel,
-				const struct symbolizer_options *options, struct symbolizer_module *const *prepared,
-				size_t prepared_count)
+				const struct symbolizer_options *options, symbolizer_prepared_fn prepared, void *ctx)
 {
 	uint32_t *order = xmalloc((p->location_count ? p->location_count : 1) * sizeof(*order));
 	struct module_file_callbacks callbacks;
 	struct module_groups work = { .profile = p, .options = options, .callbacks = &callbacks,
-				      .prepared = prepared, .prepared_count = prepared_count };
+				      .prepared = prepared, .prepared_ctx = ctx };
 	size_t n = 0, cap = 0;
 
 	module_file_callbacks_init(&callbacks, &options->search);

@@ -138,10 +138,17 @@ void symbolize_profile(struct profile *profile, const struct kernel_symbols *ker
 void symbolizer_module_prepare(struct symbolizer_module *st, const struct profile_module *m,
 			       const struct symbolizer_options *options, const struct module_file_callbacks *callbacks);
 
-/* symbolize_profile, with prepared[i] (i < prepared_count), when not NULL, the module of index i already
- * opened by symbolizer_module_prepare: used and closed there instead of opening the module again. */
+/*
+ * The module of index module opened by symbolizer_module_prepare on another thread, once it is (waiting for
+ * it if it is being prepared), or NULL when it was not and will not be. Called from symbolize_profile's
+ * threads at once.
+ */
+typedef struct symbolizer_module *(*symbolizer_prepared_fn)(void *ctx, uint32_t module);
+
+/* symbolize_profile, with the modules prepared(ctx, i) gives used and closed there instead of opening them
+ * again. A module still being prepared is waited for only by the thread that takes its locations: the others
+ * open and name the other modules meanwhile. */
 void symbolize_profile_prepared(struct profile *profile, const struct kernel_symbols *kernel,
-				const struct symbolizer_options *options, struct symbolizer_module *const *prepared,
-				size_t prepared_count);
+				const struct symbolizer_options *options, symbolizer_prepared_fn prepared, void *ctx);
 
 #endif
