@@ -5,6 +5,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -463,7 +464,7 @@ void module_file_open_lazy(struct module_file *mf, const struct profile_module *
 		return;
 	}
 	mf->path = file.path;
-	kept = dup(file.fd); /* libdwfl owns file.fd; this one is for the copy, if one is made */
+	kept = fcntl(file.fd, F_DUPFD_CLOEXEC, 0); /* libdwfl owns file.fd; this one is for the copy, if made */
 	name = profile_module_short_name(m);
 	if (!report(mf, name, file.path, file.fd)) {
 		free(name);
