@@ -614,18 +614,47 @@ static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_
 	return rule;
 }
 
+/* The sample's register reg, as load_input sets it; false when the sample did not keep it. */
+static bool input_reg(const struct unwind_input *in, unsigned int reg, uint64_t *value)
+{
+	uint64_t mask = in->header->reg_mask;
+	unsigned int n;
+
+	if (reg >= CFI_REGS || !((mask >> reg) & 1))
+		return false;
+	n = (unsigned int)__builtin_popcountll(mask & ((1ull << reg) - 1));
+	if (n >= in->header->reg_count)
+		return false;
+	*value = in->regs[n];
+	return true;
+}
+
 bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
 			   uint64_t *return_address)
 {
 	const struct cfi_rule *rule;
 	struct regs r;
 	struct memory m;
-	uint64_t pc;
+	uint64_t sp, ip, base, pc;
 
-	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc)
+	/* load_input's checks, on the two registers they are about. */
+	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */ || !input_reg(in, CFI_REG_SP, &sp) ||
+	    !input_reg(in, CFI_REG_RA, &ip) || ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
-	if (!rule || return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
+	if (!rule)
+		return false;
+	/* The usual rule, a register plus an offset for the CFA and the return address saved at an offset from it,
+	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
+	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
+		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
+		if (!input_reg(in, rule->cfa_reg, &base) ||
+		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
+			return false;
+	} else if (!load_input(in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
+		return false;
+	}
+	if (pc == 0)
 		return false;
 	*return_address = pc;
 	return true;
