@@ -295,6 +295,47 @@ test_expect_success 'the same raw stack, repeated across an exec and a new mappi
 	test_cmp expect actual
 '
 
+# Repeated fp samples are counted from the memo of whole samples (convert.c, sample_key): only a sample of the
+# same thread, name, kind, errors, IPs, period and leaf repair is the same stack. Here the same IPs, interleaved,
+# in two threads, under two names, on and off the CPU, with a stack error, and with two leaf repairs: each
+# sample at leaf's first instruction (frameless there), the word at rsp the return address into outer (the
+# walk skipped outer: put back), into main (what the walk found: nothing to put back), or another address in
+# main (put back: another stack).
+test_expect_success 'repeated fp samples that differ in thread, name, kind, error or leaf repair stay apart' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	in_main=$(runtime $(ret_after_call main outer)) && main4=$(runtime $(printf "%x" $((0x$(vaddr main) + 4)))) &&
+	{
+		text_mapping 300 prog $(build_id prog) 1 &&
+		for i in 1 2; do
+			echo "sample 300 300 p 1000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 2000 $pc,$in_main - top=$in_main" &&
+			echo "sample 300 301 p 3000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 q 4000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 5000 $pc,$in_main - top=$in_outer kind=off weight=7000" &&
+			echo "sample 300 300 p 6000 $pc,$in_main - -14 top=$in_outer" &&
+			echo "sample 300 300 p 7000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 8000 $pc,$in_main - top=$main4" || return 1
+		done &&
+		echo "end"
+	} >script.samples &&
+	write_rec samples.rec <script.samples >/dev/null &&
+	stackrec convert samples.rec --tid >actual &&
+	cat >expect <<-\EOF &&
+	p-300/300;[user stack error -EFAULT];main;outer;middle;leaf 2
+	p-300/300;main;leaf 2
+	p-300/300;main;main;leaf 2
+	p-300/300;main;outer;middle;leaf 4
+	p-300/301;main;outer;middle;leaf 2
+	q-300/300;main;outer;middle;leaf 2
+	EOF
+	test_cmp expect actual &&
+	stackrec convert samples.rec --kind off >actual &&
+	echo "p;main;outer;middle;leaf 14" >expect &&
+	test_cmp expect actual &&
+	stackrec convert samples.rec -v -o /dev/null 2>err &&
+	grep "of samples had a frameless leaf" err
+'
+
 test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '
 	second=$(sed -n 2p offsets) &&
 	head -c $((second + 20)) good.rec >cut.rec &&
