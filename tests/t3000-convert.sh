@@ -295,6 +295,31 @@ test_expect_success 'the same raw stack, repeated across an exec and a new mappi
 	test_cmp expect actual
 '
 
+# A dwarf walk's frames are remembered by process, period of its mappings, pc and kind of address (unwind.c's
+# place_frame, convert.c's placed_location): the same registers and stack words, before and after an exec and
+# a later mapping over the same addresses, name what was mapped when each sample was taken. Each sample is
+# stopped at leaf's first instruction, the word at rsp its return address into outer.
+test_expect_success 'the same dwarf sample, repeated across an exec and a new mapping, names what each sample ran' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	{
+		text_mapping 300 prog2 $(build_id prog2) 1 &&
+		echo "repeat 2 sample 300 300 p 1000 - - top=$in_outer dwarf=$pc" &&
+		echo "exec 300 5000000" &&
+		text_mapping 300 prog $(build_id prog) 5000000 &&
+		echo "repeat 2 sample 300 300 p 6000000 - - top=$in_outer dwarf=$pc" &&
+		text_mapping 300 prog2 $(build_id prog2) 10000000 &&
+		echo "repeat 2 sample 300 300 p 11000000 - - top=$in_outer dwarf=$pc" &&
+		echo "end"
+	} >script.dwarf &&
+	write_rec dwarf.rec <script.dwarf >/dev/null &&
+	stackrec convert dwarf.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;other_outer;other_middle;other_leaf 4
+	p;outer;middle;leaf 2
+	EOF
+	test_cmp expect actual
+'
+
 # Repeated fp samples are counted from the memo of whole samples (convert.c, sample_key): only a sample of the
 # same thread, name, kind, errors, IPs, period and leaf repair is the same stack. Here the same IPs, interleaved,
 # in two threads, under two names, on and off the CPU, with a stack error, and with two leaf repairs: each

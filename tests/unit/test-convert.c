@@ -14,8 +14,11 @@
  *                                            as the content at OFFSET of the file PATH; archives are such files)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
  *                                           [weight=NS] [top=HEX]
+ *                                           [dwarf=PC]
  *                                           (top=HEX: the sample keeps rsp and rip (the leaf IP) and one
- *                                            word HEX of stack at rsp, as a fp sample for the leaf repair)
+ *                                            word HEX of stack at rsp, as a fp sample for the leaf repair;
+ *                                            dwarf=PC: and it is unwound offline from rip PC, as with
+ *                                            --call-graph dwarf: give "-" for USER_IPS)
  *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
  *                                            sample of weight 1 ms unless told; repeat N writes N samples
  *                                            back to back, each starting when the previous one's weight ends)
@@ -971,6 +974,9 @@ static int write_recording(const char *path)
 				if (!strncmp(a[i], "top=", 4)) {
 					s.flags |= SREC_SAMPLE_USER_REGS;
 					top[2] = strtoull(a[i] + 4, NULL, 16);
+				} else if (!strncmp(a[i], "dwarf=", 6)) {
+					s.flags |= SREC_SAMPLE_USER_REGS | SREC_SAMPLE_USER_UNWIND;
+					top[1] = strtoull(a[i] + 6, NULL, 16);
 				} else if (!strcmp(a[i], "kind=off"))
 					s.kind = SREC_SAMPLE_OFF_CPU;
 				else if (!strncmp(a[i], "weight=", 7))
