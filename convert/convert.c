@@ -37,6 +37,20 @@
 #include "symbolizer.h"
 #include "unwind.h"
 
+/*
+ * A dwarf walk's frame's location, remembered by where it was met: (process, period of its mappings' history,
+ * pc, return address or not, how it was found) decide its module and offset (process_maps_period), its JIT
+ * name (perf maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
+ */
+struct placed_location {
+	bool used, is_return_address;
+	uint8_t method;
+	uint32_t pid, location;
+	uint64_t period, pc;
+};
+
+#define PLACED_LOCATIONS 4096
+
 struct convert {
 	struct profile profile;
 	struct process_maps maps;
@@ -49,6 +63,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
+	struct placed_location placed[PLACED_LOCATIONS];
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
@@ -314,6 +329,22 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 				       f->is_return_address, f->method);
 }
 
+/* user_location of frame f of a sample of pid in period (process_maps_period) of its mappings' history. */
+static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t period, const struct unwind_frame *f)
+{
+	struct placed_location *l = &c->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^
+							    f->is_return_address ^ (uint64_t)f->method << 1) %
+					       PLACED_LOCATIONS];
+
+	if (l->used && l->pc == f->pc && l->pid == pid && l->period == period &&
+	    l->is_return_address == f->is_return_address && l->method == f->method)
+		return l->location;
+	*l = (struct placed_location){ .used = true, .is_return_address = f->is_return_address,
+				       .method = (uint8_t)f->method, .pid = pid, .period = period, .pc = f->pc,
+				       .location = user_location(c, pid, f) };
+	return l->location;
+}
+
 /* The leaf of a frame-pointer walk, and the caller the walk skipped that its registers put back, if any. */
 struct walked_leaf {
 	uint32_t depth;		   /* user IPs but the 0 that ends a walk; 0: no leaf */
@@ -564,10 +595,12 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	}
 	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
+		uint64_t period = process_maps_period(&c->maps, s.pid, s.time_ns);
+
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
 		for (uint32_t i = 0; i < user; i++)
-			locations[depth++] = user_location(c, s.pid, &frames[i]);
+			locations[depth++] = placed_location(c, s.pid, period, &frames[i]);
 	} else {
 		depth += walked_locations(c, &s, ips, in, locations + depth, &leaf); /* CFAs unknown (user stays 0) */
 	}
