@@ -38,9 +38,9 @@
 #include "unwind.h"
 
 /*
- * A dwarf walk's frame's location, remembered by where it was met: (process, period of its mappings' history,
- * pc, return address or not, how it was found) decide its module and offset (process_maps_period), its JIT
- * name (perf maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
+ * A frame's location, remembered by where it was met: (process, period of its mappings' history, pc, return
+ * address or not, how it was found) decide its module and offset (process_maps_period), its JIT name (perf
+ * maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
  */
 struct placed_location {
 	bool used, is_return_address;
@@ -329,8 +329,12 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 				       f->is_return_address, f->method);
 }
 
-/* user_location of frame f of a sample of pid in period (process_maps_period) of its mappings' history. */
-static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t period, const struct unwind_frame *f)
+/*
+ * user_location of frame f of a sample of pid at time_ns, in period (process_maps_period) of its mappings'
+ * history; f is resolved first (unwind_resolve) where it is not yet (!resolved) and not remembered.
+ */
+static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t time_ns, uint64_t period,
+				struct unwind_frame *f, bool resolved)
 {
 	struct placed_location *l = &c->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^
 							    f->is_return_address ^ (uint64_t)f->method << 1) %
@@ -339,6 +343,8 @@ static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t period
 	if (l->used && l->pc == f->pc && l->pid == pid && l->period == period &&
 	    l->is_return_address == f->is_return_address && l->method == f->method)
 		return l->location;
+	if (!resolved)
+		unwind_resolve(c->unwinder, pid, time_ns, f);
 	*l = (struct placed_location){ .used = true, .is_return_address = f->is_return_address,
 				       .method = (uint8_t)f->method, .pid = pid, .period = period, .pc = f->pc,
 				       .location = user_location(c, pid, f) };
@@ -397,18 +403,16 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		memcpy(locations, known, count * sizeof(*locations));
 		return count;
 	}
-	locations[n++] = user_location(c, s->pid, &leaf->frame);
+	locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &leaf->frame, true);
 	if (leaf->fixed) {
 		frame = (struct unwind_frame){ .pc = leaf->caller, .is_return_address = true,
 					       .method = PROFILE_UNWIND_FP_LEAF_FIX };
-		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
-		locations[n++] = user_location(c, s->pid, &frame);
+		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
 	for (uint32_t i = 1; i < depth; i++) {
 		frame = (struct unwind_frame){ .pc = ips[i], .is_return_address = true,
 					       .method = PROFILE_UNWIND_FRAME_POINTER };
-		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
-		locations[n++] = user_location(c, s->pid, &frame);
+		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
 	stack_memo_add(&c->stacks, key, depth + 3, locations, n);
 	return n;
@@ -600,7 +604,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
 		for (uint32_t i = 0; i < user; i++)
-			locations[depth++] = placed_location(c, s.pid, period, &frames[i]);
+			locations[depth++] = placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
 	} else {
 		depth += walked_locations(c, &s, ips, in, locations + depth, &leaf); /* CFAs unknown (user stays 0) */
 	}
