@@ -141,17 +141,18 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
 	struct segment *segments = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments));
 	enum output_kind kind = output_kind_of(p, options);
+	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		uint64_t value = output_stack_value(s, kind);
-		struct buf b = { 0 };
 		char comm[sizeof(s->comm) + 1] = { 0 };
 		char id[32];
 
 		if (!value)
 			continue;
+		b.len = 0;
 		/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
 		memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
 		add_escaped(&b, comm[0] ? comm : "[unknown]", true);
@@ -172,9 +173,10 @@ static int folded_write(const struct profile *p, const struct output_options *op
 
 			buf_add(&b, sg->text, sg->len);
 		}
-		lines[n].stack = b.s;
+		lines[n].stack = memcpy(xmalloc(b.len + 1), b.s, b.len + 1);
 		lines[n++].count = value;
 	}
+	free(b.s);
 	sort_array(lines, n, sizeof(*lines), compare_lines);
 	for (size_t i = 0; i < n;) {
 		uint64_t count = lines[i].count;
