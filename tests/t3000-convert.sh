@@ -272,20 +272,24 @@ test_expect_success 'after an exec, the new image names the addresses' '
 	test_cmp expect actual
 '
 
+# The script of three periods of process 300's mappings: prog2, an exec into prog at 5 ms, prog2 mapped over
+# it at 10 ms; in each, two samples 1 ms apart whose line ends in $1 (what follows the time).
+periods_script() {
+	text_mapping 300 prog2 $(build_id prog2) 1 &&
+	echo "repeat 2 sample 300 300 p 1000 $1" &&
+	echo "exec 300 5000000" &&
+	text_mapping 300 prog $(build_id prog) 5000000 &&
+	echo "repeat 2 sample 300 300 p 6000000 $1" &&
+	text_mapping 300 prog2 $(build_id prog2) 10000000 &&
+	echo "repeat 2 sample 300 300 p 11000000 $1" &&
+	echo "end"
+}
+
 # Repeated fp stacks are resolved once per process and period of its mappings (stack_memo.h): the same
 # instruction pointers, repeated before and after an exec, and after a later mapping over them, name what was
-# mapped when each sample was taken (repeat: samples 1 ms apart).
+# mapped when each sample was taken.
 test_expect_success 'the same raw stack, repeated across an exec and a new mapping, names what each sample ran' '
-	{
-		text_mapping 300 prog2 $(build_id prog2) 1 &&
-		echo "repeat 2 sample 300 300 p 1000 $(user_stack) -" &&
-		echo "exec 300 5000000" &&
-		text_mapping 300 prog $(build_id prog) 5000000 &&
-		echo "repeat 2 sample 300 300 p 6000000 $(user_stack) -" &&
-		text_mapping 300 prog2 $(build_id prog2) 10000000 &&
-		echo "repeat 2 sample 300 300 p 11000000 $(user_stack) -" &&
-		echo "end"
-	} >script.memo &&
+	periods_script "$(user_stack) -" >script.memo &&
 	write_rec memo.rec <script.memo >/dev/null &&
 	stackrec convert memo.rec >actual &&
 	cat >expect <<-\EOF &&
@@ -301,16 +305,7 @@ test_expect_success 'the same raw stack, repeated across an exec and a new mappi
 # stopped at leaf's first instruction, the word at rsp its return address into outer.
 test_expect_success 'the same dwarf sample, repeated across an exec and a new mapping, names what each sample ran' '
 	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
-	{
-		text_mapping 300 prog2 $(build_id prog2) 1 &&
-		echo "repeat 2 sample 300 300 p 1000 - - top=$in_outer dwarf=$pc" &&
-		echo "exec 300 5000000" &&
-		text_mapping 300 prog $(build_id prog) 5000000 &&
-		echo "repeat 2 sample 300 300 p 6000000 - - top=$in_outer dwarf=$pc" &&
-		text_mapping 300 prog2 $(build_id prog2) 10000000 &&
-		echo "repeat 2 sample 300 300 p 11000000 - - top=$in_outer dwarf=$pc" &&
-		echo "end"
-	} >script.dwarf &&
+	periods_script "- - top=$in_outer dwarf=$pc" >script.dwarf &&
 	write_rec dwarf.rec <script.dwarf >/dev/null &&
 	stackrec convert dwarf.rec >actual &&
 	cat >expect <<-\EOF &&
