@@ -37,6 +37,20 @@
 #include "symbolizer.h"
 #include "unwind.h"
 
+/*
+ * A frame's location, remembered by where it was met: (process, period of its mappings' history, pc, return
+ * address or not, how it was found) decide its module and offset (process_maps_period), its JIT name (perf
+ * maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
+ */
+struct placed_location {
+	bool used, is_return_address;
+	uint8_t method;
+	uint32_t pid, location;
+	uint64_t period, pc;
+};
+
+#define PLACED_LOCATIONS 4096
+
 struct convert {
 	struct profile profile;
 	struct process_maps maps;
@@ -48,6 +62,8 @@ struct convert {
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
+	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
+	struct placed_location placed[PLACED_LOCATIONS];
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	size_t modules_guessed;		  /* the profile's modules looked at for module_prefetch_guess */
 	uint32_t guess_pid;		  /* the process of the first mapping, whose modules are guessed; 0: none yet */
@@ -324,55 +340,184 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 }
 
 /*
+ * user_location of frame f of a sample of pid at time_ns, in period (process_maps_period) of its mappings'
+ * history; f is resolved first (unwind_resolve) where it is not yet (!resolved) and not remembered.
+ */
+static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t time_ns, uint64_t period,
+				struct unwind_frame *f, bool resolved)
+{
+	struct placed_location *l = &c->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^
+							    f->is_return_address ^ (uint64_t)f->method << 1) %
+					       PLACED_LOCATIONS];
+
+	if (l->used && l->pc == f->pc && l->pid == pid && l->period == period &&
+	    l->is_return_address == f->is_return_address && l->method == f->method)
+		return l->location;
+	if (!resolved)
+		unwind_resolve(c->unwinder, pid, time_ns, f);
+	*l = (struct placed_location){ .used = true, .is_return_address = f->is_return_address,
+				       .method = (uint8_t)f->method, .pid = pid, .period = period, .pc = f->pc,
+				       .location = user_location(c, pid, f) };
+	return l->location;
+}
+
+/* The leaf of a frame-pointer walk, and the caller the walk skipped that its registers put back, if any. */
+struct walked_leaf {
+	uint32_t depth;		   /* user IPs but the 0 that ends a walk; 0: no leaf */
+	struct unwind_frame frame; /* the leaf, resolved (when depth is not 0) */
+	bool fixed;
+	uint64_t caller; /* when fixed: the return address put back */
+};
+
+/* Whether the sample's registers and top words put back the caller the walk skipped under the leaf. */
+static void repair_leaf(struct convert *c, const uint64_t *ips, const struct unwind_input *in, struct walked_leaf *leaf)
+{
+	uint64_t caller = 0;
+
+	leaf->fixed = leaf->depth && in && unwind_leaf_caller_of(c->unwinder, in, &leaf->frame, &caller) &&
+		      (leaf->depth < 2 || ips[1] != caller);
+	leaf->caller = leaf->fixed ? caller : 0;
+	if (leaf->fixed)
+		c->profile.leaf_fixes++;
+}
+
+/*
  * The user locations of a frame-pointer walk, into locations: the sampled pc, then return addresses. The 0
  * that ends a walk (the outermost frame's saved frame pointer) is not a frame. When the sample kept its
  * registers and top words, the caller of a leaf function without a frame of its own, which the walk skipped,
- * is put back. Returns how many. A stack seen before in the same process and period of its mappings is
- * answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
+ * is put back. Returns how many; *leaf says what the leaf was. A stack seen before in the same process and
+ * period of its mappings is answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
  */
 static uint32_t walked_locations(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
-				 const struct unwind_input *in, uint32_t *locations)
+				 const struct unwind_input *in, uint32_t *locations, struct walked_leaf *leaf)
 {
 	uint32_t depth = s->user_depth, n = 0, count;
 	uint64_t key[SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frame;
 	const uint32_t *known;
-	uint64_t caller = 0;
-	bool fixed;
 
 	while (depth > 0 && ips[depth - 1] == 0)
 		depth--;
+	*leaf = (struct walked_leaf){ .depth = depth };
 	if (!depth)
 		return 0;
-	frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC };
-	unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
-	fixed = in && unwind_leaf_caller_of(c->unwinder, in, &frame, &caller) && (depth < 2 || ips[1] != caller);
-	if (fixed)
-		c->profile.leaf_fixes++;
-	key[0] = s->pid | (uint64_t)fixed << 32;
+	leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC };
+	unwind_resolve(c->unwinder, s->pid, s->time_ns, &leaf->frame);
+	repair_leaf(c, ips, in, leaf);
+	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
 	key[1] = process_maps_period(&c->maps, s->pid, s->time_ns);
-	key[2] = fixed ? caller : 0;
+	key[2] = leaf->caller;
 	memcpy(key + 3, ips, depth * sizeof(*ips));
 	known = stack_memo_find(&c->stacks, key, depth + 3, &count);
 	if (known) {
 		memcpy(locations, known, count * sizeof(*locations));
 		return count;
 	}
-	locations[n++] = user_location(c, s->pid, &frame);
-	if (fixed) {
-		frame = (struct unwind_frame){ .pc = caller, .is_return_address = true,
+	locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &leaf->frame, true);
+	if (leaf->fixed) {
+		frame = (struct unwind_frame){ .pc = leaf->caller, .is_return_address = true,
 					       .method = PROFILE_UNWIND_FP_LEAF_FIX };
-		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
-		locations[n++] = user_location(c, s->pid, &frame);
+		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
 	for (uint32_t i = 1; i < depth; i++) {
 		frame = (struct unwind_frame){ .pc = ips[i], .is_return_address = true,
 					       .method = PROFILE_UNWIND_FRAME_POINTER };
-		unwind_resolve(c->unwinder, s->pid, s->time_ns, &frame);
-		locations[n++] = user_location(c, s->pid, &frame);
+		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
 	stack_memo_add(&c->stacks, key, depth + 3, locations, n);
 	return n;
+}
+
+/*
+ * The sample memo (convert.samples): a frame-pointer sample's raw form to the profile stack it was counted in.
+ * Two samples with the same thread, name, kind, flags, stack errors and IPs, of a process in the same period
+ * of its mappings' history (process_maps_period), whose leaves were repaired alike (the repair reads each
+ * sample's own stack words, which the key leaves out: so the answer is kept per repair, SAMPLE_REPAIRS at
+ * most), are the same profile stack: kernel locations and markers follow from the IPs and errors, user ones
+ * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair
+ * (from the remembered leaf: no mapping look-up) and a count. Not for samples unwound offline (dwarf: the
+ * frames come from the stack bytes), events (kept one by one), or recordings with probes (a frame's context
+ * depends on the sample's time).
+ */
+#define SAMPLE_KEY_HEAD 7 /* words before the IPs */
+#define SAMPLE_REPAIRS 4
+#define SAMPLE_MEMO_MAX_BYTES (32u << 20)
+
+/* The memo's value, in uint32_t words: the leaf, then up to SAMPLE_REPAIRS repairs and their stacks. */
+enum { SAMPLE_LEAF_MODULE, SAMPLE_LEAF_OFFSET, SAMPLE_LEAF_DEPTH = 3, SAMPLE_REPAIR_COUNT, SAMPLE_REPAIR };
+enum { REPAIR_FIXED, REPAIR_CALLER, REPAIR_STACK = 3, REPAIR_WORDS };
+#define SAMPLE_VALUE_WORDS (SAMPLE_REPAIR + SAMPLE_REPAIRS * REPAIR_WORDS)
+
+static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const uint64_t *ips, uint64_t *key)
+{
+	uint32_t n = s->user_depth + s->kernel_depth;
+
+	key[0] = s->pid | (uint64_t)s->tid << 32;
+	key[1] = s->kind | (uint64_t)s->flags << 16;
+	key[2] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
+	key[3] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	memcpy(key + 4, s->comm, 2 * sizeof(*key));
+	key[6] = s->user_depth | (uint64_t)s->kernel_depth << 32;
+	memcpy(key + SAMPLE_KEY_HEAD, ips, n * sizeof(*ips));
+	return SAMPLE_KEY_HEAD + n;
+}
+_Static_assert(SREC_COMM_LEN == 2 * sizeof(uint64_t), "a sample's name is two words of the memo's key");
+
+static void put64(uint32_t *words, uint64_t value)
+{
+	words[0] = (uint32_t)value;
+	words[1] = (uint32_t)(value >> 32);
+}
+
+static uint64_t get64(const uint32_t *words)
+{
+	return words[0] | (uint64_t)words[1] << 32;
+}
+
+/* The stack remembered for a sample of this memo value whose leaf was repaired so, or UINT32_MAX. */
+static uint32_t remembered_stack(const uint32_t *value, const struct walked_leaf *leaf)
+{
+	for (uint32_t i = 0; i < value[SAMPLE_REPAIR_COUNT]; i++) {
+		const uint32_t *r = value + SAMPLE_REPAIR + i * REPAIR_WORDS;
+
+		if (r[REPAIR_FIXED] == leaf->fixed && get64(r + REPAIR_CALLER) == leaf->caller)
+			return r[REPAIR_STACK];
+	}
+	return UINT32_MAX;
+}
+
+/* Remembers stack for the sample of key (value: what the memo holds for it, or NULL) repaired as leaf says. */
+static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key_words, uint32_t *value,
+			    const struct walked_leaf *leaf, uint32_t stack)
+{
+	uint32_t fresh[SAMPLE_VALUE_WORDS] = { 0 }, *r;
+
+	if (!value) {
+		value = fresh;
+		value[SAMPLE_LEAF_MODULE] = leaf->frame.module;
+		put64(value + SAMPLE_LEAF_OFFSET, leaf->frame.file_offset);
+		value[SAMPLE_LEAF_DEPTH] = leaf->depth;
+	}
+	if (value[SAMPLE_REPAIR_COUNT] == SAMPLE_REPAIRS)
+		return; /* a leaf repaired many ways: the others are found the long way */
+	r = value + SAMPLE_REPAIR + value[SAMPLE_REPAIR_COUNT]++ * REPAIR_WORDS;
+	r[REPAIR_FIXED] = leaf->fixed;
+	put64(r + REPAIR_CALLER, leaf->caller);
+	r[REPAIR_STACK] = stack;
+	if (value == fresh)
+		stack_memo_add(&c->samples, key, key_words, fresh, SAMPLE_VALUE_WORDS);
+}
+
+/* The leaf of the memo's value, as walked_locations found it, then repaired for this sample. */
+static void remembered_leaf(struct convert *c, const uint32_t *value, const uint64_t *ips,
+			    const struct unwind_input *in, struct walked_leaf *leaf)
+{
+	*leaf = (struct walked_leaf){ .depth = value[SAMPLE_LEAF_DEPTH] };
+	if (leaf->depth)
+		leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC,
+						     .module = value[SAMPLE_LEAF_MODULE],
+						     .file_offset = get64(value + SAMPLE_LEAF_OFFSET) };
+	repair_leaf(c, ips, in, leaf);
 }
 
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
@@ -392,8 +537,11 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	const char *why = NULL;
 	struct srec_sample s;
 	const uint64_t *ips;
-	uint32_t depth = 0, user = 0, user_from, index;
+	uint32_t depth = 0, user = 0, user_from, index, key_words = 0, *remembered = NULL, count;
+	uint64_t key[SAMPLE_KEY_HEAD + 2 * SREC_MAX_STACK_DEPTH];
+	struct walked_leaf leaf;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
+	bool memo;
 	int regs;
 
 	if (type != SREC_BLOCK_SAMPLE)
@@ -414,6 +562,35 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in = &input;
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
+	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
+	 * that. */
+	info = (struct profile_sample_info){
+		.pid = s.pid,
+		.tid = s.tid,
+		.comm = comm,
+		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
+			: s.kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
+						      : PROFILE_SAMPLE_ON_CPU,
+		.time_ns = s.time_ns,
+		.weight_ns = s.kind == SREC_SAMPLE_EVENT ? 0 : s.weight,
+		.user_error = s.user_stack_error,
+		.kernel_error = s.kernel_stack_error,
+	};
+	memo = !(s.flags & SREC_SAMPLE_USER_UNWIND) && s.kind != SREC_SAMPLE_EVENT && !p->probe_count &&
+	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH;
+	if (memo) {
+		key_words = sample_key(c, &s, ips, key);
+		remembered = stack_memo_find(&c->samples, key, key_words, &count);
+		if (remembered) {
+			remembered_leaf(c, remembered, ips, in, &leaf);
+			index = remembered_stack(remembered, &leaf);
+			if (index != UINT32_MAX) {
+				profile_count_sample(p, index, &info);
+				return 0;
+			}
+			p->leaf_fixes -= leaf.fixed; /* counted again the long way */
+		}
+	}
 
 	/* Leaf first: the kernel part (a failed read as one marker frame), then the user part. */
 	if (s.kernel_stack_error) {
@@ -432,12 +609,14 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	}
 	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
+		uint64_t period = process_maps_period(&c->maps, s.pid, s.time_ns);
+
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
 		for (uint32_t i = 0; i < user; i++)
-			locations[depth++] = user_location(c, s.pid, &frames[i]);
+			locations[depth++] = placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
 	} else {
-		depth += walked_locations(c, &s, ips, in, locations + depth); /* CFAs unknown (user stays 0) */
+		depth += walked_locations(c, &s, ips, in, locations + depth, &leaf); /* CFAs unknown (user stays 0) */
 	}
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
@@ -451,20 +630,6 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
 	}
-	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
-	 * that. */
-	info = (struct profile_sample_info){
-		.pid = s.pid,
-		.tid = s.tid,
-		.comm = comm,
-		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
-			: s.kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
-						      : PROFILE_SAMPLE_ON_CPU,
-		.time_ns = s.time_ns,
-		.weight_ns = s.kind == SREC_SAMPLE_EVENT ? 0 : s.weight,
-		.user_error = s.user_stack_error,
-		.kernel_error = s.kernel_stack_error,
-	};
 	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
 	memset(cfas, 0, depth * sizeof(*cfas));
 	for (uint32_t i = 0; i < user; i++)
@@ -472,6 +637,8 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, s.time_ns, locations, cfas, depth, hits))
 		info.hits = hits;
 	index = profile_add_sample(p, &info, locations, depth);
+	if (memo)
+		remember_sample(c, key, key_words, remembered, &leaf, index);
 	if (s.kind == SREC_SAMPLE_EVENT)
 		profile_add_event(p, &(struct profile_event){
 					     .time_ns = s.time_ns,
@@ -733,6 +900,9 @@ int cmd_convert(int argc, char **argv)
 	}
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	stack_memo_init(&c->stacks);
+	stack_memo_init(&c->samples);
+	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
+	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);
 	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
@@ -749,6 +919,7 @@ int cmd_convert(int argc, char **argv)
 		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
 	unwinder_free(c->unwinder);
 	stack_memo_release(&c->stacks);
+	stack_memo_release(&c->samples);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];

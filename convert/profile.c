@@ -255,7 +255,6 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 	const uint32_t *hits = context_of(sample->hits, depth);
 	struct stack_key key = { p, sample->pid, sample->tid, name, sample->kind, locations, depth, hits };
 	uint32_t ids[3] = { sample->pid, sample->tid, sample->kind };
-	bool off_cpu = sample->kind == PROFILE_SAMPLE_OFF_CPU;
 	struct profile_stack *s;
 	uint64_t hash;
 	uint32_t index;
@@ -286,7 +285,15 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 		}
 		set_insert(&p->tables->stacks, slot, hash, index);
 	}
-	s = &p->stacks[index];
+	profile_count_sample(p, index, sample);
+	return index;
+}
+
+void profile_count_sample(struct profile *p, uint32_t index, const struct profile_sample_info *sample)
+{
+	struct profile_stack *s = &p->stacks[index];
+	bool off_cpu = sample->kind == PROFILE_SAMPLE_OFF_CPU;
+
 	s->count++;
 	if (sample->kind == PROFILE_SAMPLE_EVENT) {
 		/* An event measures no time, and is no sample of the profile's totals (profile_add_event). */
@@ -294,7 +301,7 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 			s->user_error = sample->user_error;
 		if (!s->kernel_error)
 			s->kernel_error = sample->kernel_error;
-		return index;
+		return;
 	}
 	if (off_cpu)
 		s->off_cpu_ns += sample->weight_ns;
@@ -320,7 +327,6 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 		GROW(p->timeline, p->timeline_cap, p->timeline_count + 1);
 		p->timeline[p->timeline_count++] = (struct profile_sample){ sample->time_ns, sample->weight_ns, index };
 	}
-	return index;
 }
 
 void profile_add_event(struct profile *p, const struct profile_event *event)

@@ -294,6 +294,11 @@ struct profile_sample_info {
  */
 uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info *sample, const uint32_t *locations,
 			uint32_t depth);
+/*
+ * Counts one more sample of stack index, which profile_add_sample returned for a sample of the same thread, name,
+ * kind, locations and context: what profile_add_sample does once it has found the stack.
+ */
+void profile_count_sample(struct profile *p, uint32_t index, const struct profile_sample_info *sample);
 /* Adds an event whose stack profile_add_sample (kind PROFILE_SAMPLE_EVENT) returned; takes event->name. */
 void profile_add_event(struct profile *p, const struct profile_event *event);
 /* The metrics of the event of tid at time_ns, else the latest interval reading of pid before it, or NULL. */

@@ -38,9 +38,9 @@ static size_t slot_of(const struct stack_memo *m, uint64_t hash, const uint64_t 
 	return i;
 }
 
-const uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count)
+uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count)
 {
-	const struct stack_memo_entry *e;
+	struct stack_memo_entry *e;
 
 	if (!m->count)
 		return NULL;
@@ -48,7 +48,7 @@ const uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key,
 	if (!e)
 		return NULL;
 	*count = e->count;
-	return (const uint32_t *)(e->words + e->key_words);
+	return (uint32_t *)(e->words + e->key_words);
 }
 
 static void grow(struct stack_memo *m)

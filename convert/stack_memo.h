@@ -24,9 +24,9 @@ struct stack_memo {
 void stack_memo_init(struct stack_memo *m);
 /*
  * The locations remembered for the key of key_words words (*count of them), or NULL. Valid until the next
- * stack_memo_add.
+ * stack_memo_add; the caller may change them in place (convert's sample memo keeps counts there).
  */
-const uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count);
+uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count);
 /* Remembers count locations for the key (not already there). */
 void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
 		    uint32_t count);

@@ -44,6 +44,22 @@ struct leaf_rule {
 
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
+/*
+ * A dwarf walk's frame, remembered by where it was met: (process, period of its mappings' history, pc, return
+ * address or not) to its module, file offset and CFI rule. Within one period a process resolves every address
+ * the same (process_maps_period), and the rule follows from the module and offset: a frame met again costs one
+ * look-up here, not a search of the process's mappings and one of the rules.
+ */
+struct placed_frame {
+	bool used, is_return_address, missing;
+	uint32_t pid, module;
+	uint64_t period, pc, file_offset;
+	uint64_t generation; /* of the CFI rules, whose pointer rule is */
+	const struct cfi_rule *rule;
+};
+
+#define PLACED_FRAMES 4096 /* remembered, direct-mapped */
+
 struct unwinder {
 	struct profile *profile;
 	const struct process_maps *maps;
@@ -53,6 +69,7 @@ struct unwinder {
 	size_t module_cap;
 	struct cfi_rules rules;
 	struct leaf_rule leaves[LEAF_RULES];
+	struct placed_frame placed[PLACED_FRAMES];
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -457,6 +474,32 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 	return cfi_rules_find(&u->rules, f->module, &m->cfi, f->is_return_address ? addr - 1 : addr);
 }
 
+/*
+ * Frame f of process pid (pc and is_return_address set) at time_ns, in the period of its mappings' history:
+ * resolved (module, file offset) and its CFI rule, as unwind_resolve and rule_for find them.
+ */
+static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
+					  struct unwind_frame *f, bool *missing)
+{
+	struct placed_frame *p =
+		&u->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^ f->is_return_address) % PLACED_FRAMES];
+	const struct cfi_rule *rule;
+
+	if (p->used && p->pc == f->pc && p->pid == pid && p->period == period &&
+	    p->is_return_address == f->is_return_address && p->generation == u->rules.generation) {
+		f->module = p->module;
+		f->file_offset = p->file_offset;
+		*missing = p->missing;
+		return p->rule;
+	}
+	unwind_resolve(u, pid, time_ns, f);
+	rule = rule_for(u, f, missing);
+	*p = (struct placed_frame){ .used = true, .is_return_address = f->is_return_address, .missing = *missing,
+				    .pid = pid, .module = f->module, .period = period, .pc = f->pc,
+				    .file_offset = f->file_offset, .generation = u->rules.generation, .rule = rule };
+	return rule;
+}
+
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */
 static bool load_input(const struct unwind_input *in, struct regs *r, struct memory *m)
 {
@@ -495,12 +538,14 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint32_t n = 0;
 	uint64_t pc;
 	const char *reason = NULL;
+	uint64_t period;
 
 	*end = UNWIND_LOST;
 	if (!load_input(in, &r, &m)) {
 		reason = "registers of another machine";
 		goto out;
 	}
+	period = process_maps_period(u->maps, in->pid, in->time_ns);
 	pc = r.v[CFI_REG_RA];
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
@@ -511,8 +556,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		f->pc = pc;
 		f->is_return_address = !activation;
 		f->method = method;
-		unwind_resolve(u, in->pid, in->time_ns, f);
-		rule = rule_for(u, f, &missing);
+		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing);
 		if (missing) {
 			reason = "the module's file was not found";
 			goto out;
@@ -614,18 +658,47 @@ static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_
 	return rule;
 }
 
+/* The sample's register reg, as load_input sets it; false when the sample did not keep it. */
+static bool input_reg(const struct unwind_input *in, unsigned int reg, uint64_t *value)
+{
+	uint64_t mask = in->header->reg_mask;
+	unsigned int n;
+
+	if (reg >= CFI_REGS || !((mask >> reg) & 1))
+		return false;
+	n = (unsigned int)__builtin_popcountll(mask & ((1ull << reg) - 1));
+	if (n >= in->header->reg_count)
+		return false;
+	*value = in->regs[n];
+	return true;
+}
+
 bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
 			   uint64_t *return_address)
 {
 	const struct cfi_rule *rule;
 	struct regs r;
 	struct memory m;
-	uint64_t pc;
+	uint64_t sp, ip, base, pc;
 
-	if (leaf->is_return_address || !load_input(in, &r, &m) || r.v[CFI_REG_RA] != leaf->pc)
+	/* load_input's checks, on the two registers they are about. */
+	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */ || !input_reg(in, CFI_REG_SP, &sp) ||
+	    !input_reg(in, CFI_REG_RA, &ip) || ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
-	if (!rule || return_address_step(rule, &r, &m, &pc) != 1 || pc == 0)
+	if (!rule)
+		return false;
+	/* The usual rule, a register plus an offset for the CFA and the return address saved at an offset from it,
+	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
+	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
+		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
+		if (!input_reg(in, rule->cfa_reg, &base) ||
+		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
+			return false;
+	} else if (!load_input(in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
+		return false;
+	}
+	if (pc == 0)
 		return false;
 	*return_address = pc;
 	return true;

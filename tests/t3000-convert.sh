@@ -292,20 +292,24 @@ test_expect_success 'after an exec, the new image names the addresses' '
 	test_cmp expect actual
 '
 
+# The script of three periods of process 300's mappings: prog2, an exec into prog at 5 ms, prog2 mapped over
+# it at 10 ms; in each, two samples 1 ms apart whose line ends in $1 (what follows the time).
+periods_script() {
+	text_mapping 300 prog2 $(build_id prog2) 1 &&
+	echo "repeat 2 sample 300 300 p 1000 $1" &&
+	echo "exec 300 5000000" &&
+	text_mapping 300 prog $(build_id prog) 5000000 &&
+	echo "repeat 2 sample 300 300 p 6000000 $1" &&
+	text_mapping 300 prog2 $(build_id prog2) 10000000 &&
+	echo "repeat 2 sample 300 300 p 11000000 $1" &&
+	echo "end"
+}
+
 # Repeated fp stacks are resolved once per process and period of its mappings (stack_memo.h): the same
 # instruction pointers, repeated before and after an exec, and after a later mapping over them, name what was
-# mapped when each sample was taken (repeat: samples 1 ms apart).
+# mapped when each sample was taken.
 test_expect_success 'the same raw stack, repeated across an exec and a new mapping, names what each sample ran' '
-	{
-		text_mapping 300 prog2 $(build_id prog2) 1 &&
-		echo "repeat 2 sample 300 300 p 1000 $(user_stack) -" &&
-		echo "exec 300 5000000" &&
-		text_mapping 300 prog $(build_id prog) 5000000 &&
-		echo "repeat 2 sample 300 300 p 6000000 $(user_stack) -" &&
-		text_mapping 300 prog2 $(build_id prog2) 10000000 &&
-		echo "repeat 2 sample 300 300 p 11000000 $(user_stack) -" &&
-		echo "end"
-	} >script.memo &&
+	periods_script "$(user_stack) -" >script.memo &&
 	write_rec memo.rec <script.memo >/dev/null &&
 	stackrec convert memo.rec >actual &&
 	cat >expect <<-\EOF &&
@@ -313,6 +317,63 @@ test_expect_success 'the same raw stack, repeated across an exec and a new mappi
 	p;main;outer;middle;leaf 2
 	EOF
 	test_cmp expect actual
+'
+
+# A dwarf walk's frames are remembered by process, period of its mappings, pc and kind of address (unwind.c's
+# place_frame, convert.c's placed_location): the same registers and stack words, before and after an exec and
+# a later mapping over the same addresses, name what was mapped when each sample was taken. Each sample is
+# stopped at leaf's first instruction, the word at rsp its return address into outer.
+test_expect_success 'the same dwarf sample, repeated across an exec and a new mapping, names what each sample ran' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	periods_script "- - top=$in_outer dwarf=$pc" >script.dwarf &&
+	write_rec dwarf.rec <script.dwarf >/dev/null &&
+	stackrec convert dwarf.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;other_outer;other_middle;other_leaf 4
+	p;outer;middle;leaf 2
+	EOF
+	test_cmp expect actual
+'
+
+# Repeated fp samples are counted from the memo of whole samples (convert.c, sample_key): only a sample of the
+# same thread, name, kind, errors, IPs, period and leaf repair is the same stack. Here the same IPs, interleaved,
+# in two threads, under two names, on and off the CPU, with a stack error, and with two leaf repairs: each
+# sample at leaf's first instruction (frameless there), the word at rsp the return address into outer (the
+# walk skipped outer: put back), into main (what the walk found: nothing to put back), or another address in
+# main (put back: another stack).
+test_expect_success 'repeated fp samples that differ in thread, name, kind, error or leaf repair stay apart' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	in_main=$(runtime $(ret_after_call main outer)) && main4=$(runtime $(printf "%x" $((0x$(vaddr main) + 4)))) &&
+	{
+		text_mapping 300 prog $(build_id prog) 1 &&
+		for i in 1 2; do
+			echo "sample 300 300 p 1000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 2000 $pc,$in_main - top=$in_main" &&
+			echo "sample 300 301 p 3000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 q 4000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 5000 $pc,$in_main - top=$in_outer kind=off weight=7000" &&
+			echo "sample 300 300 p 6000 $pc,$in_main - -14 top=$in_outer" &&
+			echo "sample 300 300 p 7000 $pc,$in_main - top=$in_outer" &&
+			echo "sample 300 300 p 8000 $pc,$in_main - top=$main4" || return 1
+		done &&
+		echo "end"
+	} >script.samples &&
+	write_rec samples.rec <script.samples >/dev/null &&
+	stackrec convert samples.rec --tid >actual &&
+	cat >expect <<-\EOF &&
+	p-300/300;[user stack error -EFAULT];main;outer;middle;leaf 2
+	p-300/300;main;leaf 2
+	p-300/300;main;main;leaf 2
+	p-300/300;main;outer;middle;leaf 4
+	p-300/301;main;outer;middle;leaf 2
+	q-300/300;main;outer;middle;leaf 2
+	EOF
+	test_cmp expect actual &&
+	stackrec convert samples.rec --kind off >actual &&
+	echo "p;main;outer;middle;leaf 14" >expect &&
+	test_cmp expect actual &&
+	stackrec convert samples.rec -v -o /dev/null 2>err &&
+	grep "of samples had a frameless leaf" err
 '
 
 test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '

@@ -13,7 +13,12 @@
  *       file KIND BUILD_ID OFFSET PATH FILE (a FILE block: KIND a number (3: SREC_FILE_DEBUG), the bytes of FILE
  *                                            as the content at OFFSET of the file PATH; archives are such files)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
- *                                           [weight=NS]
+ *                                           [weight=NS] [top=HEX]
+ *                                           [dwarf=PC]
+ *                                           (top=HEX: the sample keeps rsp and rip (the leaf IP) and one
+ *                                            word HEX of stack at rsp, as a fp sample for the leaf repair;
+ *                                            dwarf=PC: and it is unwound offline from rip PC, as with
+ *                                            --call-graph dwarf: give "-" for USER_IPS)
  *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
  *                                            sample of weight 1 ms unless told; repeat N writes N samples
  *                                            back to back, each starting when the previous one's weight ends)
@@ -959,9 +964,20 @@ static int write_recording(const char *path)
 			size_t nu = parse_ips(a[4], ips, SREC_MAX_STACK_DEPTH);
 			size_t nk = parse_ips(a[5], ips + nu, SREC_MAX_STACK_DEPTH);
 			char errors[2][64] = { "0", "0" };
+			struct srec_user_regs regs = { .machine = 62, .reg_count = 2, .stack_size = 8,
+						       .reg_mask = 1ull << 7 | 1ull << 16, .stack_wanted = 8 };
+			uint64_t top[3] = { 0x7ffc0000, nu ? ips[0] : 0, 0 }; /* rsp, rip; then the stack word */
+			unsigned char tail[sizeof(ips) + sizeof(regs) + sizeof(top)];
+			size_t len = (nu + nk) * sizeof(*ips);
 
-			for (int i = 6; i < n; i++) { /* kind=on|off, weight=NS, USER_ERROR[/KERNEL_ERROR] */
-				if (!strcmp(a[i], "kind=off"))
+			for (int i = 6; i < n; i++) { /* kind=on|off, weight=NS, USER_ERROR[/KERNEL_ERROR], top=HEX */
+				if (!strncmp(a[i], "top=", 4)) {
+					s.flags |= SREC_SAMPLE_USER_REGS;
+					top[2] = strtoull(a[i] + 4, NULL, 16);
+				} else if (!strncmp(a[i], "dwarf=", 6)) {
+					s.flags |= SREC_SAMPLE_USER_REGS | SREC_SAMPLE_USER_UNWIND;
+					top[1] = strtoull(a[i] + 6, NULL, 16);
+				} else if (!strcmp(a[i], "kind=off"))
 					s.kind = SREC_SAMPLE_OFF_CPU;
 				else if (!strncmp(a[i], "weight=", 7))
 					s.weight = strtoull(a[i] + 7, NULL, 0);
@@ -973,6 +989,12 @@ static int write_recording(const char *path)
 			s.user_depth = (uint16_t)nu;
 			s.kernel_depth = (uint16_t)nk;
 			memcpy(s.comm, a[2], strnlen(a[2], sizeof(s.comm) - 1));
+			memcpy(tail, ips, len);
+			if (s.flags & SREC_SAMPLE_USER_REGS) {
+				memcpy(tail + len, &regs, sizeof(regs));
+				memcpy(tail + len + sizeof(regs), top, sizeof(top));
+				len += sizeof(regs) + sizeof(top);
+			}
 			for (long i = 0; i < repeat; i++) {
 				if (timed) {
 					uint64_t jitter = (uint64_t)i * 0x9e3779b97f4a7c15ull >> 44; /* 0..1 ms */
@@ -982,7 +1004,7 @@ static int write_recording(const char *path)
 				} else if (i) {
 					s.time_ns += s.weight; /* repeat N: back to back, each where the previous ends */
 				}
-				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), ips, (nu + nk) * sizeof(*ips));
+				recording_writer_add(&w, SREC_BLOCK_SAMPLE, &s, sizeof(s), tail, len);
 			}
 		} else if (sscanf(p, "event %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s %4095s", a[0], a[1],
 				  a[2], a[3], a[4], a[5], a[6], a[7], a[8]) == 9) {
