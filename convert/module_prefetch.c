@@ -46,6 +46,9 @@ struct module_prefetch {
 	size_t guess_count, guess_cap, guesses_taken;
 	bool wanting; /* a module was wanted: the samples are being read, guesses are no longer started */
 	bool done;
+	/* STACKREC_TEST_PREFETCH_GUESSES set, for tests: the first module wanted waits until the guesses are
+	 * prepared, so that a test sees them prepared early however loaded the machine is. */
+	bool test_wait_guesses;
 };
 
 /*
@@ -109,6 +112,7 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
 	struct module_prefetch *mp = xcalloc(1, sizeof(*mp));
 
 	mp->options = options;
+	mp->test_wait_guesses = getenv("STACKREC_TEST_PREFETCH_GUESSES") != NULL;
 	module_file_callbacks_init(&mp->callbacks, &options->search);
 	pthread_mutex_init(&mp->lock, NULL);
 	pthread_cond_init(&mp->wake, NULL);
@@ -150,6 +154,16 @@ static bool preparable(const struct profile_module *m)
 	return !m->is_kernel && m->path[0] == '/';
 }
 
+/* Whether as many guesses as are ever started are prepared (under the lock). */
+static bool guesses_prepared(const struct module_prefetch *mp)
+{
+	size_t ready = 0;
+
+	for (size_t i = 0; i < mp->guess_count; i++)
+		ready += mp->by_index[mp->guesses[i]]->ready;
+	return ready >= (mp->guess_count < GUESSES_MAX ? mp->guess_count : GUESSES_MAX);
+}
+
 void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const struct profile_module *m)
 {
 	struct prefetched *e;
@@ -166,6 +180,8 @@ void module_prefetch_want(struct module_prefetch *mp, uint32_t index, const stru
 	if (!preparable(m) || !start(mp))
 		return;
 	pthread_mutex_lock(&mp->lock);
+	while (mp->test_wait_guesses && !mp->wanting && !guesses_prepared(mp))
+		pthread_cond_wait(&mp->prepared, &mp->lock);
 	mp->wanting = true;
 	e = entry(mp, index, m);
 	e->wanted = true;
