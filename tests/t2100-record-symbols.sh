@@ -127,24 +127,13 @@ test_expect_success BPF '--call-graph fp: the vDSO image only when a sample is i
 		return 0;
 	}
 	EOF
-	cat >clock.c <<-\EOF &&
-	#include <time.h>
-	int main(void)
-	{
-		struct timespec t0, t;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		do clock_gettime(CLOCK_MONOTONIC, &t);
-		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 300);
-		return 0;
-	}
-	EOF
 	clang -O2 -fno-omit-frame-pointer -o spin spin.c &&
-	clang -O2 -fno-omit-frame-pointer -o clock clock.c &&
+	clang -O2 -fno-omit-frame-pointer -o clock "$FIXTURES/clock.c" &&
 	stackrec record --call-graph fp -F 999 -o spin.rec -- ./spin 300000000 &&
 	stackrec info --files spin.rec >spin.files &&
 	grep -E "^  samples +[1-9]" spin.files &&
 	grep -E "^  vdso images +0$" spin.files &&
-	stackrec record --call-graph fp -F 999 -o clock.rec -- ./clock &&
+	stackrec record --call-graph fp -F 999 -o clock.rec -- ./clock 300 &&
 	stackrec info --files clock.rec >clock.files &&
 	grep -E "^file vdso pid 0 offset 0 size [1-9][0-9]* build-id [0-9a-f]{40} \[vdso\]$" clock.files &&
 	stackrec convert -v clock.rec >clock.folded 2>clock.err &&
