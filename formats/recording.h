@@ -294,7 +294,9 @@ _Static_assert(sizeof(struct srec_mapping) == 88, "mapping header is 88 bytes");
  * kind, pid and path and increasing data_offset.
  */
 enum srec_file_kind {
-	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI) */
+	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI). Only in
+				   recordings that need it: fp ones get it (anywhere in the file) once a sample has a
+				   user IP in a [vdso] mapping; dwarf ones at start */
 	SREC_FILE_PERF_MAP = 2, /* a JIT symbol map, "START SIZE name" lines (perf's /tmp/perf-PID.map); pid set */
 	SREC_FILE_DEBUG = 3	/* an ELF file with build_id, a binary or its separate debug file (a path ending in
 				   ".debug"), bundled by `stackrec archive`; pid 0 */
