@@ -141,6 +141,19 @@ test_expect_success BPF '--call-graph fp: the vDSO image only when a sample is i
 	grep -q "__vdso_clock_gettime [0-9]*$" clock.folded
 '
 
+# Above, the samples of the new process come before its [vdso] MAPPING (the ring buffer is drained first), and
+# the MAPPING writes the image. A process found running (-p) has its MAPPING first: there the sample does.
+test_expect_success BPF '--call-graph fp -p: the [vdso] of a running process, mapped before its samples' '
+	./clock 4000 & pid=$! &&
+	sleep 0.2 &&
+	stackrec record --call-graph fp -F 999 --duration 0.5 -p $pid -o clockp.rec &&
+	kill $pid && wait $pid;
+	stackrec info --files clockp.rec >clockp.files &&
+	grep -E "^  vdso images +1$" clockp.files &&
+	stackrec convert clockp.rec >clockp.folded &&
+	grep -q "__vdso_clock_gettime [0-9]*$" clockp.folded
+'
+
 if command -v node >/dev/null; then
 	test_set_prereq NODE
 else
