@@ -45,9 +45,10 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 2 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+#define SREC_VERSION_MINOR 3 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
 				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
-				*      FRAME blocks: frame numbers */
+				*      FRAME blocks: frame numbers;
+				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -101,8 +102,20 @@ enum srec_block_type {
 					    srec_process_metrics */
 	SREC_BLOCK_PROBE = 13,		 /* a probe the recorder attached (--probe): struct srec_probe; written before
 					    any PROBE_HIT that names it */
-	SREC_BLOCK_FRAME = 14		 /* the frame's number: struct srec_frame; the first block of every frame */
+	SREC_BLOCK_FRAME = 14,		 /* the frame's number: struct srec_frame; the first block of every frame */
+	SREC_BLOCK_SAMPLE_TIME_DELTA = 15 /* a SAMPLE whose time_ns is a delta (1.3): see "Sample times" below */
 };
+
+/*
+ * Sample times (1.3): samples come about evenly spaced, so their absolute times (8 bytes whose low half is
+ * new at every sample) were a quarter of what an fp sample compresses to. A SAMPLE_TIME_DELTA block is a
+ * SAMPLE block in every byte but time_ns, which holds the sample's time minus that of the SAMPLE or
+ * SAMPLE_TIME_DELTA block before it in the same frame (0 for the first in the frame), modulo 2^64 (an
+ * off-CPU sample may be older than the one before it). The width stays 8 bytes: its high bytes are zeros that
+ * compress to nothing, and the layout stays the same, so a reader turns the block back into a SAMPLE in
+ * place when it decodes the frame. Within a frame only, so that a frame still decodes by itself. Old readers
+ * skip the type they do not know: they see the file's other blocks and no samples, never a wrong time.
+ */
 
 /*
  * HOST: a sequence of NUL-terminated "key=value" strings. Unknown keys are kept and shown by `info`.
@@ -281,7 +294,9 @@ _Static_assert(sizeof(struct srec_mapping) == 88, "mapping header is 88 bytes");
  * kind, pid and path and increasing data_offset.
  */
 enum srec_file_kind {
-	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI) */
+	SREC_FILE_VDSO = 1,	/* the [vdso] image; build_id set; pid 0 (same for every process of the ABI). Only in
+				   recordings that need it: fp ones get it (anywhere in the file) once a sample has a
+				   user IP in a [vdso] mapping; dwarf ones at start */
 	SREC_FILE_PERF_MAP = 2, /* a JIT symbol map, "START SIZE name" lines (perf's /tmp/perf-PID.map); pid set */
 	SREC_FILE_DEBUG = 3	/* an ELF file with build_id, a binary or its separate debug file (a path ending in
 				   ".debug"), bundled by `stackrec archive`; pid 0 */

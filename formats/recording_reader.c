@@ -107,6 +107,43 @@ static size_t find_frame_magic(const struct recording_reader *r, size_t from)
 }
 
 /*
+ * Turns the frame's SAMPLE_TIME_DELTA blocks back into SAMPLE blocks with absolute times, in place
+ * (recording.h, "Sample times"), so that everything after the decoding sees the SAMPLE blocks of 1.2. Walks
+ * the blocks as the pass will and stops where it would find damage; the pass reports that. One too short to
+ * hold a time becomes a SAMPLE all the same, which the pass finds too short to be one.
+ */
+static void undo_time_deltas(unsigned char *bytes, size_t len)
+{
+	uint64_t last = 0;
+
+	for (size_t off = 0; len - off >= sizeof(struct srec_block_header);) {
+		struct srec_block_header bh;
+		size_t padded;
+
+		memcpy(&bh, bytes + off, sizeof(bh));
+		padded = ((size_t)bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
+		if (padded > len - off - sizeof(bh))
+			return;
+		if (bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA || bh.type == SREC_BLOCK_SAMPLE) {
+			unsigned char *body = bytes + off + sizeof(bh);
+			uint64_t time_ns;
+
+			if (bh.size >= sizeof(time_ns)) {
+				memcpy(&time_ns, body, sizeof(time_ns));
+				if (bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA) {
+					time_ns += last; /* modulo 2^64, as written */
+					memcpy(body, &time_ns, sizeof(time_ns));
+				}
+				last = time_ns;
+			}
+			bh.type = SREC_BLOCK_SAMPLE;
+			memcpy(bytes + off, &bh, sizeof(bh));
+		}
+		off += sizeof(bh) + padded;
+	}
+}
+
+/*
  * Checks and decompresses the frame at off into *buf (grown as needed) with dctx. Returns its uncompressed
  * size, or -1 with *why and *kind set.
  */
@@ -157,6 +194,7 @@ static long long decode_frame(const struct recording_reader *r, void *dctx, unsi
 		*kind = RECORDING_DAMAGE_WRONG_SIZE;
 		return -1;
 	}
+	undo_time_deltas(*buf, n);
 	return (long long)n;
 }
 

@@ -167,6 +167,7 @@ static int make_room(struct recording_writer *w, size_t need)
 		struct srec_frame frame = { .sequence = w->frame_count, .blocks_before = w->block_count };
 
 		append_block(w, SREC_BLOCK_FRAME, &frame, sizeof(frame), NULL, 0);
+		w->last_sample_ns = 0; /* sample times are deltas within a frame only */
 	}
 	return 0;
 }
@@ -182,7 +183,19 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 		return error("block of %zu bytes is too large for '%s'", head_size + tail_size, w->path);
 	if (make_room(w, sizeof(struct srec_block_header) + padded) < 0)
 		return -1;
-	append_block(w, type, head, head_size, tail, tail_size);
+	if (type == SREC_BLOCK_SAMPLE && head_size >= sizeof(uint64_t)) {
+		/* Timed from the sample before it (recording.h, "Sample times"): patched in the frame's copy. */
+		size_t time_at = w->blocks_len + sizeof(struct srec_block_header); /* append_block may move blocks */
+		uint64_t time_ns, delta;
+
+		memcpy(&time_ns, head, sizeof(time_ns));
+		delta = time_ns - w->last_sample_ns;
+		w->last_sample_ns = time_ns;
+		append_block(w, SREC_BLOCK_SAMPLE_TIME_DELTA, head, head_size, tail, tail_size);
+		memcpy(w->blocks + time_at, &delta, sizeof(delta));
+	} else {
+		append_block(w, type, head, head_size, tail, tail_size);
+	}
 	if (w->blocks_len >= SREC_FRAME_TARGET)
 		return recording_writer_flush(w);
 	return 0;

@@ -1,8 +1,10 @@
 /*
  * embedded_files.c — FILE blocks: files whose bytes the offline step cannot get any other way.
  *
- *   vDSO       the recorder's own [vdso] image, read from memory at start; every 64-bit process of this
- *              kernel maps the same one. Its build ID comes from the in-memory ELF image.
+ *   vDSO       the recorder's own [vdso] image, read from memory; every 64-bit process of this kernel maps
+ *              the same one. Its build ID comes from the in-memory ELF image. With --call-graph dwarf it is
+ *              written at start. With frame pointers only once a sample has a user IP in a [vdso] mapping
+ *              (below): most fp recordings never do, and its ~3 KB compressed were most of a short one.
  *   perf maps  a JIT's /tmp/perf-PID.map ("START SIZE name" lines), read once per process at the latest
  *              point — its EXIT record, or the end of recording for processes still alive — because the JIT
  *              appends to it while it runs. Opened by the drain thread, read by a worker (see below). Read through /proc/PID/root while possible (another mount
@@ -84,7 +86,20 @@ static size_t vdso_size(uintptr_t base)
 	return size;
 }
 
-int embedded_write_vdso(struct recorder *rec)
+/*
+ * The vDSO of an fp recording, written at the first need. A sample may be read before the MAPPING of its
+ * process's [vdso] (the ring buffer is drained before the side band), so both are remembered: the pages of
+ * every [vdso] mapping recorded, and the pages of every user IP sampled while the image is not written; the
+ * one of the two that comes second writes it. Pages of any process: a forked child has its parent's [vdso]
+ * and no MAPPING of its own. Both sets grow with distinct pages of code, never with samples.
+ */
+static bool vdso_deferred, vdso_written;
+static struct u64_set vdso_pages, ip_pages;
+
+#define VDSO_PAGE_SHIFT 12
+#define VDSO_PAGES_MAX 256 /* a [vdso] is two pages; a larger range is taken by its first pages only */
+
+static int write_vdso(struct recorder *rec)
 {
 	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	uint8_t id[SREC_BUILD_ID_MAX];
@@ -109,6 +124,62 @@ int embedded_write_vdso(struct recorder *rec)
 		elf_end(elf);
 	}
 	return write_file_block(rec, SREC_FILE_VDSO, 0, "[vdso]", 0, (const void *)base, size, id, id_size);
+}
+
+int embedded_write_vdso(struct recorder *rec)
+{
+	if (rec->call_graph == CALL_GRAPH_FP) {
+		vdso_deferred = true;
+		return 0;
+	}
+	vdso_written = true;
+	return write_vdso(rec);
+}
+
+static int write_vdso_now(struct recorder *rec)
+{
+	vdso_written = true;
+	u64_set_release(&ip_pages);
+	debug("a sample is in the [vdso]: its image goes into the recording");
+	return write_vdso(rec);
+}
+
+int embedded_note_vdso_mapping(struct recorder *rec, uint64_t start, uint64_t end)
+{
+	uint64_t first = start >> VDSO_PAGE_SHIFT, last = (end - 1) >> VDSO_PAGE_SHIFT;
+
+	if (!vdso_deferred || vdso_written || end <= start)
+		return 0;
+	if (last - first >= VDSO_PAGES_MAX)
+		last = first + VDSO_PAGES_MAX - 1;
+	for (uint64_t page = first; page <= last; page++) {
+		u64_set_add(&vdso_pages, page);
+		if (u64_set_has(&ip_pages, page))
+			return write_vdso_now(rec);
+	}
+	return 0;
+}
+
+int embedded_note_user_ips(struct recorder *rec, const void *ips, unsigned int count)
+{
+	if (!vdso_deferred || vdso_written)
+		return 0;
+	for (unsigned int i = 0; i < count; i++) {
+		uint64_t ip;
+
+		memcpy(&ip, (const char *)ips + i * sizeof(ip), sizeof(ip));
+		if (u64_set_has(&vdso_pages, ip >> VDSO_PAGE_SHIFT))
+			return write_vdso_now(rec);
+		u64_set_add(&ip_pages, ip >> VDSO_PAGE_SHIFT);
+	}
+	return 0;
+}
+
+void embedded_release_vdso(void)
+{
+	u64_set_release(&vdso_pages);
+	u64_set_release(&ip_pages);
+	vdso_deferred = vdso_written = false;
 }
 
 /*

@@ -99,6 +99,8 @@ int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t st
 	if (m.build_id_size && strncmp(path, "/memfd:", 7) != 0)
 		build_id_cache_add(rec, pid, start, end, path, m.build_id, m.build_id_size);
 	m.path_size = (uint32_t)strlen(path) + 1;
+	if (!strcmp(path, "[vdso]") && embedded_note_vdso_mapping(rec, start, end) < 0)
+		return -1;
 	return recording_writer_add(&rec->writer, SREC_BLOCK_MAPPING, &m, sizeof(m), path, m.path_size);
 }
 

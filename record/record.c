@@ -630,6 +630,7 @@ int cmd_record(int argc, char **argv)
 	side_band_close(&rec);
 	sampler_close(&rec);
 	kallsyms_release();
+	embedded_release_vdso();
 	build_id_cache_release();
 	build_id_cache_report();
 	embedded_release();

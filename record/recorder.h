@@ -211,7 +211,13 @@ void build_id_cache_trim(struct recorder *rec); /* after recording: evict LRU en
 void build_id_cache_report(void);		 /* debug count; frees the run's state */
 
 /* record/embedded_files.c */
+/* The vDSO image: at start with --call-graph dwarf; with fp, at the first sample in a [vdso] (the two below). */
 int embedded_write_vdso(struct recorder *rec);
+/* A [vdso] mapping is recorded: writes the image if a sample was in it already. */
+int embedded_note_vdso_mapping(struct recorder *rec, uint64_t start, uint64_t end);
+/* A sample's count user IPs (unaligned u64s): writes the image if one is in a [vdso] mapping recorded. */
+int embedded_note_user_ips(struct recorder *rec, const void *ips, unsigned int count);
+void embedded_release_vdso(void);
 /* Remembers the uids of a process while it lives: its perf map is trusted only when one of them owns it. Call
  * it when a process is first seen. */
 void embedded_note_process(pid_t pid);

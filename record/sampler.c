@@ -353,6 +353,7 @@ static void handle_record(struct recorder *rec, void *data, size_t size)
 		rec->kernel_stack_errors++;
 		count_stack_error(rec, e->kernel_stack_error, true);
 	}
+	embedded_note_user_ips(rec, rec->tail, user); /* the tail starts with the user IPs */
 	recording_writer_add(&rec->writer, SREC_BLOCK_SAMPLE, e, sizeof(struct srec_sample), rec->tail, tail);
 	/* the process at the event, as the BPF program read it, right after its sample */
 	if (info.metrics_ok)

@@ -114,6 +114,46 @@ test_expect_success BPF 'the vDSO image is embedded with a build ID' '
 	grep -E "^  vdso images +1$" files
 '
 
+# With frame pointers the image is written only once a sample has a user IP in a [vdso] mapping: a program
+# that never calls into the vDSO gets none (3 KB of a short recording), one that does gets it and its names.
+test_expect_success BPF '--call-graph fp: the vDSO image only when a sample is in the [vdso], then named' '
+	cat >spin.c <<-\EOF &&
+	#include <stdlib.h>
+	int main(int argc, char **argv)
+	{
+		volatile unsigned long x = 0;
+		for (unsigned long i = 0, n = strtoul(argv[1], NULL, 0); i < n; i++)
+			x += i * i;
+		return 0;
+	}
+	EOF
+	clang -O2 -fno-omit-frame-pointer -o spin spin.c &&
+	clang -O2 -fno-omit-frame-pointer -o clock "$FIXTURES/clock.c" &&
+	stackrec record --call-graph fp -F 999 -o spin.rec -- ./spin 300000000 &&
+	stackrec info --files spin.rec >spin.files &&
+	grep -E "^  samples +[1-9]" spin.files &&
+	grep -E "^  vdso images +0$" spin.files &&
+	stackrec record --call-graph fp -F 999 -o clock.rec -- ./clock 300 &&
+	stackrec info --files clock.rec >clock.files &&
+	grep -E "^file vdso pid 0 offset 0 size [1-9][0-9]* build-id [0-9a-f]{40} \[vdso\]$" clock.files &&
+	stackrec convert -v clock.rec >clock.folded 2>clock.err &&
+	grep "symbolizing from \[vdso\] embedded in the recording" clock.err &&
+	grep -q "__vdso_clock_gettime [0-9]*$" clock.folded
+'
+
+# Above, the samples of the new process come before its [vdso] MAPPING (the ring buffer is drained first), and
+# the MAPPING writes the image. A process found running (-p) has its MAPPING first: there the sample does.
+test_expect_success BPF '--call-graph fp -p: the [vdso] of a running process, mapped before its samples' '
+	./clock 4000 & pid=$! &&
+	sleep 0.2 &&
+	stackrec record --call-graph fp -F 999 --duration 0.5 -p $pid -o clockp.rec &&
+	kill $pid && wait $pid;
+	stackrec info --files clockp.rec >clockp.files &&
+	grep -E "^  vdso images +1$" clockp.files &&
+	stackrec convert clockp.rec >clockp.folded &&
+	grep -q "__vdso_clock_gettime [0-9]*$" clockp.folded
+'
+
 if command -v node >/dev/null; then
 	test_set_prereq NODE
 else

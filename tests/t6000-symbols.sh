@@ -233,18 +233,7 @@ test_expect_success BPF 'DWARF 4 and a .dwp package (split DWARF gathered by llv
 '
 
 test_expect_success BPF '[vdso] frames are named from the vDSO image embedded in the recording' '
-	cat >clock.c <<-\EOF &&
-	#include <time.h>
-	int main(void)
-	{
-		struct timespec t0, t;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		do clock_gettime(CLOCK_MONOTONIC, &t);
-		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 400);
-		return 0;
-	}
-	EOF
-	clang -O2 -fno-omit-frame-pointer -o clock clock.c &&
+	clang -O2 -fno-omit-frame-pointer -o clock "$FIXTURES/clock.c" &&
 	stackrec record -F 999 -o clock.rec -- ./clock &&
 	stackrec convert -v clock.rec >clock.folded 2>clock.err &&
 	grep "symbolizing from \[vdso\] embedded in the recording" clock.err &&

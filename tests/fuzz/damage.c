@@ -159,7 +159,9 @@ static void load(struct input *in, const char *path)
 				break;
 			f->b = xrealloc(f->b, (f->nb + 1) * sizeof(*f->b));
 			f->b[f->nb] = (struct block_info){ pos, bh.type, bh.size, false };
-			if (bh.type == SREC_BLOCK_SAMPLE && valid_sample(f->blocks + pos + sizeof(bh), bh.size)) {
+			/* 1.3 writes samples as SAMPLE_TIME_DELTA: a SAMPLE's body but for the time */
+			if ((bh.type == SREC_BLOCK_SAMPLE || bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA) &&
+			    valid_sample(f->blocks + pos + sizeof(bh), bh.size)) {
 				f->b[f->nb].sample = true;
 				f->samples++;
 			}
@@ -380,7 +382,8 @@ static void oversize_count(const struct input *in, size_t k, size_t j)
 	memcpy(blocks, f->blocks, f->len);
 	body = blocks + b->pos + sizeof(struct srec_block_header);
 	switch (b->type) {
-	case SREC_BLOCK_SAMPLE: {
+	case SREC_BLOCK_SAMPLE:
+	case SREC_BLOCK_SAMPLE_TIME_DELTA: {
 		struct srec_sample s;
 
 		if (b->size < sizeof(s))

@@ -997,7 +997,13 @@ static int write_recording(const char *path)
 			}
 			for (long i = 0; i < repeat; i++) {
 				if (timed) {
-					uint64_t jitter = (uint64_t)i * 0x9e3779b97f4a7c15ull >> 44; /* 0..1 ms */
+					/* 0..1 ms, mixed (splitmix64's finalizer) so that it is no progression: a
+					 * sample's time is written as the delta from the one before (format 1.3) */
+					uint64_t jitter = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+
+					jitter = (jitter ^ jitter >> 30) * 0xbf58476d1ce4e5b9ull;
+					jitter = (jitter ^ jitter >> 27) * 0x94d049bb133111ebull;
+					jitter = (jitter ^ jitter >> 31) >> 44;
 
 					s.time_ns = strtoull(a[3], NULL, 0) + (uint64_t)i * 1000000 + jitter;
 					s.cpu = (uint32_t)(i & 1);

@@ -766,6 +766,7 @@ static void test_layout(void)
 		struct srec_frame_header fh;
 		unsigned char *blocks;
 		size_t got, pos = 0;
+		uint64_t last_sample_ns = 0; /* of the frame */
 
 		memcpy(&fh, file + frames[i].offset, sizeof(fh));
 		CHECK_EQ(fh.crc32, (uint32_t)crc32(0L, file + frames[i].offset + 16, fh.compressed_size));
@@ -801,7 +802,18 @@ static void test_layout(void)
 				pos += 8 + padded;
 				continue;
 			}
-			if (nblocks < written.n) {
+			if (nblocks < written.n && written.v[nblocks].type == SREC_BLOCK_SAMPLE) {
+				/* Samples are timed from the one before them in the frame ("Sample times"). */
+				uint64_t time_ns, delta;
+
+				CHECK_EQ(bh.type, SREC_BLOCK_SAMPLE_TIME_DELTA);
+				CHECK_EQ(bh.size, written.v[nblocks].size);
+				memcpy(&time_ns, written.v[nblocks].body, sizeof(time_ns));
+				memcpy(&delta, blocks + pos + 8, sizeof(delta));
+				CHECK_EQ(delta, time_ns - last_sample_ns);
+				last_sample_ns = time_ns;
+				CHECK(memcmp(blocks + pos + 16, written.v[nblocks].body + 8, bh.size - 8) == 0);
+			} else if (nblocks < written.n) {
 				CHECK_EQ(bh.type, written.v[nblocks].type);
 				CHECK_EQ(bh.size, written.v[nblocks].size);
 				CHECK_EQ(written.v[nblocks].frame, i);
@@ -1007,10 +1019,85 @@ static void test_adapt_level(void)
 	free(adapted);
 }
 
+/* A SAMPLE_TIME_DELTA body: a sample whose time_ns is the given delta. */
+static uint32_t delta_sample(unsigned char *body, uint64_t time_ns)
+{
+	struct srec_sample smp = { .time_ns = time_ns, .weight = 1, .pid = 1, .tid = 1, .kind = SREC_SAMPLE_ON_CPU };
+
+	memcpy(body, &smp, sizeof(smp));
+	return sizeof(smp);
+}
+
+/* The time of the i-th block read, which must be a whole SAMPLE. */
+static uint64_t read_time(const struct readout *out, size_t i)
+{
+	uint64_t time_ns = 0;
+
+	CHECK_EQ(out->blocks.v[i].type, SREC_BLOCK_SAMPLE);
+	if (out->blocks.v[i].size >= sizeof(time_ns))
+		memcpy(&time_ns, out->blocks.v[i].body, sizeof(time_ns));
+	return time_ns;
+}
+
+static void test_sample_time_deltas(void)
+{
+	char *path = tmp_path("deltas.rec"), *path2 = tmp_path("deltas2.rec");
+	unsigned char frame[4096], body[sizeof(struct srec_sample)];
+	struct test_writer tw;
+	struct readout out;
+	size_t len = 0;
+	int fd;
+
+	/* The writer's samples, out of order and across frames, read back with their own times. */
+	tw_open(&tw, path);
+	add_sample(&tw, 5, 2, 0);
+	add_sample(&tw, 3, 1, 1); /* older than the one before it: an off-CPU sample may be */
+	tw_flush(&tw);
+	add_sample(&tw, 9, 0, 0);
+	add_sample(&tw, 9, 3, 0);
+	tw_close(&tw, 10);
+	REQUIRE(read_recording(path, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	CHECK_EQ(out.damage.bad_frames + out.damage.bad_blocks, 0);
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+
+	/* Made by hand: a 1.2 SAMPLE the deltas after it count from, a delta too short to hold a time, deltas
+	 * that wrap around, and a second frame that starts from 0 again. */
+	fd = open_with_header(path2);
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE, body, delta_sample(body, 5000));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, 100));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, "\x01\x02\x03\x04", 4);
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, (uint64_t)-200));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, UINT64_MAX));
+	len += put_block(frame + len, SREC_BLOCK_TASK, body, sizeof(struct srec_task));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, 1));
+	append_frame(fd, frame, len, (uint32_t)len);
+	len = put_block(frame, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, 7));
+	append_frame(fd, frame, len, (uint32_t)len);
+	close(fd);
+	REQUIRE(read_recording(path2, &out) == 0);
+	REQUIRE(out.blocks.n == 8);
+	CHECK_EQ(read_time(&out, 0), 5000);
+	CHECK_EQ(read_time(&out, 1), 5100);
+	CHECK_EQ(out.blocks.v[2].type, SREC_BLOCK_SAMPLE); /* for the parser to refuse as too short */
+	CHECK_EQ(out.blocks.v[2].size, 4);
+	CHECK(memcmp(out.blocks.v[2].body, "\x01\x02\x03\x04", 4) == 0);
+	CHECK_EQ(read_time(&out, 3), 4900);
+	CHECK_EQ(read_time(&out, 4), 4899);
+	CHECK_EQ(out.blocks.v[5].type, SREC_BLOCK_TASK);
+	CHECK_EQ(read_time(&out, 6), 4900);
+	CHECK_EQ(read_time(&out, 7), 7);
+	CHECK(memcmp(out.blocks.v[7].body + 8, body + 8, sizeof(body) - 8) == 0);
+	blocks_release(&out.blocks);
+	free(path);
+	free(path2);
+}
+
 static void test_unknown_types(void)
 {
-	/* 14 is FRAME, which the reader keeps to itself (recording.h, "Frame numbers"). */
-	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 15, 16, 17, 18, 1000,
+	/* 14 is FRAME, which the reader keeps to itself (recording.h, "Frame numbers"); 15 a SAMPLE (1.3). */
+	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 19, 16, 17, 18, 1000,
 					  0xffffffffu };
 	static const unsigned sizes[] = { 0, 1, 7, 8, 9, 100, 4097 };
 	char *path = tmp_path("unknown.rec");
@@ -2191,6 +2278,16 @@ static int write_corpus(const char *dir)
 		len += put_block(stream + len, SREC_BLOCK_STATS, &st, sizeof(st));
 		len += put_block(stream + len, SREC_BLOCK_END, &e, sizeof(e));
 		write_corpus_file(dir, "blocks-all.srb", stream, len);
+		/* format 1.3: samples timed from the one before (a SAMPLE, deltas, one too short, one wrapping) */
+		len = 8;
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE, sbody, sizeof(sbody));
+		sbody[0] = 1000;
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIME_DELTA, sbody, sizeof(sbody));
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIME_DELTA, sbody, 5);
+		sbody[0] = UINT64_MAX;
+		len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIME_DELTA, sbody, sizeof(sbody));
+		len += put_block(stream + len, SREC_BLOCK_END, &e, sizeof(e));
+		write_corpus_file(dir, "blocks-time-deltas.srb", stream, len);
 	}
 	/* format 1.2: a probe, its hits, metrics and event samples (signal after registers, exception) */
 	memcpy(stream, "SRBLOCKS", 8);
@@ -2244,6 +2341,7 @@ int main(int argc, char **argv)
 	run_test("file layout matches docs/format.md (independent decoder)", test_layout);
 	run_test("many blocks span several frames", test_many_frames);
 	run_test("unknown block types pass through and can be skipped", test_unknown_types);
+	run_test("sample times as deltas within a frame: written, read back whole, hostile ones", test_sample_time_deltas);
 	run_test("block type names", test_block_names);
 	run_test("file parser: path and content, malformed bodies refused", test_parse_file);
 	run_test("shorter fixed-size bodies are zero-filled, longer ones' tails ignored", test_fixed_size_growth);
