@@ -501,11 +501,37 @@ uint64_t sampler_lost_targets(struct recorder *rec)
 	return rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_targets, 0) : 0;
 }
 
+/*
+ * -v: what each BPF program cost in the kernel, in the context of whatever it interrupted (the recorded
+ * processes' time, mostly), when the kernel counts it (sysctl kernel.bpf_stats_enabled=1, off by default
+ * since the counting has a cost of its own). The sampler runs at every tick of every CPU, for targets or
+ * not: its time per ring-buffer record is what a sample costs the target, with the filtering spread over it.
+ */
+static void report_program_costs(struct recorder *rec)
+{
+	struct bpf_program *prog;
+
+	if (!verbose || !rec->skel)
+		return;
+	bpf_object__for_each_program(prog, rec->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0 || !info.run_cnt || !info.run_time_ns)
+			continue;
+		debug("BPF program %s: %llu runs, %.0f ns each, %.0f ns per ring-buffer record", bpf_program__name(prog),
+		      (unsigned long long)info.run_cnt, (double)info.run_time_ns / (double)info.run_cnt,
+		      rec->ring_records ? (double)info.run_time_ns / (double)rec->ring_records : 0.0);
+	}
+}
+
 void sampler_close(struct recorder *rec)
 {
 	if (rec->ring_records)
 		debug("sample ring buffer: %" PRIu64 " records, %" PRIu64 " bytes (%" PRIu64 " a record)", rec->ring_records,
 		      rec->ring_bytes, rec->ring_bytes / rec->ring_records);
+	report_program_costs(rec);
 	ring_buffer__free(rec->samples);
 	rec->samples = NULL;
 	free(rec->tail);
