@@ -65,8 +65,10 @@ struct convert {
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct placed_location placed[PLACED_LOCATIONS];
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
-	size_t modules_guessed;		  /* the profile's modules looked at for module_prefetch_guess */
-	uint32_t guess_pid;		  /* the process of the first mapping, whose modules are guessed; 0: none yet */
+	uint32_t guess_pid; /* the process of the first mapping, whose modules are guessed; 0: none yet */
+	struct guess_range *guess_ranges; /* its mappings whose modules are not guessed yet (see guess_from_sample) */
+	size_t guess_range_count, guess_range_cap;
+	uint64_t guess_samples; /* samples met in pass 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
@@ -175,6 +177,44 @@ static void host_fact(void *ctx, const char *key, const char *value)
 	}
 }
 
+struct guess_range {
+	uint64_t start, end;
+	uint32_t module;
+};
+
+/* One sample in this many is looked at in pass 1 for modules to prepare early: enough to find the modules
+ * most samples land in within the first few hundred samples, at a cost pass 1 does not notice. */
+#define GUESS_SAMPLE_EVERY 16
+
+/*
+ * A module of the first process is prepared for the symbolizer while pass 1 reads the file (module_prefetch_
+ * guess) once a sample of that process is seen to have an address in one of its mappings: preparing every
+ * module the program maps read the DWARF of its libm, say, on every warm run, though no sample needed it.
+ */
+static void guess_from_sample(struct convert *c, const void *body, uint32_t size)
+{
+	struct srec_sample s;
+	const uint64_t *ips;
+
+	if (recording_parse_sample(body, size, &s, &ips) < 0 || s.pid != c->guess_pid)
+		return;
+	for (uint16_t i = 0; i < s.user_depth && c->guess_range_count; i++) {
+		for (size_t r = 0; r < c->guess_range_count; r++) {
+			uint32_t module = c->guess_ranges[r].module;
+
+			if (ips[i] < c->guess_ranges[r].start || ips[i] >= c->guess_ranges[r].end)
+				continue;
+			module_prefetch_guess(c->prefetch, module, &c->profile.modules[module]);
+			for (size_t k = 0; k < c->guess_range_count;) /* its other mappings are of no more use */
+				if (c->guess_ranges[k].module == module)
+					c->guess_ranges[k] = c->guess_ranges[--c->guess_range_count];
+				else
+					k++;
+			break;
+		}
+	}
+}
+
 static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct convert *c = ctx;
@@ -182,6 +222,7 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 	struct srec_task task;
 	struct srec_stats stats;
 	const char *path;
+	uint32_t module;
 
 	switch (type) {
 	case SREC_BLOCK_HOST:
@@ -192,15 +233,20 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			c->bad_blocks++;
 			break;
 		}
-		process_maps_add_mapping(&c->maps, &c->profile, &mapping, path);
-		/* Its module, if new, is the profile's last: prepared while the file is read when it is the first
-		 * process's (the recorded program, mostly; not a system's every process). */
+		module = process_maps_add_mapping(&c->maps, &c->profile, &mapping, path);
+		/* Its module may be prepared while the file is read when it is the first process's (the recorded
+		 * program, mostly; not a system's every process) and samples land in it. */
 		if (!c->guess_pid)
 			c->guess_pid = mapping.pid;
-		for (; c->prefetch && c->modules_guessed < c->profile.module_count; c->modules_guessed++)
-			if (mapping.pid == c->guess_pid)
-				module_prefetch_guess(c->prefetch, (uint32_t)c->modules_guessed,
-						      &c->profile.modules[c->modules_guessed]);
+		if (c->prefetch && mapping.pid == c->guess_pid && mapping.end > mapping.start) {
+			GROW(c->guess_ranges, c->guess_range_cap, c->guess_range_count + 1);
+			c->guess_ranges[c->guess_range_count++] =
+				(struct guess_range){ mapping.start, mapping.end, module };
+		}
+		break;
+	case SREC_BLOCK_SAMPLE:
+		if (c->guess_range_count && c->guess_samples++ % GUESS_SAMPLE_EVERY == 0)
+			guess_from_sample(c, body, size);
 		break;
 	case SREC_BLOCK_TASK:
 		if (recording_parse_task(body, size, &task) < 0) {
@@ -960,6 +1006,7 @@ int cmd_convert(int argc, char **argv)
 	jit_maps_release(&c->jit);
 	enricher_free(c->enricher);
 	free(c->vdso_image);
+	free(c->guess_ranges);
 	free(c->call_graph);
 	free(cache_dir);
 	archive_remove_dir(archive_dir);

@@ -101,8 +101,8 @@ static struct process_maps_process *get_process(struct process_maps *maps, uint3
 	return &maps->processes[i];
 }
 
-void process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
-			      const char *path)
+uint32_t process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
+				  const char *path)
 {
 	struct process_maps_process *proc = get_process(maps, m->pid);
 	char build_id[2 * SREC_BUILD_ID_MAX + 1];
@@ -117,6 +117,7 @@ void process_maps_add_mapping(struct process_maps *maps, struct profile *profile
 	e->time_ns = m->time_ns;
 	e->seq = maps->mappings++;
 	e->module = profile_intern_module(profile, path, build_id, m->start, m->end, m->file_offset, false);
+	return e->module;
 }
 
 void process_maps_add_exec(struct process_maps *maps, uint32_t pid, uint64_t time_ns)

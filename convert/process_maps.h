@@ -29,9 +29,10 @@ struct process_maps {
 };
 
 void process_maps_init(struct process_maps *maps);
-/* Adds one MAPPING block; its module is interned into profile now (deduplicated by build ID, else path). */
-void process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
-			      const char *path);
+/* Adds one MAPPING block; its module is interned into profile now (deduplicated by build ID, else path), and
+ * its index returned. */
+uint32_t process_maps_add_mapping(struct process_maps *maps, struct profile *profile, const struct srec_mapping *m,
+				  const char *path);
 /* Notes an exec of pid at time_ns: mappings from before it no longer apply to later samples. */
 void process_maps_add_exec(struct process_maps *maps, uint32_t pid, uint64_t time_ns);
 /*
