@@ -54,7 +54,11 @@ struct symbolizer_die_name {
 	/* What frame_from_die makes of them, once per DIE rather than once per frame (a C++ function is on the
 	 * chain of hundreds of addresses, and demangling its name each time was a tenth of a cold symbolize). */
 	bool frame_names_read;
-	char *function, *system_name; /* NULL: an anonymous function */
+	/* NULL: an anonymous function. libdw's strings (valid while the module is open), but for a function
+	 * name demangled here (function_owned): a copy of every name was a tenth of a cold `stackrec
+	 * symbolize`'s memory on C++. */
+	const char *function, *system_name;
+	bool function_owned;
 	/* name_from_symbol's answer for a subprogram: the ELF symbol starting where it does (NULL: none). */
 	bool symbol_read;
 	const char *symbol_system; /* owned by libelf */
