@@ -41,28 +41,32 @@ struct symbol_cache_pool {
 static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
 static uint64_t hash_bytes(const char *s, size_t len);
 
-/* Room in table t (runs, or the pending answers' distinct frames) for one more, at most half full. */
-static void table_reserve(struct symbol_cache_runs *t)
+/* Table t (runs, or the pending answers' distinct frames) with twice the slots. */
+static void table_grow(struct symbol_cache_runs *t)
 {
+	struct symbol_cache_runs old = *t;
 	size_t j;
 
-	if (2 * (t->count + 1) > t->slot_count) {
-		struct symbol_cache_runs old = *t;
-
-		t->slot_count = old.slot_count ? 2 * old.slot_count : 1024;
-		t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
-		t->hashes = xcalloc(t->slot_count, sizeof(*t->hashes));
-		for (size_t i = 0; i < old.slot_count; i++) {
-			if (!old.slots[i])
-				continue;
-			for (j = old.hashes[i] & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1))
-				;
-			t->slots[j] = old.slots[i];
-			t->hashes[j] = old.hashes[i];
-		}
-		free(old.slots);
-		free(old.hashes);
+	t->slot_count = old.slot_count ? 2 * old.slot_count : 1024;
+	t->slots = xcalloc(t->slot_count, sizeof(*t->slots));
+	t->hashes = xcalloc(t->slot_count, sizeof(*t->hashes));
+	for (size_t i = 0; i < old.slot_count; i++) {
+		if (!old.slots[i])
+			continue;
+		for (j = old.hashes[i] & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1))
+			;
+		t->slots[j] = old.slots[i];
+		t->hashes[j] = old.hashes[i];
 	}
+	free(old.slots);
+	free(old.hashes);
+}
+
+/* Room in t for one more, at most half full: the test inline, as it is made for every frame of an answer. */
+static inline void table_reserve(struct symbol_cache_runs *t)
+{
+	if (2 * (t->count + 1) > t->slot_count)
+		table_grow(t);
 }
 
 /*
