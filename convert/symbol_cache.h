@@ -87,6 +87,9 @@ struct symbol_cache_view {
 	const struct symbol_cache_frame *frames;
 	const char *strings;
 	size_t address_count, frame_count, strings_size;
+	/* NULL for an entry. The answers added in a run (symbol_cache.c) keep each distinct frame once: an
+	 * answer's run is then of indexes into frames, its first at frame_ids[first_frame]. */
+	const uint32_t *frame_ids;
 };
 
 /*
@@ -120,10 +123,14 @@ struct symbol_cache {
 	uint32_t *bucket_first;		 /* the view's addresses by bucket (index_build in symbol_cache.c) */
 	size_t bucket_count;
 	unsigned int bucket_shift;
-	struct symbol_cache_address *pending; /* answers to add: their frames in pending_frames */
+	struct symbol_cache_address *pending; /* answers to add: their runs of frames in pending_frames */
 	size_t pending_count, pending_capacity;
-	struct symbol_cache_frame *pending_frames; /* as the entry holds them, strings in pool */
+	uint32_t *pending_frames; /* each frame as its index in frames */
 	size_t pending_frame_count, pending_frame_capacity;
+	struct symbol_cache_frame *frames; /* the distinct frames of the pending answers, as the entry holds them,
+					    * strings in pool: 1,539 of a C++ program's 9,973 frames in 2,105 runs */
+	size_t frame_count, frame_capacity;
+	struct symbol_cache_runs frame_table; /* frames by content (slots: index + 1) */
 	struct symbol_cache_pool *pool;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
 	size_t slot_count;

@@ -792,11 +792,13 @@ static size_t read_lines(struct symbolize *s, char *buf, size_t *start, size_t s
  * Answers each line of stdin. Input is read in blocks, all complete lines of a block are answered (as one
  * batch), and the answers are flushed before the next read, which may wait: a program on the other end of a
  * pipe, sending one address at a time, has its answer before we wait for its next address, and a file of
- * addresses is answered without a write per address.
+ * addresses is answered without a write per address. Blocks of 16 KiB, not 64: the addresses of a block
+ * (8 bytes each) and their memo slots (16) are held at once, 3.5 times the block, and a read per 2,000
+ * addresses costs nothing next to answering them.
  */
 static void answer_stdin(struct symbolize *s)
 {
-	size_t size = 0, capacity = 1 << 16, start = 0;
+	size_t size = 0, capacity = 1 << 14, start = 0;
 	char *buf = xmalloc(capacity + 1);
 
 	for (;;) {
