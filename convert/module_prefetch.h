@@ -11,7 +11,8 @@
  * depend on it: the same module is opened the same way, only earlier and elsewhere.
  *
  * Earlier still, while pass 1 reads the recording (decompressing it on one core), the modules of the first
- * process's mappings are guesses (module_prefetch_guess): the samples mostly land in the recorded program's
+ * process that a sample is seen to land in are guesses (module_prefetch_guess, from convert.c's
+ * guess_from_sample): the samples mostly land in the recorded program's
  * few modules, and libc's debug file (one 5.8 MB zlib stream in .debug_info: 13 ms on one core at best) was
  * the last thing a cold conversion of 50,000 fp samples waited for. Only a few guesses, the largest mapping
  * first, and none started once pass 2 asks for a module: a wrong guess costs the idle core's time (and the
