@@ -211,6 +211,15 @@ text_mapping() {
 }
 build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
 
+# keep_debug_only FILE DIR: DIR/.build-id/xx/rest.debug, the debug file of FILE alone (objcopy
+# --only-keep-debug: program headers kept, loadable segments without bytes), as libc6-dbg ships them.
+keep_debug_only() {
+	local id
+	id=$(build_id "$1") && [ -n "$id" ] &&
+	mkdir -p "$2/.build-id/${id:0:2}" &&
+	objcopy --only-keep-debug "$1" "$2/.build-id/${id:0:2}/${id:2}.debug"
+}
+
 fuzz_prereq() {
 	CLANG=${CLANG:-clang}
 	FUZZ_SECONDS=${FUZZ_SECONDS:-20}
