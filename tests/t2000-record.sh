@@ -192,15 +192,23 @@ test_expect_success BPF 'twenty 30 ms processes: every one has its executable ma
 # Exited processes leave the BPF targets map: it holds live ones only, so a fork-heavy run never fills it
 # and a reused pid is not sampled. The recorder's own map is found through its fds (fdinfo names the map
 # id), not by name: other recorders may run on this machine.
+# The command runs its 300 processes, says so (ran), and waits on a FIFO that the test writes once it has read the
+# map: however slow a loaded machine makes the BPF load and the 300 execs, the map is read after them and while
+# the recording runs. The test holds the FIFO open for writing, so that the command's read never blocks its open
+# and the test never blocks on its write.
 test_expect_success BPF 'exited processes leave the targets map' '
-	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; sleep 3" 2>err &
+	mkfifo gate && exec 9<>gate
+	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; : >ran; read x <gate" 2>err &
 	rec=$! &&
-	sleep 2 &&
+	wait_until 120 test -e ran &&
 	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
 	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name targets .*/\1/p") &&
 	test -n "$id" &&
-	bpftool map dump id $id >targets &&
+	bpftool map dump id $id >targets
+	rc=$?
+	echo go >&9 && exec 9>&- &&
 	wait $rec &&
+	test $rc -eq 0 &&
 	cat targets &&
 	n=$(grep -c "\"key\"" targets || :) &&
 	test "$n" -le 5 &&

@@ -67,6 +67,21 @@ test_must_fail() {
 	return 0
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds, or fails after SECONDS (said on stderr).
+# For a test to wait for the condition it needs, never for a guessed time: a loaded machine (other jobs on two
+# cores) can make any step seconds slower. SECONDS bounds a hang only: it is no timing check.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		if [ $SECONDS -ge $end ]; then
+			echo "wait_until: still false after the bound: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # test_line_count FILE OP N: wc -l FILE satisfies OP N (e.g. = 3, -gt 0).
 test_line_count() {
 	local n
