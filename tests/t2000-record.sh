@@ -148,25 +148,33 @@ test_expect_success BPF '-a -- COMMAND records everything until the command exit
 	grep -E "target +all" allcmd.rec.info
 '
 
-# The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's.
+# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
+# flushed so far). The signal tests signal the recorder once it has something to keep, rather than after a
+# guessed time: on a loaded machine the BPF load alone took longer than their 1.5 s.
+samples_in() {
+	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
+}
+
+# The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's. It runs
+# 60 s, far longer than the tests need: the recorder must end it.
 cp busy "busy-$$"
 for sig in INT TERM; do
 	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
-		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 10000 2>err & rec=\$! &&
-		sleep 1.5 &&
+		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 60000 2>err & rec=\$! &&
+		wait_until 120 samples_in 1 sig$sig.rec &&
 		kill -$sig \$rec &&
 		wait \$rec &&
 		complete_recording sig$sig.rec &&
 		grep '^stackrec: recorded' err &&
-		! pgrep -f 'busy-$$ 10000'
+		! pgrep -f 'busy-$$ 60000'
 	"
 done
 
 test_expect_success BPF 'SIGKILL loses at most the last second: the rest still reads' '
-	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 10000 2>err & rec=$! &&
-	sleep 2.5 &&
+	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 60000 2>err & rec=$! &&
+	wait_until 120 samples_in 100 killed.rec &&
 	kill -KILL $rec; wait $rec;
-	pkill -f "busy-$$ 10000";
+	pkill -f "busy-$$ 60000";
 	test_must_fail stackrec info killed.rec >killed.info 2>err &&
 	grep "cut short" err &&
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
