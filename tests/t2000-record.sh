@@ -10,6 +10,13 @@ complete_recording() {
 	grep -E -q "^  samples +[1-9]" "$1.info"
 }
 
+# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
+# flushed so far). Tests act on a running recording (signal the recorder, end its target) once it has something
+# to keep, rather than after a guessed time: on a loaded machine the BPF load alone took longer than their sleeps.
+samples_in() {
+	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
+}
+
 test_expect_success 'build a busy program' '
 	clang -O2 -g -fno-omit-frame-pointer -o busy "$FIXTURES/inline.c" &&
 	clang -O2 -g -fno-omit-frame-pointer -o short "$FIXTURES/short.c"
@@ -50,13 +57,15 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 	grep "recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has neither)" err
 '
 
-# The -p targets live a few seconds: on a loaded machine (or a sanitizer build) loading the BPF programs alone
-# can take two, and a target gone by then leaves an empty recording.
+# The -p targets run until the test ends them, once the recording holds samples: on a loaded machine (or a
+# sanitizer build) loading the BPF programs alone can take seconds, and a target gone by then leaves an empty
+# recording. The recorder must then stop by itself.
 test_expect_success BPF '-p PID records a running process and stops when it exits' '
-	./busy 5000 & pid=$! &&
-	sleep 0.2 &&
-	stackrec record -F 499 -o pid.rec -p $pid 2>err &&
-	wait $pid &&
+	./busy 60000 & pid=$! &&
+	wait_until 120 grep -qx busy /proc/$pid/comm &&
+	{ "$STACKREC" record -F 499 -o pid.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 pid.rec &&
+	kill $pid && wait $rec &&
 	complete_recording pid.rec &&
 	grep -E "^  $pid +busy" pid.rec.info &&
 	stackrec info --mappings pid.rec >maps &&
@@ -71,7 +80,7 @@ test_expect_success 'build a program with a second thread, both spinning' '
 	static void spin(void)
 	{
 		volatile unsigned long x = 0;
-		time_t end = time(NULL) + 5;
+		time_t end = time(NULL) + 60; /* the tests end it sooner */
 		while (time(NULL) < end)
 			x++;
 	}
@@ -93,13 +102,18 @@ test_expect_success 'build a program with a second thread, both spinning' '
 	clang -O1 -g -pthread -o threads threads.c
 '
 
+# two_threads PID: the process has started its second thread; worker_named PID: that thread has named itself.
+two_threads() { test "$(ls /proc/$1/task | wc -l)" -ge 2; }
+worker_named() { grep -qx spin-worker /proc/$1/task/*/comm; }
+
 test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	./threads & pid=$! &&
-	sleep 0.3 &&
+	wait_until 120 two_threads $pid &&
 	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -n 1) &&
 	test -n "$tid" &&
-	stackrec record -F 499 -o tid.rec -p $tid 2>err &&
-	wait $pid &&
+	{ "$STACKREC" record -F 499 -o tid.rec -p $tid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 tid.rec &&
+	kill $pid && wait $rec &&
 	grep "^stackrec: $tid is a thread of process $pid: recording the process\$" err &&
 	complete_recording tid.rec &&
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
@@ -107,7 +121,7 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 
 test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	./threads & pid=$! &&
-	sleep 0.3 &&
+	wait_until 120 worker_named $pid &&
 	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
 	test -n "$tid" && test "$tid" != "$pid" &&
 	stackrec record -F 499 --duration 1 -o thread.rec -t $tid 2>err
@@ -147,13 +161,6 @@ test_expect_success BPF '-a -- COMMAND records everything until the command exit
 	test "$(grep -cE "^  [0-9]+ +(allbg|allcmd)-$$ " allcmd.rec.info)" = 2 &&
 	grep -E "target +all" allcmd.rec.info
 '
-
-# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
-# flushed so far). The signal tests signal the recorder once it has something to keep, rather than after a
-# guessed time: on a loaded machine the BPF load alone took longer than their 1.5 s.
-samples_in() {
-	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
-}
 
 # The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's. It runs
 # 60 s, far longer than the tests need: the recorder must end it.
