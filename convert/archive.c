@@ -152,9 +152,9 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /*
- * Archives the file open on fd (at path, with build ID hex; a separate debug file when debug_file), once however many
- * modules need it, then the dwz file its .gnu_debugaltlink names, found as convert finds it (by its build ID in
- * the debug directories, else at the link's path). Extraction places a file by its build ID and by whether its
+ * Archives the file open on fd (at path, with build ID hex; a separate debug file when debug_file), once however
+ * many modules need it, then the dwz file its .gnu_debugaltlink names, found as convert finds it (by its build ID
+ * in the debug directories, else at the link's path). Extraction places a file by its build ID and by whether its
  * path ends in ".debug" (a debug file: .build-id/xx/rest.debug, where convert looks for debug and dwz files), so
  * a debug file named otherwise is archived under its path with ".debug" added.
  */

@@ -4,8 +4,9 @@
  *
  * An archive is itself a recording-format file (formats/recording.h): a HOST block, one or more FILE
  * blocks of kind SREC_FILE_DEBUG per ELF file (the binary found for each recorded build ID, its separate
- * debug file when there is one, by build ID or .gnu_debuglink, and the dwz file of either, once), and END. It is read with the same reader, so it shares the
- * format's damage handling and needs no second format.
+ * debug file when there is one, by build ID or .gnu_debuglink, and the dwz file of either, once), and
+ * END. It is read with the same reader, so it shares the format's damage handling and needs no second
+ * format.
  */
 #ifndef STACKREC_CONVERT_ARCHIVE_H
 #define STACKREC_CONVERT_ARCHIVE_H

@@ -488,8 +488,8 @@ static enum linked try_entry(const char *root, const char *entry, const char *fi
 	return r;
 }
 
-int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link, uint32_t crc,
-			    const char *build_id, char **path)
+int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+			    uint32_t crc, const char *build_id, char **path)
 {
 	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
 	enum linked r = LINKED_NONE;

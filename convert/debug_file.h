@@ -106,8 +106,8 @@ int debug_file_debuginfo_by_link(const char *root, const char *path_list, const 
  */
 int debug_file_find_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
 			const char *alt_build_id, char **path);
-int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link, uint32_t crc,
-			    const char *build_id, char **path);
+int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+			    uint32_t crc, const char *build_id, char **path);
 
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);
