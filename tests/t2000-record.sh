@@ -10,13 +10,6 @@ complete_recording() {
 	grep -E -q "^  samples +[1-9]" "$1.info"
 }
 
-# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
-# flushed so far). Tests act on a running recording (signal the recorder, end its target) once it has something
-# to keep, rather than after a guessed time: on a loaded machine the BPF load alone took longer than their sleeps.
-samples_in() {
-	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
-}
-
 test_expect_success 'build a busy program' '
 	clang -O2 -g -fno-omit-frame-pointer -o busy "$FIXTURES/inline.c" &&
 	clang -O2 -g -fno-omit-frame-pointer -o short "$FIXTURES/short.c"

@@ -283,10 +283,15 @@ test_expect_success BPF 'a binary that only exists in another mount namespace is
 	nsdir=nsdir-$$ &&
 	mkdir -p $nsdir &&
 	cp spin_symtab nsprog_src &&
-	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/$nsdir\" && cp nsprog_src $nsdir/nsprog && exec ./$nsdir/nsprog 3000" & } &&
-	for i in $(seq 50); do pid=$(pgrep -f "$nsdir/nsprog 3000") && break; sleep 0.1; done &&
+	# It runs until the recording holds samples, then the test ends it: under load the BPF load alone outlasted
+	# a program of 3 s (0 samples).
+	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/$nsdir\" && cp nsprog_src $nsdir/nsprog && exec ./$nsdir/nsprog 60000" & } &&
+	nsprog_pid() { pid=$(pgrep -f "$nsdir/nsprog 60000"); } &&
+	wait_until 120 nsprog_pid &&
 	test ! -e $nsdir/nsprog &&
-	stackrec record -F 499 -o ns.rec -p $pid &&
+	{ "$STACKREC" record -F 499 -o ns.rec -p $pid & rec=$!; } &&
+	wait_until 120 samples_in 1 ns.rec &&
+	kill $pid && wait $rec &&
 	stackrec convert ns.rec >ns.folded &&
 	grep -q "^nsprog;.*;spin_leaf [0-9]*$" ns.folded
 '

@@ -82,6 +82,13 @@ wait_until() {
 	done
 }
 
+# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
+# flushed so far). Tests act on a running recording (signal the recorder, end its target) once it has something
+# to keep, rather than after a guessed time: on a loaded machine the BPF load alone took longer than their sleeps.
+samples_in() {
+	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
+}
+
 # test_line_count FILE OP N: wc -l FILE satisfies OP N (e.g. = 3, -gt 0).
 test_line_count() {
 	local n
