@@ -25,7 +25,7 @@ endif
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++ \
-	golang-go dwz
+	golang-go dwz binutils-x86-64-linux-gnu-dbg
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
 # frame pointers), libc's symbols (__libc_start_call_main), and F's binaries to symbolize: libbfd's and the
 # assembler's debug files, the Go and C++ compilers for its own programs.
@@ -184,7 +184,7 @@ FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
 FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
 	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
-	convert/debuginfod_client.c \
+	convert/debuginfod_client.c convert/archive.c formats/recording_reader.c formats/recording_writer.c \
 	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty

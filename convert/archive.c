@@ -3,9 +3,11 @@
  */
 #include "archive.h"
 
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +103,139 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 	return ret < 0 ? -1 : (long long)offset;
 }
 
+bool archive_debugaltlink(Elf *elf, const char **name, char *hex)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *section, *end;
+		Elf_Data *data;
+		size_t id_size;
+
+		if (!gelf_getshdr(scn, &shdr) || !(section = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(section, ".gnu_debugaltlink"))
+			continue;
+		/* A file name, its NUL, then the dwz file's build ID (libdw/dwarf_getalt.c reads it so). */
+		if (shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED) || !(data = elf_getdata(scn, NULL)) ||
+		    !data->d_buf || !(end = memchr(data->d_buf, '\0', data->d_size)))
+			return false;
+		id_size = data->d_size - (size_t)(end + 1 - (const char *)data->d_buf);
+		if (id_size < 2 || id_size > 64 || end == data->d_buf)
+			return false;
+		*name = data->d_buf;
+		hex_encode(hex, (const unsigned char *)end + 1, id_size);
+		return true;
+	}
+	return false;
+}
+
+/* What `stackrec archive` writes into one archive. */
+struct archiving {
+	struct recording_writer *writer;
+	char *path_list; /* where libdwfl looks for separate debug files (debug_file_dwfl_path) */
+	char **keys;	 /* each file archived: its build ID, with ".debug" for a debug file */
+	size_t key_count;
+	size_t files, missing;
+	long long bytes;
+	int status;
+};
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/*
+ * Archives the file open on fd (at path, with build ID hex; a separate debug file when debug_file), once however
+ * many modules need it, then the dwz file its .gnu_debugaltlink names, found as convert finds it (by its build ID
+ * in the debug directories, else at the link's path). Extraction places a file by its build ID and by whether its
+ * path ends in ".debug" (a debug file: .build-id/xx/rest.debug, where convert looks for debug and dwz files), so
+ * a debug file named otherwise is archived under its path with ".debug" added.
+ */
+static void archive_file(struct archiving *a, int fd, const char *path, const char *hex, bool debug_file)
+{
+	char *key = xasprintf("%s%s", hex, debug_file ? ".debug" : ""), alt_hex[2 * 64 + 1], *alt_path, *name;
+	const char *alt_name;
+	long long n;
+	Elf *elf;
+	int alt_fd;
+
+	for (size_t i = 0; i < a->key_count; i++)
+		if (!strcmp(a->keys[i], key)) {
+			free(key);
+			return;
+		}
+	a->keys = xrealloc(a->keys, (a->key_count + 1) * sizeof(char *));
+	a->keys[a->key_count++] = key;
+	name = debug_file && !ends_with(path, ".debug") ? xasprintf("%s.debug", path) : xstrdup(path);
+	n = add_file(a->writer, fd, name, hex);
+	debug("archived %s as '%s' (%lld bytes)", path, name, n);
+	free(name);
+	if (n < 0) {
+		a->status = 1;
+		return;
+	}
+	a->bytes += n;
+	a->files++;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (archive_debugaltlink(elf, &alt_name, alt_hex)) {
+		alt_fd = debug_file_find_alt(NULL, a->path_list, path, alt_name, alt_hex, &alt_path);
+		if (alt_fd >= 0) {
+			archive_file(a, alt_fd, alt_path, alt_hex, true);
+			close(alt_fd);
+			free(alt_path);
+		} else {
+			warning("'%s': its dwz file '%s' (build ID %s) was not found; not archived", path, alt_name,
+				alt_hex);
+			a->missing++;
+		}
+	}
+	elf_end(elf);
+}
+
+/*
+ * The separate debug file of the file found for build ID hex (open on fd at path): by build ID in a debug
+ * directory, else through its .gnu_debuglink as libdwfl follows it. An fd with its path in *debug_path, or -1.
+ * As in convert (module_file.c), a refused candidate (a FIFO in a debug directory) means no debug file at all.
+ */
+static int find_debug_file(const struct debug_file_search *search, const char *path_list, int fd, const char *path,
+			   const char *hex, char **debug_path)
+{
+	const char *link, *refused = NULL;
+	GElf_Word crc;
+	Elf *elf;
+	int debug_fd = -1;
+
+	for (size_t d = 0; d <= search->dir_count && debug_fd < 0 && !refused; d++) {
+		char *dir = debug_file_dir(search, d), *rel = build_id_hex_rel_path(hex, ".debug");
+
+		*debug_path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
+		debug_fd = *debug_path ? input_file_open(*debug_path, true, &refused) : -1;
+		if (debug_fd < 0) {
+			free(*debug_path);
+			*debug_path = NULL;
+		}
+		free(dir);
+		free(rel);
+	}
+	if (debug_fd >= 0 || refused)
+		return debug_fd;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	if (link)
+		debug_fd = debug_file_find_by_link(NULL, path_list, path, link, crc, hex, debug_path);
+	elf_end(elf);
+	return debug_fd;
+}
+
 int cmd_archive(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -113,11 +248,10 @@ int cmd_archive(int argc, char **argv)
 	struct recording_reader reader;
 	struct recording_writer writer;
 	struct wanted w = { 0 };
+	struct archiving a = { 0 };
 	const char *out_opt = NULL, *cache_opt = NULL;
 	char *out = NULL, *cache = NULL;
 	bool no_cache = false;
-	size_t files = 0, missing = 0;
-	long long bytes = 0;
 	int c, status = 0;
 
 	while ((c = getopt_long(argc, argv, "o:d:vh", options, NULL)) != -1) {
@@ -158,52 +292,35 @@ int cmd_archive(int argc, char **argv)
 		goto cleanup;
 	}
 	recording_writer_add(&writer, SREC_BLOCK_HOST, "archive_of=", 11, argv[optind], strlen(argv[optind]) + 1);
-	for (size_t i = 0; i < w.count; i++) {
+	a.writer = &writer;
+	a.path_list = debug_file_dwfl_path(&search);
+	for (size_t i = 0; i < w.count && !a.status; i++) {
 		struct debug_file file;
 		const char *reason = NULL;
-		long long n;
+		char *debug_path;
+		int debug_fd;
 
 		if (debug_file_find(&search, w.paths[i], w.build_ids[i], &file, &reason) < 0) {
 			warning("'%s' (build ID %s): %s; not archived", w.paths[i], w.build_ids[i], reason);
-			missing++;
+			a.missing++;
 			continue;
 		}
-		n = add_file(&writer, file.fd, file.path, w.build_ids[i]);
-		debug("archived %s for '%s' (%lld bytes)", file.path, w.paths[i], n);
-		debug_file_release(&file);
-		if (n < 0) {
-			status = 1;
-			break;
-		}
-		bytes += n;
-		files++;
-		/* Its separate debug file, when a debug directory has one. */
-		for (size_t d = 0; d <= search.dir_count; d++) {
-			char *dir = debug_file_dir(&search, d), *rel = build_id_hex_rel_path(w.build_ids[i], ".debug");
-			char *debug_path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
-			int fd = debug_path ? input_file_open(debug_path, true, NULL) : -1;
-
-			free(dir);
-
-			if (fd >= 0) {
-				n = add_file(&writer, fd, debug_path, w.build_ids[i]);
-				close(fd);
-				if (n > 0) {
-					bytes += n;
-					files++;
-				}
-			}
+		archive_file(&a, file.fd, file.path, w.build_ids[i], false);
+		debug_fd = find_debug_file(&search, a.path_list, file.fd, file.path, w.build_ids[i], &debug_path);
+		if (debug_fd >= 0) {
+			archive_file(&a, debug_fd, debug_path, w.build_ids[i], true);
+			close(debug_fd);
 			free(debug_path);
-			free(rel);
-			if (fd >= 0)
-				break;
 		}
+		debug_file_release(&file);
 	}
+	if (a.status)
+		status = a.status;
 	if (recording_writer_close(&writer, 0) < 0)
 		status = 1;
 	else
-		fprintf(stderr, "stackrec: archived %zu files (%.1f MB) for %zu build IDs to '%s'%s\n", files,
-			(double)bytes / 1e6, w.count, out, missing ? " (some missing: see the warnings)" : "");
+		fprintf(stderr, "stackrec: archived %zu files (%.1f MB) for %zu build IDs to '%s'%s\n", a.files,
+			(double)a.bytes / 1e6, w.count, out, a.missing ? " (some missing: see the warnings)" : "");
 cleanup:
 	for (size_t i = 0; i < w.count; i++) {
 		free(w.build_ids[i]);
@@ -211,6 +328,10 @@ cleanup:
 	}
 	free(w.build_ids);
 	free(w.paths);
+	for (size_t i = 0; i < a.key_count; i++)
+		free(a.keys[i]);
+	free(a.keys);
+	free(a.path_list);
 	free(search.dirs);
 	free(cache);
 	free(out);

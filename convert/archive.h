@@ -3,9 +3,10 @@
  * converts on a machine that has none of them: `stackrec convert REC --archive REC.archive`.
  *
  * An archive is itself a recording-format file (formats/recording.h): a HOST block, one or more FILE
- * blocks of kind SREC_FILE_DEBUG per ELF file (the binary found for each recorded build ID, and its
- * separate debug file when there is one), and END. It is read with the same reader, so it shares the
- * format's damage handling and needs no second format.
+ * blocks of kind SREC_FILE_DEBUG per ELF file (the binary found for each recorded build ID, its separate
+ * debug file when there is one, by build ID or .gnu_debuglink, and the dwz file of either, once), and
+ * END. It is read with the same reader, so it shares the format's damage handling and needs no second
+ * format.
  */
 #ifndef STACKREC_CONVERT_ARCHIVE_H
 #define STACKREC_CONVERT_ARCHIVE_H
@@ -20,5 +21,13 @@
  */
 char *archive_extract(const char *archive_path, bool *damaged);
 void archive_remove_dir(char *dir);
+
+/*
+ * The .gnu_debugaltlink of an ELF file (dwz's link to the file holding the DWARF it shares with others): true
+ * with *name pointing into elf's data and the linked file's build ID, 2 to 64 bytes, as lowercase hex into hex
+ * (129 bytes); false when elf has none or it is malformed.
+ */
+typedef struct Elf Elf;
+bool archive_debugaltlink(Elf *elf, const char **name, char *hex);
 
 #endif

@@ -324,45 +324,61 @@ static int decompressed_copy(const char *candidate, int fd, char **path)
 	return decompressed;
 }
 
-int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path)
+/* The first candidate of libdwfl's build-ID search (debug_file_debuginfo_by_build_id), open as it is: an fd with its
+ * path in *candidate (to free), or -1. */
+static int open_by_build_id(const char *root, const char *path_list, const char *build_id, char **candidate)
 {
 	char *list, *save = NULL;
 	int fd = -1;
 
-	*path = NULL;
+	*candidate = NULL;
 	if (!build_id || strlen(build_id) <= 2 || !build_id_ok(build_id))
 		return -1;
 	list = xstrdup(path_list ? path_list : "");
 	/* libdwfl's order (__libdwfl_open_by_build_id): the first candidate that opens is the one it checks. */
 	for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *candidate;
+		char *path;
 		enum candidate_result r;
 
 		if (*d == '+' || *d == '-')
 			d++;
 		if (*d != '/')
 			continue;
-		candidate = xasprintf("%s/.build-id/%.2s/%s.debug", d, build_id, build_id + 2);
-		r = try_candidate_at(root, candidate, build_id, true, &fd, NULL);
+		path = xasprintf("%s/.build-id/%.2s/%s.debug", d, build_id, build_id + 2);
+		r = try_candidate_at(root, path, build_id, true, &fd, NULL);
 		if (r == CANDIDATE_MISSING) {
-			free(candidate);
+			free(path);
 			continue;
 		}
 		if (r == CANDIDATE_OK)
-			fd = decompressed_copy(candidate, fd, path);
-		free(candidate);
+			*candidate = path;
+		else
+			free(path);
 		break;
 	}
 	free(list);
-	return *path ? fd : -1;
+	return *candidate ? fd : -1;
 }
 
-int debug_file_debuginfo_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
-			     const char *alt_build_id, char **path)
+int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path)
+{
+	char *candidate;
+	int fd = open_by_build_id(root, path_list, build_id, &candidate);
+
+	*path = NULL;
+	if (fd < 0)
+		return -1;
+	fd = decompressed_copy(candidate, fd, path);
+	free(candidate);
+	return fd;
+}
+
+int debug_file_find_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
+			const char *alt_build_id, char **path)
 {
 	const char *slash = debug_name ? strrchr(debug_name, '/') : NULL;
 	char *candidate = NULL;
-	int fd = debug_file_debuginfo_by_build_id(root, path_list, alt_build_id, path);
+	int fd = open_by_build_id(root, path_list, alt_build_id, path);
 
 	if (fd >= 0 || !alt_build_id || !build_id_ok(alt_build_id) || !alt_name || !*alt_name)
 		return fd;
@@ -372,10 +388,24 @@ int debug_file_debuginfo_alt(const char *root, const char *path_list, const char
 		candidate = root ? xasprintf("%s%s", root, alt_name) : xstrdup(alt_name);
 	else if (slash)
 		candidate = xasprintf("%.*s/%s", (int)(slash - debug_name), debug_name, alt_name);
-	if (candidate && try_candidate_at(root, candidate, alt_build_id, true, &fd, NULL) == CANDIDATE_OK)
-		fd = decompressed_copy(candidate, fd, path);
-	else
-		fd = -1;
+	if (candidate && try_candidate_at(root, candidate, alt_build_id, true, &fd, NULL) == CANDIDATE_OK) {
+		*path = candidate;
+		return fd;
+	}
+	free(candidate);
+	return -1;
+}
+
+int debug_file_debuginfo_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
+			     const char *alt_build_id, char **path)
+{
+	char *candidate;
+	int fd = debug_file_find_alt(root, path_list, debug_name, alt_name, alt_build_id, &candidate);
+
+	*path = NULL;
+	if (fd < 0)
+		return -1;
+	fd = decompressed_copy(candidate, fd, path);
 	free(candidate);
 	return fd;
 }
@@ -458,15 +488,15 @@ static enum linked try_entry(const char *root, const char *entry, const char *fi
 	return r;
 }
 
-int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
-				 uint32_t crc, const char *build_id, char **path)
+int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+			    uint32_t crc, const char *build_id, char **path)
 {
 	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
 	enum linked r = LINKED_NONE;
 	char *list, *entries, *entry, *file_dir;
 	bool default_check = true;
 	struct stat main_st;
-	int fd = -1, copy;
+	int fd = -1;
 
 	*path = NULL;
 	if (!link || !*link || strchr(link, '/') || !slash || stat(file_name, &main_st) < 0 ||
@@ -486,7 +516,15 @@ int debug_file_debuginfo_by_link(const char *root, const char *path_list, const 
 	}
 	free(list);
 	free(file_dir);
-	if (r != LINKED_FOUND)
+	return r == LINKED_FOUND ? fd : -1;
+}
+
+int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+				 uint32_t crc, const char *build_id, char **path)
+{
+	int fd = debug_file_find_by_link(root, path_list, file_name, link, crc, build_id, path), copy;
+
+	if (fd < 0)
 		return -1;
 	copy = zstd_sections_decompress(fd, *path, true);
 	close(fd);

@@ -98,6 +98,17 @@ int debug_file_debuginfo_alt(const char *root, const char *path_list, const char
 int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
 				 uint32_t crc, const char *build_id, char **path);
 
+/*
+ * For `stackrec archive`, which bundles files as they are: the dwz file and the .gnu_debuglink target that
+ * debug_file_debuginfo_alt and debug_file_debuginfo_by_link find, by the same search, open on the file itself
+ * (checked as they check it, nothing decompressed). Each returns an fd with the file's path in *path (to free),
+ * or -1.
+ */
+int debug_file_find_alt(const char *root, const char *path_list, const char *debug_name, const char *alt_name,
+			const char *alt_build_id, char **path);
+int debug_file_find_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
+			    uint32_t crc, const char *build_id, char **path);
+
 /* The ":"-separated debuginfo path for libdwfl's Dwfl_Callbacks: its defaults, then the --debug-dirs. */
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 

@@ -50,13 +50,15 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 	grep "recording needs root, or the capabilities CAP_BPF and CAP_PERFMON (this process has neither)" err
 '
 
-# The -p targets live a few seconds: on a loaded machine (or a sanitizer build) loading the BPF programs alone
-# can take two, and a target gone by then leaves an empty recording.
+# The -p targets run until the test ends them, once the recording holds samples: on a loaded machine (or a
+# sanitizer build) loading the BPF programs alone can take seconds, and a target gone by then leaves an empty
+# recording. The recorder must then stop by itself.
 test_expect_success BPF '-p PID records a running process and stops when it exits' '
-	./busy 5000 & pid=$! &&
-	sleep 0.2 &&
-	stackrec record -F 499 -o pid.rec -p $pid 2>err &&
-	wait $pid &&
+	./busy 60000 & pid=$! &&
+	wait_until 120 grep -qx busy /proc/$pid/comm &&
+	{ "$STACKREC" record -F 499 -o pid.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 pid.rec &&
+	kill $pid && wait $rec &&
 	complete_recording pid.rec &&
 	grep -E "^  $pid +busy" pid.rec.info &&
 	stackrec info --mappings pid.rec >maps &&
@@ -71,7 +73,7 @@ test_expect_success 'build a program with a second thread, both spinning' '
 	static void spin(void)
 	{
 		volatile unsigned long x = 0;
-		time_t end = time(NULL) + 5;
+		time_t end = time(NULL) + 60; /* the tests end it sooner */
 		while (time(NULL) < end)
 			x++;
 	}
@@ -93,13 +95,18 @@ test_expect_success 'build a program with a second thread, both spinning' '
 	clang -O1 -g -pthread -o threads threads.c
 '
 
+# two_threads PID: the process has started its second thread; worker_named PID: that thread has named itself.
+two_threads() { test "$(ls /proc/$1/task | wc -l)" -ge 2; }
+worker_named() { grep -qx spin-worker /proc/$1/task/*/comm; }
+
 test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	./threads & pid=$! &&
-	sleep 0.3 &&
+	wait_until 120 two_threads $pid &&
 	tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -n 1) &&
 	test -n "$tid" &&
-	stackrec record -F 499 -o tid.rec -p $tid 2>err &&
-	wait $pid &&
+	{ "$STACKREC" record -F 499 -o tid.rec -p $tid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 tid.rec &&
+	kill $pid && wait $rec &&
 	grep "^stackrec: $tid is a thread of process $pid: recording the process\$" err &&
 	complete_recording tid.rec &&
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
@@ -107,7 +114,7 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 
 test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	./threads & pid=$! &&
-	sleep 0.3 &&
+	wait_until 120 worker_named $pid &&
 	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
 	test -n "$tid" && test "$tid" != "$pid" &&
 	stackrec record -F 499 --duration 1 -o thread.rec -t $tid 2>err
@@ -124,8 +131,10 @@ test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	! grep -v "spin-worker" comms
 '
 
+# The other busy process lives 60 s, killed by the test once the recording is done: under load the BPF load alone
+# can take seconds, and a process that ends on its own after a few (as it did) could be gone before sampling began.
 test_expect_success BPF '-a --duration records everything for that long' '
-	./busy 3000 & pid=$! &&
+	./busy 60000 & pid=$! &&
 	stackrec record -a -F 99 --duration 1 -o all.rec 2>err &&
 	kill $pid; wait $pid;
 	complete_recording all.rec &&
@@ -133,36 +142,39 @@ test_expect_success BPF '-a --duration records everything for that long' '
 	grep -E "target +all" all.rec.info
 '
 
+# -a records the whole machine, other test runs' busy processes too: the two counted here have names of this run's.
 test_expect_success BPF '-a -- COMMAND records everything until the command exits, as perf record -a -- CMD' '
-	./busy 8000 & pid=$! &&
-	stackrec record -a -F 99 -o allcmd.rec -- ./busy 1000 2>err &&
+	cp busy allbg-$$ && cp busy allcmd-$$
+	./allbg-$$ 60000 & pid=$! &&
+	stackrec record -a -F 99 -o allcmd.rec -- ./allcmd-$$ 1000 2>err &&
 	kill -0 $pid &&
 	kill $pid; wait $pid;
 	complete_recording allcmd.rec &&
-	grep -E "^  $pid +busy" allcmd.rec.info &&
-	test "$(grep -cE "^  [0-9]+ +busy" allcmd.rec.info)" = 2 &&
+	grep -E "^  $pid +allbg-$$ " allcmd.rec.info &&
+	test "$(grep -cE "^  [0-9]+ +(allbg|allcmd)-$$ " allcmd.rec.info)" = 2 &&
 	grep -E "target +all" allcmd.rec.info
 '
 
-# The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's.
+# The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's. It runs
+# 60 s, far longer than the tests need: the recorder must end it.
 cp busy "busy-$$"
 for sig in INT TERM; do
 	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
-		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 10000 2>err & rec=\$! &&
-		sleep 1.5 &&
+		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 60000 2>err & rec=\$! &&
+		wait_until 120 samples_in 1 sig$sig.rec &&
 		kill -$sig \$rec &&
 		wait \$rec &&
 		complete_recording sig$sig.rec &&
 		grep '^stackrec: recorded' err &&
-		! pgrep -f 'busy-$$ 10000'
+		! pgrep -f 'busy-$$ 60000'
 	"
 done
 
 test_expect_success BPF 'SIGKILL loses at most the last second: the rest still reads' '
-	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 10000 2>err & rec=$! &&
-	sleep 2.5 &&
+	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 60000 2>err & rec=$! &&
+	wait_until 120 samples_in 100 killed.rec &&
 	kill -KILL $rec; wait $rec;
-	pkill -f "busy-$$ 10000";
+	pkill -f "busy-$$ 60000";
 	test_must_fail stackrec info killed.rec >killed.info 2>err &&
 	grep "cut short" err &&
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
@@ -192,18 +204,30 @@ test_expect_success BPF 'twenty 30 ms processes: every one has its executable ma
 # Exited processes leave the BPF targets map: it holds live ones only, so a fork-heavy run never fills it
 # and a reused pid is not sampled. The recorder's own map is found through its fds (fdinfo names the map
 # id), not by name: other recorders may run on this machine.
+# few_targets ID: the targets map ID holds 5 entries or fewer (into targets). The recorder deletes the entries of
+# exited processes in a periodic sweep, so the test waits for it (bounded: a recorder that never deletes them fails).
+few_targets() {
+	bpftool map dump id $1 >targets && test "$(grep -c "\"key\"" targets || :)" -le 5
+}
+
+# The command runs its 300 processes, says so (ran), and waits on a FIFO that the test writes once it has read the
+# map: however slow a loaded machine makes the BPF load and the 300 execs, the map is read after them and while
+# the recording runs. The test holds the FIFO open for writing, so that the command's read never blocks its open
+# and the test never blocks on its write.
 test_expect_success BPF 'exited processes leave the targets map' '
-	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; sleep 3" 2>err &
+	mkfifo gate && exec 9<>gate
+	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; : >ran; read x <gate" 2>err &
 	rec=$! &&
-	sleep 2 &&
+	wait_until 120 test -e ran &&
 	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
 	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name targets .*/\1/p") &&
 	test -n "$id" &&
-	bpftool map dump id $id >targets &&
+	wait_until 120 few_targets $id
+	rc=$?
+	echo go >&9 && exec 9>&- &&
 	wait $rec &&
 	cat targets &&
-	n=$(grep -c "\"key\"" targets || :) &&
-	test "$n" -le 5 &&
+	test $rc -eq 0 &&
 	grep -E "\(0 lost" err
 '
 

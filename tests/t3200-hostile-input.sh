@@ -95,6 +95,19 @@ test_expect_success 'a .gnu_debuglink naming /dev/zero (through a symbolic link)
 	grep "^stackrec: warning: .$PWD/zlink/prog.debug. is not a regular file (a character device): not read$" err
 '
 
+test_expect_success 'a .gnu_debuglink target that is a FIFO is not archived, and archive ends' '
+	id=$(build_id prog) &&
+	mkdir -p flink &&
+	objcopy --only-keep-debug prog flink/prog.debug &&
+	objcopy --strip-debug --add-gnu-debuglink=flink/prog.debug prog flink/prog &&
+	rm flink/prog.debug && mkfifo flink/prog.debug &&
+	rec_of flink.rec "$PWD/flink/prog" $id &&
+	in_time stackrec archive flink.rec --no-cache -o flink.archive 2>err &&
+	cat err &&
+	grep "^stackrec: warning: .$PWD/flink/prog.debug. is not a regular file (a FIFO): not read$" err &&
+	grep "^stackrec: archived 1 files" err
+'
+
 test_expect_success 'a .gnu_debuglink that is a path ("../p.debug") is not followed' '
 	mkdir -p up/bin &&
 	objcopy --strip-all --add-gnu-debuglink=prog.debug prog up/bin/prog &&
@@ -218,7 +231,7 @@ test_expect_success 'a FIFO at the .dwo file of gcc DWARF 4 split DWARF (GNU ext
 	split_dwo_fifo split4 gcc -O1 -g -gdwarf-4 -gsplit-dwarf
 '
 
-test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused' '
+test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused, by convert and by archive' '
 	mkdir -p alt &&
 	{ printf "alt.debug\0" && head -c 20 /dev/urandom; } >altlink.bin &&
 	objcopy --add-section .gnu_debugaltlink=altlink.bin prog alt/prog &&
@@ -229,7 +242,12 @@ test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused' '
 	test_line_count err = 1 &&
 	grep "^stackrec: warning: .$PWD/alt/alt.debug. is not a regular file (a FIFO): not read$" err &&
 	echo "prog;_init 1" >expect &&
-	test_cmp expect alt.folded
+	test_cmp expect alt.folded &&
+	in_time stackrec archive alt.rec --no-cache -o alt.archive 2>err &&
+	cat err &&
+	grep "^stackrec: warning: .$PWD/alt/alt.debug. is not a regular file (a FIFO): not read$" err &&
+	grep "^stackrec: warning: .$PWD/alt/prog.: its dwz file .alt.debug. (build ID [0-9a-f]*) was not found; not archived$" err &&
+	grep "^stackrec: archived 1 files" err
 '
 
 test_expect_success 'symbolic links inside --symfs resolve inside it: an absolute one and a "../.." one do not escape' '

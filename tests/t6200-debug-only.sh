@@ -18,18 +18,6 @@ else
 	test_unset_prereq LIBC_DBG "no debug file for libc ('$libc_so', build ID ${libc_id:-unknown}) in /usr/lib/debug (apt-get install libc6-dbg)"
 fi
 
-# build_id FILE: its GNU build ID, lowercase hex.
-build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
-
-# keep_debug_only FILE DIR: DIR/.build-id/xx/rest.debug, the debug file of FILE alone (objcopy
-# --only-keep-debug: program headers kept, loadable segments without bytes), as libc6-dbg ships them.
-keep_debug_only() {
-	local id
-	id=$(build_id "$1") && [ -n "$id" ] &&
-	mkdir -p "$2/.build-id/${id:0:2}" &&
-	objcopy --only-keep-debug "$1" "$2/.build-id/${id:0:2}/${id:2}.debug"
-}
-
 # stack_share FOLDED COMM PATTERN: the percentage of COMM's samples whose stack (kernel frames dropped) matches
 # the extended regular expression PATTERN, and its most common stacks.
 stack_share() {

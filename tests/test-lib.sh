@@ -67,6 +67,28 @@ test_must_fail() {
 	return 0
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds, or fails after SECONDS (said on stderr).
+# For a test to wait for the condition it needs, never for a guessed time: a loaded machine (other jobs on two
+# cores) can make any step seconds slower. SECONDS bounds a hang only: it is no timing check.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		if [ $SECONDS -ge $end ]; then
+			echo "wait_until: still false after the bound: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# samples_in N FILE: FILE, a recording being written, holds at least N samples already (what the recorder has
+# flushed so far). Tests act on a running recording (signal the recorder, end its target) once it has something
+# to keep, rather than after a guessed time: on a loaded machine the BPF load alone took longer than their sleeps.
+samples_in() {
+	stackrec info "$2" 2>/dev/null | awk -v n="$1" '$1 == "samples" { s = $2 } END { exit !(s >= n) }'
+}
+
 # test_line_count FILE OP N: wc -l FILE satisfies OP N (e.g. = 3, -gt 0).
 test_line_count() {
 	local n
@@ -210,6 +232,15 @@ text_mapping() {
 	done
 }
 build_id() { readelf -n "$1" | awk '/Build ID/ { print $3 }'; }
+
+# keep_debug_only FILE DIR: DIR/.build-id/xx/rest.debug, the debug file of FILE alone (objcopy
+# --only-keep-debug: program headers kept, loadable segments without bytes), as libc6-dbg ships them.
+keep_debug_only() {
+	local id
+	id=$(build_id "$1") && [ -n "$id" ] &&
+	mkdir -p "$2/.build-id/${id:0:2}" &&
+	objcopy --only-keep-debug "$1" "$2/.build-id/${id:0:2}/${id:2}.debug"
+}
 
 fuzz_prereq() {
 	CLANG=${CLANG:-clang}

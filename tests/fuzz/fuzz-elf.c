@@ -9,7 +9,8 @@
  * The input is written to a regular file in a private directory (binaries are read by path, as convert
  * reads them) and symbolized as a module recorded without a build ID (so used unverified, at its path), at
  * file offsets 0, 0x1000 and those of the last 16 bytes of input, as return addresses and not. Its Go build
- * ID note is read as the symbol cache's key for a binary without a GNU build ID (module_file.c).
+ * ID note is read as the symbol cache's key for a binary without a GNU build ID (module_file.c), and its
+ * .gnu_debugaltlink as `stackrec archive` reads it (convert/archive.c).
  * Built by `make fuzz-elf-build`; tests/t0005-fuzz-parsers.sh replays tests/fuzz/elf-corpus/.
  */
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "convert/archive.h"
 #include "convert/kernel_symbols.h"
 #include "convert/module_file.h"
 #include "convert/profile.h"
@@ -119,6 +121,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(!go_build_id || (!strncmp(go_build_id, "go-", 3) && strlen(go_build_id) <= 3 + 2 * GO_BUILD_ID_MAX &&
 				strspn(go_build_id + 3, "0123456789abcdef") == strlen(go_build_id) - 3));
 	free(go_build_id);
+	/* The dwz link: a name inside the file, and a build ID of 2 to 64 bytes in hex, or none. */
+	const char *alt_name;
+	char alt_hex[2 * 64 + 1];
+
+	if (archive_debugaltlink(elf, &alt_name, alt_hex))
+		ASSERT(*alt_name && strlen(alt_name) < size && strlen(alt_hex) >= 4 && strlen(alt_hex) <= 128 &&
+		       strspn(alt_hex, "0123456789abcdef") == strlen(alt_hex));
 	elf_end(elf);
 	close(fd);
 	return 0;
