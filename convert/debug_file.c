@@ -310,14 +310,14 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
  * For a debug file found at candidate and open on fd: the name libdwfl would give it (its real path) into *path,
  * and an fd on a copy with its compressed sections decompressed (fd itself when it has none).
  */
-static int decompressed_copy(const char *candidate, int fd, char **path)
+static int decompressed_copy(const char *candidate, int fd, bool cfi_only, char **path)
 {
 	int decompressed;
 
 	*path = realpath(candidate, NULL);
 	if (!*path)
 		*path = xstrdup(candidate);
-	decompressed = zstd_sections_decompress(fd, *path, true);
+	decompressed = zstd_sections_decompress(fd, *path, true, cfi_only);
 	if (decompressed < 0)
 		return fd;
 	close(fd);
@@ -360,7 +360,8 @@ static int open_by_build_id(const char *root, const char *path_list, const char 
 	return *candidate ? fd : -1;
 }
 
-int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path)
+int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, bool cfi_only,
+				     char **path)
 {
 	char *candidate;
 	int fd = open_by_build_id(root, path_list, build_id, &candidate);
@@ -368,7 +369,7 @@ int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, co
 	*path = NULL;
 	if (fd < 0)
 		return -1;
-	fd = decompressed_copy(candidate, fd, path);
+	fd = decompressed_copy(candidate, fd, cfi_only, path);
 	free(candidate);
 	return fd;
 }
@@ -405,7 +406,7 @@ int debug_file_debuginfo_alt(const char *root, const char *path_list, const char
 	*path = NULL;
 	if (fd < 0)
 		return -1;
-	fd = decompressed_copy(candidate, fd, path);
+	fd = decompressed_copy(candidate, fd, false, path);
 	free(candidate);
 	return fd;
 }
@@ -520,13 +521,13 @@ int debug_file_find_by_link(const char *root, const char *path_list, const char 
 }
 
 int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
-				 uint32_t crc, const char *build_id, char **path)
+				 uint32_t crc, const char *build_id, bool cfi_only, char **path)
 {
 	int fd = debug_file_find_by_link(root, path_list, file_name, link, crc, build_id, path), copy;
 
 	if (fd < 0)
 		return -1;
-	copy = zstd_sections_decompress(fd, *path, true);
+	copy = zstd_sections_decompress(fd, *path, true, cfi_only);
 	close(fd);
 	if (copy < 0) {
 		free(*path);

@@ -22,6 +22,7 @@
 #ifndef STACKREC_CONVERT_DEBUG_FILE_H
 #define STACKREC_CONVERT_DEBUG_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,8 +73,10 @@ char *debug_file_dir(const struct debug_file_search *search, size_t i);
  * as input_file.h allows, links resolved under root (--symfs, or NULL). Its compressed sections are
  * decompressed on all cores (zstd_sections.h). Returns an fd with the file's real path in *path (to free), or
  * -1 when there is none, or the first there is refused or of another build: libdwfl's search then decides.
+ * cfi_only: only its .debug_frame is decompressed (zstd_sections_decompress).
  */
-int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, char **path);
+int debug_file_debuginfo_by_build_id(const char *root, const char *path_list, const char *build_id, bool cfi_only,
+				     char **path);
 
 /*
  * The dwz file (.gnu_debugaltlink: alt_name, with alt_build_id in lowercase hex) of the debug file debug_name,
@@ -94,9 +97,10 @@ int debug_file_debuginfo_alt(const char *root, const char *path_list, const char
  * compressed sections decompressed on all cores (zstd_sections.h), with its path in *path (to free), or -1:
  * when it has no compressed section, or the search meets anything unusual, libdwfl's own search decides (and
  * reads the file with libelf, which inflates zlib sections on one core and cannot read zstd ones).
+ * cfi_only: only its .debug_frame is decompressed (zstd_sections_decompress).
  */
 int debug_file_debuginfo_by_link(const char *root, const char *path_list, const char *file_name, const char *link,
-				 uint32_t crc, const char *build_id, char **path);
+				 uint32_t crc, const char *build_id, bool cfi_only, char **path);
 
 /*
  * For `stackrec archive`, which bundles files as they are: the dwz file and the .gnu_debuglink target that

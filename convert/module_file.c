@@ -150,15 +150,16 @@ static bool build_id_hex(Dwfl_Module *mod, char *hex)
  * crc; debug_file_debuginfo_by_link). *name takes the path (libdwfl frees it). -1: libdwfl's search decides.
  */
 static int debuginfo_decompressed(Dwfl_Module *mod, const char *root, const char *path_list, const char *file_name,
-				  const char *link, GElf_Word crc, char **name)
+				  const char *link, GElf_Word crc, bool cfi_only, char **name)
 {
 	char hex[2 * 64 + 1], *path = NULL;
 	bool have_id = build_id_hex(mod, hex);
-	int fd = have_id ? debug_file_debuginfo_by_build_id(root, path_list, hex, &path) : -1;
+	int fd = have_id ? debug_file_debuginfo_by_build_id(root, path_list, hex, cfi_only, &path) : -1;
 
 	/* libdwfl's path search comes after its build-ID search found nothing usable. */
 	if (fd < 0 && link && crc)
-		fd = debug_file_debuginfo_by_link(root, path_list, file_name, link, crc, have_id ? hex : NULL, &path);
+		fd = debug_file_debuginfo_by_link(root, path_list, file_name, link, crc, have_id ? hex : NULL,
+						  cfi_only, &path);
 	if (fd < 0) {
 		free(path);
 		return -1;
@@ -211,13 +212,16 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	struct candidate_walk w = { 0 };
 	const char *path_list = cb ? cb->debuginfo_path : NULL, *root = cb ? cb->symfs : NULL;
 	char *canonical, *path = NULL, alt_hex[2 * 64 + 1];
-	bool ok;
+	bool ok, alt;
 	int fd;
 
 	/* The dwz file, found as libdw would find it (which libdwfl's search cannot, below) and decompressed on
 	 * all cores: else libdw opens it and libelf inflates its sections one after the other (the assembler's:
-	 * 9 MB of zlib). */
-	if (alt_link_asked(mod, debuglink, crc, alt_hex) &&
+	 * 9 MB of zlib). The unwinder reads only .debug_frame, which never refers to it. */
+	alt = alt_link_asked(mod, debuglink, crc, alt_hex);
+	if (alt && cb && cb->cfi_only)
+		return -1;
+	if (alt &&
 	    (fd = debug_file_debuginfo_alt(root, path_list, file_name, debuglink, alt_hex, &path)) >= 0) {
 		free(*debuginfo_file_name);
 		*debuginfo_file_name = path;
@@ -247,7 +251,8 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	 * decompressed on all cores rather than by libelf on one (which reads no zstd ones). Not for a
 	 * .gnu_debugaltlink (a link without a CRC): its dwz file was looked for above. */
 	if (!(debuglink && !crc) &&
-	    (fd = debuginfo_decompressed(mod, root, path_list, file_name, debuglink, crc, debuginfo_file_name)) >= 0)
+	    (fd = debuginfo_decompressed(mod, root, path_list, file_name, debuglink, crc, cb && cb->cfi_only,
+					 debuginfo_file_name)) >= 0)
 		return fd;
 	/* Nothing to find but through debuginfod, and no server to ask (see struct candidate_walk). A dwz file
 	 * (a .gnu_debugaltlink: a link without a CRC) not found above libdwfl's search cannot find either,
@@ -439,11 +444,11 @@ static bool report(struct module_file *mf, const char *name, const char *path, i
 }
 
 /* The copy of fd with its compressed sections decompressed (zstd_sections.h), or -1 when none was made. */
-static int decompressed_copy(int fd, const char *path)
+static int decompressed_copy(int fd, const char *path, bool cfi_only)
 {
 	/* zlib sections are libelf's where the binary may have split DWARF: it may name its .dwo files relative
 	 * to the binary, which the copy has no directory for. */
-	return zstd_sections_decompress(fd, path, !may_have_split_dwarf(fd));
+	return zstd_sections_decompress(fd, path, !may_have_split_dwarf(fd), cfi_only);
 }
 
 void module_file_open_lazy(struct module_file *mf, const struct profile_module *m,
@@ -491,7 +496,7 @@ void module_file_copy_sections(struct module_file *mf)
 	if (!mf->copy_pending)
 		return;
 	mf->copy_pending = false;
-	decompressed = decompressed_copy(mf->copy_fd, mf->path);
+	decompressed = decompressed_copy(mf->copy_fd, mf->path, mf->callbacks && mf->callbacks->cfi_only);
 	close(mf->copy_fd);
 	if (decompressed < 0)
 		return; /* the file as it is, as when the copy was made at open */

@@ -24,6 +24,9 @@ struct module_file_callbacks {
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
 	char *symfs; /* --symfs, or NULL: the files libdwfl opens below it must not lead out of it */
+	/* The unwinder's: of a file's compressed debug sections only .debug_frame is decompressed, and no dwz
+	 * file is looked for (zstd_sections_decompress). */
+	bool cfi_only;
 };
 
 void module_file_callbacks_init(struct module_file_callbacks *cb, const struct debug_file_search *search);

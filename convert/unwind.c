@@ -391,6 +391,7 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
 	u->maps = maps;
 	u->search = search;
 	module_file_callbacks_init(&u->callbacks, search);
+	u->callbacks.cfi_only = true; /* the symbolizer opens the same files again for names and lines */
 	cfi_rules_init(&u->rules);
 	return u;
 }

@@ -164,7 +164,7 @@ static bool run_jobs(struct section_jobs *w)
 	return ok;
 }
 
-int zstd_sections_decompress(int fd, const char *path, bool zlib)
+int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 {
 	unsigned char *file = MAP_FAILED;
 	struct section_jobs w = { .copy = MAP_FAILED };
@@ -192,6 +192,7 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib)
 	end = (size + 7) & ~(uint64_t)7;
 	for (size_t i = 0; i < ehdr.e_shnum; i++) {
 		Elf64_Chdr chdr;
+		const char *name;
 
 		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_type == SHT_NOBITS ||
 		    shdrs[i].sh_offset > size || size - shdrs[i].sh_offset < shdrs[i].sh_size ||
@@ -200,7 +201,8 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib)
 		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
 		if (chdr.ch_type != ELFCOMPRESS_ZSTD && (chdr.ch_type != ELFCOMPRESS_ZLIB || !zlib))
 			continue;
-		if (never_read(section_name(file, size, &ehdr, shdrs, i))) {
+		name = section_name(file, size, &ehdr, shdrs, i);
+		if (never_read(name) || (cfi_only && (!name || strcmp(name, ".debug_frame")))) {
 			left_out++;
 			GROW(w.jobs, capacity, w.count + 1);
 			w.jobs[w.count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
@@ -271,6 +273,6 @@ out:
 		return -1;
 	}
 	debug("'%s': decompressed %zu compressed sections (%zu zstd, which elfutils before 0.189 cannot read), left out "
-	      "%zu never read", path, w.count - left_out, zstd, left_out);
+	      "%zu %s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read");
 	return copy;
 }

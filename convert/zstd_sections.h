@@ -17,7 +17,10 @@
  * on a memory copy of it with those sections decompressed (the caller closes both). Returns -1 when it has
  * none, or when the copy failed (libelf then reads the file as it is). The copy has no directory: libdw finds
  * no file by a path relative to it (split DWARF's .dwo files without an absolute DW_AT_comp_dir).
+ * With cfi_only, every compressed section but .debug_frame is left out: for the unwinder, which reads nothing
+ * else of a debug file (its symbol table is not compressed), and asks for it whenever .eh_frame does not cover
+ * a pc, in warm conversions too, where the symbolizer reads no DWARF at all.
  */
-int zstd_sections_decompress(int fd, const char *path, bool zlib);
+int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only);
 
 #endif

@@ -56,6 +56,27 @@ test_expect_success BPF,GCC 'a binary gone, its debug file alone: named and unwo
 	test "$leaf" -ge 90 && test "$share" -ge 90
 '
 
+# The unwinder decompresses only .debug_frame of a separate debug file (the symbolizer reads the rest): a
+# stripped binary whose only CFI is the .debug_frame of its zlib-compressed debug file still unwinds, cold
+# and warm, and -v says the other sections were left out for the unwinder.
+test_expect_success BPF,GCC 'the .debug_frame of a compressed separate debug file unwinds a stripped binary' '
+	gcc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -o chain-z "$FIXTURES/chain.c" &&
+	id=$(build_id chain-z) &&
+	mkdir -p dbgz/.build-id/${id:0:2} &&
+	objcopy --only-keep-debug --compress-debug-sections=zlib chain-z dbgz/.build-id/${id:0:2}/${id:2}.debug &&
+	readelf -SW dbgz/.build-id/${id:0:2}/${id:2}.debug | grep " \.debug_frame .* C " &&
+	strip --strip-debug chain-z &&
+	! readelf -SW chain-z | grep -q "\.debug_frame" &&
+	stackrec record -F 999 -o chainz.rec -- ./chain-z 1500 &&
+	STACKREC_CACHE_DIR=$PWD/zcache stackrec convert -v chainz.rec --debug-dir dbgz -f folded -o cold.folded 2>cold.err &&
+	grep "decompressed 1 compressed sections (0 zstd, .*), left out [1-9][0-9]* not read by the unwinder$" cold.err &&
+	STACKREC_CACHE_DIR=$PWD/zcache stackrec convert chainz.rec --debug-dir dbgz -f folded -o warm.folded &&
+	test_cmp cold.folded warm.folded &&
+	share=$(PATTERN=";main;top;mid;leaf_a$" stack_share cold.folded chain-z) &&
+	echo "main;top;mid;leaf_a: $share%" &&
+	test "$share" -ge 90
+'
+
 test_expect_success BPF,GCC,LIBC_DBG 'libc gone, its Debian debug file alone: its functions named' '
 	stackrec record -F 999 -o qsort.rec -- ./qsort_cb 1500 &&
 	id=$(build_id qsort_cb) &&

@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), copy;
 
 	ASSERT(fd >= 0);
-	copy = zstd_sections_decompress(fd, path, true);
+	copy = zstd_sections_decompress(fd, path, true, false);
 	if (copy >= 0)
 		close(copy);
 	/* The Go build ID: printable, bounded, and its hex after "go-", or none. */
