@@ -22,12 +22,16 @@ test_expect_success 'build a busy program anyone can run' '
 	chmod 600 shadow
 '
 
-# The -p targets live 4 s: on a loaded machine loading the BPF programs alone can take two.
+# The -p targets run until the test ends them, once the recording holds samples (as in t2000): on a loaded
+# machine, or in a sanitizer build, loading the BPF programs alone can take seconds. Their perf maps are read
+# when they exit.
 test_expect_success BPF 'a perf map owned by the process user is embedded' '
-	$as_nobody ./busy 4000 & pid=$! &&
+	$as_nobody ./busy 600000 & pid=$! &&
+	wait_until 120 grep -qx busy /proc/$pid/comm &&
 	$as_nobody sh -c "echo \"1000 10 jitted\" >/tmp/perf-$pid.map" &&
-	stackrec record -F 499 -o own.rec -p $pid 2>err &&
-	wait $pid &&
+	{ "$STACKREC" record -F 499 -o own.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 own.rec &&
+	kill $pid && wait $rec &&
 	rm -f /tmp/perf-$pid.map &&
 	! grep "not embedding" err &&
 	stackrec info --files own.rec >files && cat err files &&
@@ -35,10 +39,12 @@ test_expect_success BPF 'a perf map owned by the process user is embedded' '
 '
 
 test_expect_success BPF 'a perf map owned by another user than the process is not embedded' '
-	$as_nobody ./busy 4000 & pid=$! &&
+	$as_nobody ./busy 600000 & pid=$! &&
+	wait_until 120 grep -qx busy /proc/$pid/comm &&
 	cp shadow /tmp/perf-$pid.map &&
-	stackrec record -F 499 -o other.rec -p $pid 2>err &&
-	wait $pid &&
+	{ "$STACKREC" record -F 499 -o other.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 other.rec &&
+	kill $pid && wait $rec &&
 	rm -f /tmp/perf-$pid.map &&
 	cat err &&
 	grep "warning: not embedding the perf map .*/tmp/perf-$pid.map.* of pid $pid: owned by another user" err &&
@@ -48,10 +54,12 @@ test_expect_success BPF 'a perf map owned by another user than the process is no
 '
 
 test_expect_success BPF 'a perf map that is a symbolic link is not embedded' '
-	$as_nobody ./busy 4000 & pid=$! &&
+	$as_nobody ./busy 600000 & pid=$! &&
+	wait_until 120 grep -qx busy /proc/$pid/comm &&
 	ln -s "$TEST_DIR/shadow" /tmp/perf-$pid.map &&
-	stackrec record -F 499 -o link.rec -p $pid 2>err &&
-	wait $pid &&
+	{ "$STACKREC" record -F 499 -o link.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 samples_in 1 link.rec &&
+	kill $pid && wait $rec &&
 	rm -f /tmp/perf-$pid.map &&
 	grep "not embedding the perf map .* of pid $pid: a symbolic link" err &&
 	! grep -a SECRET-HASH link.rec
