@@ -24,10 +24,12 @@ test_expect_success 'build a busy program anyone can run' '
 
 # The -p targets run until the test ends them, once the recording holds samples (as in t2000): on a loaded
 # machine, or in a sanitizer build, loading the BPF programs alone can take seconds. Their perf maps are read
-# when they exit.
+# when they exit. A map left by an earlier process with the same pid (pids wrap at 32768 here) is removed
+# first: the user could not write over root's.
 test_expect_success BPF 'a perf map owned by the process user is embedded' '
 	$as_nobody ./busy 600000 & pid=$! &&
 	wait_until 120 grep -qx busy /proc/$pid/comm &&
+	rm -f /tmp/perf-$pid.map &&
 	$as_nobody sh -c "echo \"1000 10 jitted\" >/tmp/perf-$pid.map" &&
 	{ "$STACKREC" record -F 499 -o own.rec -p $pid 2>err & rec=$!; } &&
 	wait_until 120 samples_in 1 own.rec &&
@@ -41,6 +43,7 @@ test_expect_success BPF 'a perf map owned by the process user is embedded' '
 test_expect_success BPF 'a perf map owned by another user than the process is not embedded' '
 	$as_nobody ./busy 600000 & pid=$! &&
 	wait_until 120 grep -qx busy /proc/$pid/comm &&
+	rm -f /tmp/perf-$pid.map &&
 	cp shadow /tmp/perf-$pid.map &&
 	{ "$STACKREC" record -F 499 -o other.rec -p $pid 2>err & rec=$!; } &&
 	wait_until 120 samples_in 1 other.rec &&
@@ -56,6 +59,7 @@ test_expect_success BPF 'a perf map owned by another user than the process is no
 test_expect_success BPF 'a perf map that is a symbolic link is not embedded' '
 	$as_nobody ./busy 600000 & pid=$! &&
 	wait_until 120 grep -qx busy /proc/$pid/comm &&
+	rm -f /tmp/perf-$pid.map &&
 	ln -s "$TEST_DIR/shadow" /tmp/perf-$pid.map &&
 	{ "$STACKREC" record -F 499 -o link.rec -p $pid 2>err & rec=$!; } &&
 	wait_until 120 samples_in 1 link.rec &&
