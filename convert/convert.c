@@ -910,10 +910,10 @@ int cmd_convert(int argc, char **argv)
 	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
 	/*
 	 * Modules are opened for the symbolizer on a thread of their own (module_prefetch.h): from pass 1 on, the
-	 * modules of the first process's mappings, which the samples mostly hit, on the core it leaves idle
-	 * (libc's debug file takes longer to inflate than pass 1 takes to read 50,000 samples). Not with an archive, whose
-	 * directory the search gets only after pass 1. With one job, modules are opened one at a time, after
-	 * the samples, as before there were threads.
+	 * first process's modules its samples land in (guess_from_sample), on the core pass 1 leaves idle (libc's
+	 * debug file takes longer to inflate than pass 1 takes to read 50,000 samples). Not with an archive, whose
+	 * directory the search gets only after pass 1. With one job, modules are opened one at a time, after the
+	 * samples, as before there were threads.
 	 */
 	if (sym.jobs > 1 && !archive_path)
 		c->prefetch = module_prefetch_new(&sym);
