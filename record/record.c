@@ -5,6 +5,7 @@
  * Every way of stopping — the command exits, --duration runs out, SIGINT/SIGTERM, every -p process gone —
  * goes through the same end: drain the buffers, write the kernel symbols, STATS and END, close the file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -474,26 +475,73 @@ static int finish(struct recorder *rec)
 }
 
 /*
- * The recorder reads the buffers ahead of everything it records: at nice 0 among busy threads it waits its
- * turn while the buffers fill, and the kernel drops samples. bench/stress.sh (-a -F 4999, 64 spinning
- * threads and 300 execs a second on 2 CPUs) lost half of its samples at nice 0 and none at -10, for about
- * 1 CPU-second in 12 s. A recorder that may not raise it (no CAP_SYS_NICE) keeps the one it has.
+ * The recorder reads the buffers ahead of everything it records: starved of CPU among busy threads it falls
+ * behind, and the kernel drops samples when they fill. bench/stress.sh (-a -F 4999, 64 spinning threads and
+ * 300 execs a second on 2 CPUs) lost half of its samples at nice 0 and none at -10, for about 1 CPU-second
+ * in 12 s. But at -10 every wakeup of the drain thread preempts the program it records on its CPU at once:
+ * cpu-fp at -F 4999 (bench A) spent 54 ms of its 1.08 s off the CPU at -10, 30 at nice 0 and 14 unprofiled
+ * (medians of 15 interleaved runs), where perf, at nice 0, costs it none. So the recorder keeps the
+ * priority it was given until it falls behind: one read of the ring buffer finds 1/BEHIND_SHARE of it
+ * waiting (it is read every 10 to 100 ms, at a few MB/s even under -a -F 4999), or the kernel lost a
+ * sample or a side-band record. Then all its threads take RECORDER_NICE for the rest of the run: the frame
+ * writer's too, or the drain thread waits for a starved writer with a full queue (stress.sh on a loaded
+ * machine: 380 waits of up to 570 ms, a quarter of the samples lost). A recorder that may not raise it
+ * (no CAP_SYS_NICE) keeps the one it has.
  */
 #define RECORDER_NICE (-10)
+#define BEHIND_SHARE 8
 
-static void raise_priority(void)
+/* Thread tid (0: this one) to RECORDER_NICE, unless it is there already; 1 when raised, -1 on failure. */
+static int raise_thread(pid_t tid, int *was)
 {
-	int now;
-
 	errno = 0;
-	now = getpriority(PRIO_PROCESS, 0);
-	if (errno == 0 && now > RECORDER_NICE && setpriority(PRIO_PROCESS, 0, RECORDER_NICE) < 0)
+	*was = getpriority(PRIO_PROCESS, (id_t)tid); /* the nice value is per thread on Linux */
+	if (errno != 0 || *was <= RECORDER_NICE)
+		return 0;
+	return setpriority(PRIO_PROCESS, (id_t)tid, RECORDER_NICE) < 0 ? -1 : 1;
+}
+
+static void raise_priority(struct recorder *rec, const char *why)
+{
+	DIR *tasks;
+	struct dirent *d;
+	int was, raised;
+
+	if (rec->priority_raised)
+		return;
+	rec->priority_raised = true;
+	raised = raise_thread(0, &was);
+	if (raised < 0) {
 		debug("cannot raise the recorder's priority to nice %d: %s", RECORDER_NICE, strerror(errno));
+		return;
+	}
+	if (!raised)
+		return;
+	debug("raised the recorder's priority from nice %d to %d: %s", was, RECORDER_NICE, why);
+	/* Its other threads (the frame writer, workers); those started later inherit the drain thread's. */
+	tasks = opendir("/proc/self/task");
+	while (tasks && (d = readdir(tasks))) {
+		pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
+
+		if (tid > 0 && raise_thread(tid, &was) < 0)
+			debug("cannot raise thread %d to nice %d: %s", tid, RECORDER_NICE, strerror(errno));
+	}
+	if (tasks)
+		closedir(tasks);
+}
+
+/* Bytes read from the ring buffer in one go that mean the recorder is behind. STACKREC_TEST_BEHIND_BYTES,
+ * for tests, sets it. */
+static uint64_t behind_bytes(const struct recorder *rec)
+{
+	const char *test = getenv("STACKREC_TEST_BEHIND_BYTES");
+
+	return test ? strtoull(test, NULL, 10) : rec->ring_size / BEHIND_SHARE;
 }
 
 static int run(struct recorder *rec)
 {
-	uint64_t last_flush, last_sweep = 0, deadline = 0;
+	uint64_t last_flush, last_sweep = 0, deadline = 0, behind;
 	int kptr_restricted;
 
 	/* An existing recording is replaced only once this one has started: a run that fails to load BPF or
@@ -503,21 +551,21 @@ static int run(struct recorder *rec)
 	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
 	if (sampler_load(rec) < 0)
 		return -1;
+	behind = behind_bytes(rec); /* the ring buffer is sized now */
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */
 	if (rec->command && target_spawn(rec) < 0)
 		return -1;
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
 	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread.
-	 * Started before raise_priority, whose nice value is per thread on Linux: at the drain thread's -10,
-	 * woken to take a frame it preempted the drain thread on its CPU and compressed first (pauses of 2-8 ms
-	 * at every frame of node --perf-basic-prof's dwarf samples); at nice 0 it runs when the drain thread
-	 * sleeps, and -v counts the times the drain thread had to wait for it. */
+	 * It keeps the recorder's priority when raise_priority raises the drain thread's (per thread): at the
+	 * drain thread's -10, woken to take a frame it preempted the drain thread on its CPU and compressed
+	 * first (pauses of 2-8 ms at every frame of node --perf-basic-prof's dwarf samples); at nice 0 it runs
+	 * when the drain thread sleeps, and -v counts the times the drain thread had to wait for it. */
 	if (recording_writer_start_thread(&rec->writer) < 0)
 		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	else
 		rec->writer.adapt_level = 1; /* a slow recording is written smaller: off the drain thread only */
-	raise_priority(); /* after the fork: the command keeps the priority it was given */
 	for (size_t i = 0; rec->target == TARGET_PIDS && i < rec->pid_count; i++)
 		if (sampler_add_target(rec, rec->pids[i], false) < 0)
 			return -1;
@@ -543,11 +591,13 @@ static int run(struct recorder *rec)
 	if (rec->duration_s > 0)
 		deadline = last_flush + (uint64_t)(rec->duration_s * 1e9);
 	while (!stop_signal) {
-		uint64_t now;
+		uint64_t now, read = rec->ring_bytes;
 
 		if (sampler_poll(rec, monotonic_ns() - rec->last_new_process_ns < NEW_PROCESS_NS ? SIDE_BAND_MS : POLL_MS) < 0)
 			return -1;
 		rec->wakeups++;
+		if (rec->ring_bytes - read >= behind)
+			raise_priority(rec, "the sample ring buffer was filling");
 		side_band_consume(rec);
 		if (embedded_write_perf_maps(rec) < 0)
 			return -1;
@@ -557,6 +607,8 @@ static int run(struct recorder *rec)
 		if (now - last_sweep < POLL_MS * 1000000ull)
 			continue;
 		last_sweep = now;
+		if (!rec->priority_raised && (rec->lost_events || sampler_lost_samples(rec)))
+			raise_priority(rec, "the kernel lost records");
 		sampler_forget_exited(rec);
 		if (target_gone(rec))
 			break;

@@ -118,6 +118,8 @@ struct recorder {
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
 	uint64_t ring_records;
+	uint64_t ring_size;   /* the sample ring buffer's bytes */
+	bool priority_raised; /* the recorder has raised its threads to RECORDER_NICE (record.c) */
 	uint64_t side_band_ns; /* time spent handling side-band records */
 	uint64_t drain_max_ns[DRAIN_WORK_KINDS]; /* the longest stretch of each kind of work (-v) */
 	uint64_t drain_long_pauses;		 /* stretches of 1 ms or more, of any kind */

@@ -139,6 +139,7 @@ int sampler_load(struct recorder *rec)
 		/* The reader is woken when a quarter of the ring waits, not per sample: fewer wakeups of the
 		 * recorder, which shares the CPUs with the target; it also polls every POLL_MS. */
 		rec->skel->rodata->wakeup_bytes = ring / 4;
+		rec->ring_size = ring;
 		if (bpf_map__set_max_entries(rec->skel->maps.scratch, (__u32)cpus) ||
 		    bpf_map__set_max_entries(rec->skel->maps.event_scratch, (__u32)cpus) ||
 		    bpf_map__set_max_entries(rec->skel->maps.samples, ring))
