@@ -485,20 +485,22 @@ static int finish(struct recorder *rec)
  * waiting (it is read every 10 to 100 ms, at a few MB/s even under -a -F 4999), or the kernel lost a
  * sample or a side-band record. Then all its threads take RECORDER_NICE for the rest of the run: the frame
  * writer's too, or the drain thread waits for a starved writer with a full queue (stress.sh on a loaded
- * machine: 380 waits of up to 570 ms, a quarter of the samples lost). A recorder that may not raise it
- * (no CAP_SYS_NICE) keeps the one it has.
+ * machine: 380 waits of up to 570 ms, a quarter of the samples lost), at HELPER_NICE, below the drain
+ * thread (see the frame writer's start in run). A recorder that may not raise it (no CAP_SYS_NICE) keeps
+ * the one it has.
  */
 #define RECORDER_NICE (-10)
+#define HELPER_NICE (-5)
 #define BEHIND_SHARE 8
 
-/* Thread tid (0: this one) to RECORDER_NICE, unless it is there already; 1 when raised, -1 on failure. */
-static int raise_thread(pid_t tid, int *was)
+/* Thread tid (0: this one) to nice, unless it is there already; 1 when raised, -1 on failure. */
+static int raise_thread(pid_t tid, int nice, int *was)
 {
 	errno = 0;
 	*was = getpriority(PRIO_PROCESS, (id_t)tid); /* the nice value is per thread on Linux */
-	if (errno != 0 || *was <= RECORDER_NICE)
+	if (errno != 0 || *was <= nice)
 		return 0;
-	return setpriority(PRIO_PROCESS, (id_t)tid, RECORDER_NICE) < 0 ? -1 : 1;
+	return setpriority(PRIO_PROCESS, (id_t)tid, nice) < 0 ? -1 : 1;
 }
 
 static void raise_priority(struct recorder *rec, const char *why)
@@ -510,7 +512,7 @@ static void raise_priority(struct recorder *rec, const char *why)
 	if (rec->priority_raised)
 		return;
 	rec->priority_raised = true;
-	raised = raise_thread(0, &was);
+	raised = raise_thread(0, RECORDER_NICE, &was);
 	if (raised < 0) {
 		debug("cannot raise the recorder's priority to nice %d: %s", RECORDER_NICE, strerror(errno));
 		return;
@@ -523,8 +525,8 @@ static void raise_priority(struct recorder *rec, const char *why)
 	while (tasks && (d = readdir(tasks))) {
 		pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
 
-		if (tid > 0 && raise_thread(tid, &was) < 0)
-			debug("cannot raise thread %d to nice %d: %s", tid, RECORDER_NICE, strerror(errno));
+		if (tid > 0 && tid != gettid() && raise_thread(tid, HELPER_NICE, &was) < 0)
+			debug("cannot raise thread %d to nice %d: %s", tid, HELPER_NICE, strerror(errno));
 	}
 	if (tasks)
 		closedir(tasks);
@@ -558,10 +560,10 @@ static int run(struct recorder *rec)
 	if (rec->target == TARGET_COMMAND && sampler_add_target(rec, rec->child, true) < 0)
 		return -1;
 	/* Compressing a frame takes a millisecond or more (256 KiB at zstd level 3): not on the drain thread.
-	 * It keeps the recorder's priority when raise_priority raises the drain thread's (per thread): at the
-	 * drain thread's -10, woken to take a frame it preempted the drain thread on its CPU and compressed
-	 * first (pauses of 2-8 ms at every frame of node --perf-basic-prof's dwarf samples); at nice 0 it runs
-	 * when the drain thread sleeps, and -v counts the times the drain thread had to wait for it. */
+	 * Never at the drain thread's priority once raise_priority has raised it, but below it: at the drain
+	 * thread's -10, woken to take a frame it preempted the drain thread on its CPU and compressed first
+	 * (pauses of 2-8 ms at every frame of node --perf-basic-prof's dwarf samples); below, it runs when the
+	 * drain thread sleeps, and -v counts the times the drain thread had to wait for it. */
 	if (recording_writer_start_thread(&rec->writer) < 0)
 		debug("cannot start the thread that writes frames: writing them on the recording thread");
 	else
