@@ -31,6 +31,7 @@
 #include "jit_maps.h"
 #include "kernel_symbols.h"
 #include "module_prefetch.h"
+#include "placed.h"
 #include "process_maps.h"
 #include "profile.h"
 #include "stack_memo.h"
@@ -38,15 +39,12 @@
 #include "unwind.h"
 
 /*
- * A frame's location, remembered by where it was met: (process, period of its mappings' history, pc, return
- * address or not, how it was found) decide its module and offset (process_maps_period), its JIT name (perf
- * maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
+ * A frame's location, remembered by its place (placed.h): the place decides its module and offset, its JIT name
+ * (perf maps are whole after pass 1) and so its location.
  */
 struct placed_location {
-	bool used, is_return_address;
-	uint8_t method;
-	uint32_t pid, location;
-	uint64_t period, pc;
+	struct placed_key key;
+	uint32_t location;
 };
 
 #define PLACED_LOCATIONS 4096
@@ -392,18 +390,15 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t time_ns, uint64_t period,
 				struct unwind_frame *f, bool resolved)
 {
-	struct placed_location *l = &c->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^
-							    f->is_return_address ^ (uint64_t)f->method << 1) %
-					       PLACED_LOCATIONS];
+	struct placed_key key = placed_key(pid, period, f);
+	bool found;
+	struct placed_location *l = placed_entry(c->placed, sizeof(*c->placed), PLACED_LOCATIONS, &key, &found);
 
-	if (l->used && l->pc == f->pc && l->pid == pid && l->period == period &&
-	    l->is_return_address == f->is_return_address && l->method == f->method)
+	if (found)
 		return l->location;
 	if (!resolved)
 		unwind_resolve(c->unwinder, pid, time_ns, f);
-	*l = (struct placed_location){ .used = true, .is_return_address = f->is_return_address,
-				       .method = (uint8_t)f->method, .pid = pid, .period = period, .pc = f->pc,
-				       .location = user_location(c, pid, f) };
+	*l = (struct placed_location){ .key = key, .location = user_location(c, pid, f) };
 	return l->location;
 }
 

@@ -20,6 +20,7 @@
 #include "../util.h"
 #include "cfi_rules.h"
 #include "module_file.h"
+#include "placed.h"
 
 #define EXPRESSION_STACK 16
 #define EXPRESSION_STEPS 64
@@ -44,16 +45,12 @@ struct leaf_rule {
 
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
-/*
- * A dwarf walk's frame, remembered by where it was met: (process, period of its mappings' history, pc, return
- * address or not) to its module, file offset and CFI rule. Within one period a process resolves every address
- * the same (process_maps_period), and the rule follows from the module and offset: a frame met again costs one
- * look-up here, not a search of the process's mappings and one of the rules.
- */
+/* A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule. */
 struct placed_frame {
-	bool used, is_return_address, missing;
-	uint32_t pid, module;
-	uint64_t period, pc, file_offset;
+	struct placed_key key;
+	bool missing;
+	uint32_t module;
+	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
 };
@@ -482,12 +479,12 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
 					  struct unwind_frame *f, bool *missing)
 {
-	struct placed_frame *p =
-		&u->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^ f->is_return_address) % PLACED_FRAMES];
+	struct placed_key key = placed_key(pid, period, f);
+	bool found;
+	struct placed_frame *p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
 	const struct cfi_rule *rule;
 
-	if (p->used && p->pc == f->pc && p->pid == pid && p->period == period &&
-	    p->is_return_address == f->is_return_address && p->generation == u->rules.generation) {
+	if (found && p->generation == u->rules.generation) {
 		f->module = p->module;
 		f->file_offset = p->file_offset;
 		*missing = p->missing;
@@ -495,9 +492,8 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 	}
 	unwind_resolve(u, pid, time_ns, f);
 	rule = rule_for(u, f, missing);
-	*p = (struct placed_frame){ .used = true, .is_return_address = f->is_return_address, .missing = *missing,
-				    .pid = pid, .module = f->module, .period = period, .pc = f->pc,
-				    .file_offset = f->file_offset, .generation = u->rules.generation, .rule = rule };
+	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
+				    .generation = u->rules.generation, .rule = rule };
 	return rule;
 }
 
