@@ -62,6 +62,11 @@ struct convert {
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct placed_location placed[PLACED_LOCATIONS];
+	struct { /* the last period sample_period found: most samples are of the process and period before them */
+		bool used;
+		uint32_t pid;
+		uint64_t from, until, period;
+	} period;
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	uint32_t guess_pid; /* the process of the first mapping, whose modules are guessed; 0: none yet */
 	struct guess_range *guess_ranges; /* its mappings whose modules are not guessed yet (see guess_from_sample) */
@@ -371,6 +376,17 @@ static bool jit_location(struct convert *c, uint32_t pid, const struct unwind_fr
 	return true;
 }
 
+/* process_maps_period of a sample of pid at time_ns, after pass 1 (the mappings' history is whole). */
+static uint64_t sample_period(struct convert *c, uint32_t pid, uint64_t time_ns)
+{
+	if (!c->period.used || c->period.pid != pid || time_ns < c->period.from || time_ns >= c->period.until) {
+		c->period.period = process_maps_period_span(&c->maps, pid, time_ns, &c->period.from, &c->period.until);
+		c->period.pid = pid;
+		c->period.used = true;
+	}
+	return c->period.period;
+}
+
 static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwind_frame *f)
 {
 	uint32_t location;
@@ -446,7 +462,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	unwind_resolve(c->unwinder, s->pid, s->time_ns, &leaf->frame);
 	repair_leaf(c, ips, in, leaf);
 	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
-	key[1] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
 	memcpy(key + 3, ips, depth * sizeof(*ips));
 	known = stack_memo_find(&c->stacks, key, depth + 3, &count);
@@ -496,7 +512,7 @@ static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const
 	key[0] = s->pid | (uint64_t)s->tid << 32;
 	key[1] = s->kind | (uint64_t)s->flags << 16;
 	key[2] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
-	key[3] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	key[3] = sample_period(c, s->pid, s->time_ns);
 	memcpy(key + 4, s->comm, 2 * sizeof(*key));
 	key[6] = s->user_depth | (uint64_t)s->kernel_depth << 32;
 	memcpy(key + SAMPLE_KEY_HEAD, ips, n * sizeof(*ips));
@@ -650,7 +666,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	}
 	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
-		uint64_t period = process_maps_period(&c->maps, s.pid, s.time_ns);
+		uint64_t period = sample_period(c, s.pid, s.time_ns);
 
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
