@@ -1631,6 +1631,23 @@ done:
 }
 
 /*
+ * Reads the hand-made file at path, which must hold three intact blocks: 32 bytes, middle bytes, END. false
+ * (the test failed) when it could not be read or holds another number of blocks.
+ */
+static bool read_three_blocks(const char *path, struct readout *out, uint32_t middle)
+{
+	if (read_recording(path, out) != 0 || out->blocks.n != 3) {
+		diag("'%s' did not read back as three blocks", path);
+		test_failed = true;
+		return false;
+	}
+	CHECK_EQ(out->blocks.v[0].size, 32);
+	CHECK_EQ(out->blocks.v[1].size, middle);
+	CHECK_EQ(out->blocks.v[2].type, SREC_BLOCK_END);
+	return true;
+}
+
+/*
  * A frame whose CRC is wrong holds a whole intact frame that decodes to more than the frame headers promised:
  * the reader finds it by its magic and reads it, and a pass that keeps its frames (decompressing them into a
  * mapping sized from the headers) stops keeping there, with the same blocks and damage.
@@ -1667,11 +1684,8 @@ static void test_hidden_frame_larger_than_kept(void)
 	append_frame(fd, blocks, len, (uint32_t)len);
 	close(fd);
 
-	REQUIRE(read_recording(path, &out) == 0);
-	REQUIRE(out.blocks.n == 3);
-	CHECK_EQ(out.blocks.v[0].size, 32);
-	CHECK_EQ(out.blocks.v[1].size, sizeof(text));
-	CHECK_EQ(out.blocks.v[2].type, SREC_BLOCK_END);
+	if (!read_three_blocks(path, &out, sizeof(text)))
+		return;
 	CHECK_EQ(out.damage.bad_frames, 1);
 	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_CRC], 1);
 	check_kept_passes(path, &out, 0);
@@ -1712,11 +1726,8 @@ static void test_bad_frames_and_blocks(void)
 	append_frame(fd, blocks, len, (uint32_t)len);
 	close(fd);
 
-	REQUIRE(read_recording(path, &out) == 0);
-	REQUIRE(out.blocks.n == 3);
-	CHECK_EQ(out.blocks.v[0].size, 32);
-	CHECK_EQ(out.blocks.v[1].size, 3);
-	CHECK_EQ(out.blocks.v[2].type, SREC_BLOCK_END);
+	if (!read_three_blocks(path, &out, 3))
+		return;
 	CHECK_EQ(out.damage.frames, 4);
 	CHECK_EQ(out.damage.bad_frames, 2);
 	CHECK_EQ(out.damage.bad_blocks, 2);
