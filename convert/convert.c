@@ -31,6 +31,7 @@
 #include "jit_maps.h"
 #include "kernel_symbols.h"
 #include "module_prefetch.h"
+#include "placed.h"
 #include "process_maps.h"
 #include "profile.h"
 #include "stack_memo.h"
@@ -38,15 +39,12 @@
 #include "unwind.h"
 
 /*
- * A frame's location, remembered by where it was met: (process, period of its mappings' history, pc, return
- * address or not, how it was found) decide its module and offset (process_maps_period), its JIT name (perf
- * maps are whole after pass 1) and so its location. Direct-mapped, PLACED_LOCATIONS.
+ * A frame's location, remembered by its place (placed.h): the place decides its module and offset, its JIT name
+ * (perf maps are whole after pass 1) and so its location.
  */
 struct placed_location {
-	bool used, is_return_address;
-	uint8_t method;
-	uint32_t pid, location;
-	uint64_t period, pc;
+	struct placed_key key;
+	uint32_t location;
 };
 
 #define PLACED_LOCATIONS 4096
@@ -64,6 +62,11 @@ struct convert {
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct placed_location placed[PLACED_LOCATIONS];
+	struct { /* the last period sample_period found: most samples are of the process and period before them */
+		bool used;
+		uint32_t pid;
+		uint64_t from, until, period;
+	} period;
 	struct module_prefetch *prefetch; /* modules opened for the symbolizer while unwinding; NULL with -j 1 */
 	uint32_t guess_pid; /* the process of the first mapping, whose modules are guessed; 0: none yet */
 	struct guess_range *guess_ranges; /* its mappings whose modules are not guessed yet (see guess_from_sample) */
@@ -373,6 +376,17 @@ static bool jit_location(struct convert *c, uint32_t pid, const struct unwind_fr
 	return true;
 }
 
+/* process_maps_period of a sample of pid at time_ns, after pass 1 (the mappings' history is whole). */
+static uint64_t sample_period(struct convert *c, uint32_t pid, uint64_t time_ns)
+{
+	if (!c->period.used || c->period.pid != pid || time_ns < c->period.from || time_ns >= c->period.until) {
+		c->period.period = process_maps_period_span(&c->maps, pid, time_ns, &c->period.from, &c->period.until);
+		c->period.pid = pid;
+		c->period.used = true;
+	}
+	return c->period.period;
+}
+
 static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwind_frame *f)
 {
 	uint32_t location;
@@ -392,18 +406,15 @@ static uint32_t user_location(struct convert *c, uint32_t pid, const struct unwi
 static uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t time_ns, uint64_t period,
 				struct unwind_frame *f, bool resolved)
 {
-	struct placed_location *l = &c->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^
-							    f->is_return_address ^ (uint64_t)f->method << 1) %
-					       PLACED_LOCATIONS];
+	struct placed_key key = placed_key(pid, period, f);
+	bool found;
+	struct placed_location *l = placed_entry(c->placed, sizeof(*c->placed), PLACED_LOCATIONS, &key, &found);
 
-	if (l->used && l->pc == f->pc && l->pid == pid && l->period == period &&
-	    l->is_return_address == f->is_return_address && l->method == f->method)
+	if (found)
 		return l->location;
 	if (!resolved)
 		unwind_resolve(c->unwinder, pid, time_ns, f);
-	*l = (struct placed_location){ .used = true, .is_return_address = f->is_return_address,
-				       .method = (uint8_t)f->method, .pid = pid, .period = period, .pc = f->pc,
-				       .location = user_location(c, pid, f) };
+	*l = (struct placed_location){ .key = key, .location = user_location(c, pid, f) };
 	return l->location;
 }
 
@@ -451,7 +462,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	unwind_resolve(c->unwinder, s->pid, s->time_ns, &leaf->frame);
 	repair_leaf(c, ips, in, leaf);
 	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
-	key[1] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
 	memcpy(key + 3, ips, depth * sizeof(*ips));
 	known = stack_memo_find(&c->stacks, key, depth + 3, &count);
@@ -501,7 +512,7 @@ static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const
 	key[0] = s->pid | (uint64_t)s->tid << 32;
 	key[1] = s->kind | (uint64_t)s->flags << 16;
 	key[2] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
-	key[3] = process_maps_period(&c->maps, s->pid, s->time_ns);
+	key[3] = sample_period(c, s->pid, s->time_ns);
 	memcpy(key + 4, s->comm, 2 * sizeof(*key));
 	key[6] = s->user_depth | (uint64_t)s->kernel_depth << 32;
 	memcpy(key + SAMPLE_KEY_HEAD, ips, n * sizeof(*ips));
@@ -655,7 +666,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	}
 	user_from = depth;
 	if (s.flags & SREC_SAMPLE_USER_UNWIND) {
-		uint64_t period = process_maps_period(&c->maps, s.pid, s.time_ns);
+		uint64_t period = sample_period(c, s.pid, s.time_ns);
 
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);

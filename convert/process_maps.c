@@ -326,13 +326,29 @@ bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_
  * own_mappings, better, epoch and image_fork; a parent is looked at as it was at the fork's own time): so the
  * count of those times at or below t determines them all.
  */
-uint64_t process_maps_period(const struct process_maps *maps, uint32_t pid, uint64_t time_ns)
+uint64_t process_maps_period_span(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t *from,
+				  uint64_t *until)
 {
 	const struct process_maps_process *proc = find_process(maps, pid);
+	size_t period;
 
+	*from = 0;
+	*until = UINT64_MAX;
 	if (!proc)
 		return 0;
-	return count_at_or_below(proc->changes, proc->change_count, sizeof(*proc->changes), 0, time_ns);
+	period = count_at_or_below(proc->changes, proc->change_count, sizeof(*proc->changes), 0, time_ns);
+	if (period)
+		*from = proc->changes[period - 1];
+	if (period < proc->change_count)
+		*until = proc->changes[period];
+	return period;
+}
+
+uint64_t process_maps_period(const struct process_maps *maps, uint32_t pid, uint64_t time_ns)
+{
+	uint64_t from, until;
+
+	return process_maps_period_span(maps, pid, time_ns, &from, &until);
 }
 
 /* *visits bounds the whole search: a hostile recording may give each pid many forks, from each other. */

@@ -63,6 +63,9 @@ bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_
  * the same answer for every ip when the two numbers are equal. So answers can be remembered per (pid, period).
  */
 uint64_t process_maps_period(const struct process_maps *maps, uint32_t pid, uint64_t time_ns);
+/* process_maps_period, and the times [*from, *until) around time_ns that the process's period spans. */
+uint64_t process_maps_period_span(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t *from,
+				  uint64_t *until);
 
 /* Whether the recording has any mapping of pid, its own or inherited at a fork (for --explain). */
 bool process_maps_has_mappings(const struct process_maps *maps, uint32_t pid);

@@ -20,6 +20,7 @@
 #include "../util.h"
 #include "cfi_rules.h"
 #include "module_file.h"
+#include "placed.h"
 
 #define EXPRESSION_STACK 16
 #define EXPRESSION_STEPS 64
@@ -45,17 +46,23 @@ struct leaf_rule {
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
 /*
- * A dwarf walk's frame, remembered by where it was met: (process, period of its mappings' history, pc, return
- * address or not) to its module, file offset and CFI rule. Within one period a process resolves every address
- * the same (process_maps_period), and the rule follows from the module and offset: a frame met again costs one
- * look-up here, not a search of the process's mappings and one of the rules.
+ * A CFI rule's registers by how cfi_step finds the caller's: left as they are (CFI_SAME), or found some other
+ * way (neither that nor undefined); bit i for DWARF register i. A step visits only these, not all CFI_REGS
+ * (most of a rule's registers are undefined: visiting each was most of a warm dwarf conversion).
  */
+struct rule_regs {
+	uint32_t same, other;
+};
+
+/* A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule. */
 struct placed_frame {
-	bool used, is_return_address, missing;
-	uint32_t pid, module;
-	uint64_t period, pc, file_offset;
+	struct placed_key key;
+	bool missing;
+	uint32_t module;
+	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
+	struct rule_regs regs; /* rule's */
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -301,8 +308,22 @@ static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *
 	return true;
 }
 
-static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
-		    uint64_t *pc, uint64_t *cfa_out)
+static struct rule_regs rule_regs_of(const struct cfi_rule *rule)
+{
+	struct rule_regs r = { 0 };
+
+	for (unsigned int i = 0; rule && i < CFI_REGS; i++) {
+		if (rule->regs[i].kind == CFI_SAME)
+			r.same |= 1u << i;
+		else if (rule->regs[i].kind != CFI_UNDEFINED)
+			r.other |= 1u << i;
+	}
+	return r;
+}
+
+/* regs: rule's (rule_regs_of). */
+static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const struct regs *callee, struct memory *m,
+		    struct regs *caller, uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
 
@@ -312,18 +333,22 @@ static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, stru
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
 	memset(caller, 0, sizeof(*caller));
-	for (unsigned int i = 0; i < CFI_REGS; i++) {
+	for (uint32_t same = regs.same & callee->known; same; same &= same - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(same);
+
+		set(caller, i, callee->v[i]);
+	}
+	/* In register order, as the stack is read (m says why the last read failed). */
+	for (uint32_t other = regs.other; other; other &= other - 1) {
+		unsigned int i = (unsigned int)__builtin_ctz(other);
 		const struct cfi_reg *c = &rule->regs[i];
 
-		if (c->kind == CFI_SAME) {
-			if (known(callee, i))
-				set(caller, i, callee->v[i]);
-		} else if (c->kind == CFI_OFFSET && i != rule->ra_reg && cfa + (uint64_t)c->offset < m->base &&
-			   known(callee, i)) {
+		if (c->kind == CFI_OFFSET && i != rule->ra_reg && cfa + (uint64_t)c->offset < m->base &&
+		    known(callee, i)) {
 			/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
 			 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
 			set(caller, i, callee->v[i]);
-		} else if (c->kind != CFI_UNDEFINED && caller_value(c, callee, cfa, m, &value)) {
+		} else if (caller_value(c, callee, cfa, m, &value)) {
 			set(caller, i, value);
 		}
 	}
@@ -348,7 +373,7 @@ static int return_address_step(const struct cfi_rule *rule, const struct regs *c
 	uint64_t cfa;
 
 	if (rule->ra_reg == CFI_REG_SP) /* cfi_step's rule for the stack pointer would apply to it */
-		return cfi_step(rule, callee, m, &caller, pc, &cfa);
+		return cfi_step(rule, rule_regs_of(rule), callee, m, &caller, pc, &cfa);
 	if (!cfa_of(rule, callee, m, &cfa))
 		return -1;
 	if (c->kind == CFI_UNDEFINED)
@@ -480,24 +505,25 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
  * resolved (module, file offset) and its CFI rule, as unwind_resolve and rule_for find them.
  */
 static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
-					  struct unwind_frame *f, bool *missing)
+					  struct unwind_frame *f, bool *missing, struct rule_regs *regs)
 {
-	struct placed_frame *p =
-		&u->placed[address_hash(f->pc ^ (uint64_t)pid << 32 ^ period << 48 ^ f->is_return_address) % PLACED_FRAMES];
+	struct placed_key key = placed_key(pid, period, f);
+	bool found;
+	struct placed_frame *p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
 	const struct cfi_rule *rule;
 
-	if (p->used && p->pc == f->pc && p->pid == pid && p->period == period &&
-	    p->is_return_address == f->is_return_address && p->generation == u->rules.generation) {
+	if (found && p->generation == u->rules.generation) {
 		f->module = p->module;
 		f->file_offset = p->file_offset;
 		*missing = p->missing;
+		*regs = p->regs;
 		return p->rule;
 	}
 	unwind_resolve(u, pid, time_ns, f);
 	rule = rule_for(u, f, missing);
-	*p = (struct placed_frame){ .used = true, .is_return_address = f->is_return_address, .missing = *missing,
-				    .pid = pid, .module = f->module, .period = period, .pc = f->pc,
-				    .file_offset = f->file_offset, .generation = u->rules.generation, .rule = rule };
+	*regs = rule_regs_of(rule);
+	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
+				    .generation = u->rules.generation, .rule = rule, .regs = *regs };
 	return rule;
 }
 
@@ -551,20 +577,21 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
+		struct rule_regs regs;
 		bool missing;
 		int step;
 
 		f->pc = pc;
 		f->is_return_address = !activation;
 		f->method = method;
-		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing);
+		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing, &regs);
 		if (missing) {
 			reason = "the module's file was not found";
 			goto out;
 		}
 		f->cfa = 0;
 		if (rule) {
-			step = cfi_step(rule, &r, &m, &caller, &pc, &f->cfa);
+			step = cfi_step(rule, regs, &r, &m, &caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {

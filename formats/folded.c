@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../convert/stack_memo.h"
 #include "../util.h"
 #include "frame_names.h"
 #include "output.h"
@@ -98,23 +99,53 @@ static void add_frame(struct buf *b, const struct profile *p, const struct profi
 		buf_add(b, "_[i]", 4);
 }
 
+/* A key of stack_memo (convert/stack_memo.h) made of words. */
+struct key {
+	uint64_t *w;
+	size_t n, cap;
+};
+
+/* Appends the n bytes at s to k: their count, then the bytes, zero-padded to whole words. */
+static void key_add_bytes(struct key *k, const char *s, size_t n)
+{
+	size_t words = (n + sizeof(*k->w) - 1) / sizeof(*k->w);
+
+	GROW(k->w, k->cap, k->n + 1 + words);
+	k->w[k->n++] = n;
+	if (words) {
+		k->w[k->n + words - 1] = 0;
+		memcpy(k->w + k->n, s, n);
+	}
+	k->n += words;
+}
+
 /*
  * A location's frames as every line that shows it has them, ";outer;...;inner" escaped: made once per location,
- * not once per stack through it (a JIT program's long names were a third of its conversion).
+ * not once per stack through it (a JIT program's long names were a third of its conversion). Locations whose
+ * segments read the same (a function's other addresses) share an id: stacks whose lines read the same are
+ * found by their ids, not by their text.
  */
 struct segment {
 	char *text; /* NULL until made */
 	size_t len;
+	uint32_t id; /* the first location (met) whose segment reads the same */
 };
 
-static const struct segment *location_segment(struct segment *segments, const struct profile *p, uint32_t l,
+struct segments {
+	struct segment *of; /* by location */
+	struct stack_memo texts; /* segment text to its id */
+	struct key key;
+};
+
+static const struct segment *location_segment(struct segments *segments, const struct profile *p, uint32_t l,
 					      const struct output_options *options)
 {
-	struct segment *sg = &segments[l];
+	struct segment *sg = &segments->of[l];
 
 	if (!sg->text) {
 		const struct profile_location *loc = &p->locations[l];
 		struct buf b = { 0 };
+		uint32_t *id, count;
 
 		for (uint32_t f = loc->frame_count; f-- > 0;) {
 			buf_add(&b, ";", 1);
@@ -122,6 +153,12 @@ static const struct segment *location_segment(struct segment *segments, const st
 		}
 		sg->text = b.s ? b.s : xstrdup("");
 		sg->len = b.len;
+		segments->key.n = 0;
+		key_add_bytes(&segments->key, sg->text, sg->len);
+		id = stack_memo_find(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &count);
+		sg->id = id ? *id : l;
+		if (!id)
+			stack_memo_add(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &l, 1);
 	}
 	return sg;
 }
@@ -136,13 +173,24 @@ static int compare_lines(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->stack, ((const struct line *)b)->stack);
 }
 
+/*
+ * Stacks that print the same (the same names at other addresses, other threads) are one line: found by the
+ * line's start and its segments' ids (a few words a stack, where a JIT program's lines are kilobytes), and made,
+ * sorted and printed once. Lines that read the same all the same (inlined frames split between locations
+ * otherwise) are summed after the sort.
+ */
 static int folded_write(const struct profile *p, const struct output_options *options, FILE *out)
 {
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
-	struct segment *segments = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments));
+	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)) };
+	struct stack_memo printed; /* a line's start and segment ids to its index in lines */
 	enum output_kind kind = output_kind_of(p, options);
 	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
+	struct key key = { 0 };
 	size_t n = 0;
+
+	stack_memo_init(&segments.texts);
+	stack_memo_init(&printed);
 
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
@@ -168,8 +216,23 @@ static int folded_write(const struct profile *p, const struct output_options *op
 			buf_add(&b, ";", 1);
 			add_escaped(&b, comm[0] ? comm : "[unknown]", true);
 		}
+		key.n = 0;
+		key_add_bytes(&key, b.s, b.len);
+		GROW(key.w, key.cap, key.n + s->depth);
+		for (uint32_t d = s->depth; d-- > 0;)
+			key.w[key.n++] = location_segment(&segments, p, s->locations[d], options)->id;
+		{
+			uint32_t *line, count, index = (uint32_t)n;
+
+			line = stack_memo_find(&printed, key.w, (uint32_t)key.n, &count);
+			if (line) {
+				lines[*line].count += value;
+				continue;
+			}
+			stack_memo_add(&printed, key.w, (uint32_t)key.n, &index, 1);
+		}
 		for (uint32_t d = s->depth; d-- > 0;) {
-			const struct segment *sg = location_segment(segments, p, s->locations[d], options);
+			const struct segment *sg = &segments.of[s->locations[d]];
 
 			buf_add(&b, sg->text, sg->len);
 		}
@@ -177,6 +240,10 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		lines[n++].count = value;
 	}
 	free(b.s);
+	free(key.w);
+	free(segments.key.w);
+	stack_memo_release(&printed);
+	stack_memo_release(&segments.texts);
 	sort_array(lines, n, sizeof(*lines), compare_lines);
 	for (size_t i = 0; i < n;) {
 		uint64_t count = lines[i].count;
@@ -191,8 +258,8 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		free(lines[i].stack);
 	free(lines);
 	for (size_t l = 0; l < p->location_count; l++)
-		free(segments[l].text);
-	free(segments);
+		free(segments.of[l].text);
+	free(segments.of);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "../util.h"
 
@@ -143,16 +144,20 @@ static void undo_time_deltas(unsigned char *bytes, size_t len)
 	}
 }
 
+#define DOES_NOT_FIT (-2) /* decode_frame's answer for a frame larger than a buffer it may not grow */
+
 /*
- * Checks and decompresses the frame at off into *buf (grown as needed) with dctx. Returns its uncompressed
- * size, or -1 with *why and *kind set.
+ * Checks and decompresses the frame at off into *buf with dctx: *buf is grown as needed, unless fixed (then a
+ * frame larger than *cap is not decompressed: DOES_NOT_FIT). Returns its uncompressed size, or -1 with *why and
+ * *kind set.
  */
 static long long decode_frame(const struct recording_reader *r, void *dctx, unsigned char **buf, size_t *cap,
-			      size_t off, const char **why, enum recording_damage_kind *kind, size_t *frame_end)
+			      bool fixed, size_t off, const char **why, enum recording_damage_kind *kind,
+			      size_t *frame_end)
 {
 	struct srec_frame_header fh;
 	const unsigned char *payload;
-	size_t n;
+	size_t n, room;
 
 	if (r->size - off < sizeof(fh)) {
 		*why = "file ends inside a frame header";
@@ -182,14 +187,20 @@ static long long decode_frame(const struct recording_reader *r, void *dctx, unsi
 		*kind = RECORDING_DAMAGE_CRC;
 		return -1;
 	}
-	GROW(*buf, *cap, (size_t)fh.uncompressed_size + 1);
-	n = ZSTD_decompressDCtx(dctx, *buf, *cap, payload, fh.compressed_size);
-	if (ZSTD_isError(n)) {
+	if (fixed && fh.uncompressed_size > *cap)
+		return DOES_NOT_FIT;
+	if (!fixed)
+		GROW(*buf, *cap, (size_t)fh.uncompressed_size + 1);
+	/* Room for the declared size and one byte more, whatever the buffer holds: a frame that decompresses to
+	 * more is found out the same way into any buffer (the kept mapping has no room to spare). */
+	room = (size_t)fh.uncompressed_size + 1 < *cap ? (size_t)fh.uncompressed_size + 1 : *cap;
+	n = ZSTD_decompressDCtx(dctx, *buf, room, payload, fh.compressed_size);
+	if (ZSTD_isError(n) && ZSTD_getErrorCode(n) != ZSTD_error_dstSize_tooSmall) {
 		*why = ZSTD_getErrorName(n);
 		*kind = RECORDING_DAMAGE_ZSTD;
 		return -1;
 	}
-	if (n != fh.uncompressed_size) {
+	if (ZSTD_isError(n) || n != fh.uncompressed_size) {
 		*why = "frame decompresses to the wrong size";
 		*kind = RECORDING_DAMAGE_WRONG_SIZE;
 		return -1;
@@ -357,8 +368,9 @@ struct decoded {
 #define DECODE_AHEAD 2 /* buffers: the one read, the one decoded */
 
 /*
- * A pass's decoded frames, kept for the passes after it (r->keep): copied into one mapping sized from the frame
- * headers, in huge pages where the kernel gives them (a page fault per 4 KiB cost as much as decoding did).
+ * A pass's decoded frames, kept for the passes after it (r->keep): decompressed straight into one mapping sized
+ * from the frame headers (copying them there from the pass's buffer was a sixth of a warm fp conversion), in
+ * huge pages where the kernel gives them (a page fault per 4 KiB cost as much as decoding did).
  */
 struct recording_kept {
 	unsigned char *map; /* the mapping, map_size bytes; bytes is its 2 MiB-aligned part */
@@ -429,28 +441,6 @@ static size_t decoded_size(const struct recording_reader *r, size_t limit)
 	return total;
 }
 
-/*
- * Copies the frame the pass is reading into kept, and returns the copy; NULL when it does not fit (damage
- * the headers did not show: the caller stops keeping).
- */
-static struct decoded *keep_frame(struct recording_kept *kept, const struct decoded *f)
-{
-	size_t len = f->len > 0 ? (size_t)f->len : 0, padded = (len + 7) & ~(size_t)7;
-	struct decoded *k;
-
-	if (padded > kept->size - kept->used)
-		return NULL;
-	GROW(kept->frames, kept->cap, kept->count + 1);
-	k = &kept->frames[kept->count++];
-	*k = *f;
-	k->buf = kept->bytes + kept->used;
-	k->cap = len;
-	if (len) /* a frame that did not decode may have no buffer at all */
-		memcpy(k->buf, f->buf, len);
-	kept->used += padded; /* blocks are read in place: 8-byte aligned, as in the slot */
-	return k;
-}
-
 struct decoder {
 	struct recording_reader *r;
 	void *dctx; /* the thread's own ZSTD_DCtx */
@@ -460,22 +450,46 @@ struct decoder {
 	pthread_cond_t changed;
 	struct decoded slots[DECODE_AHEAD];
 	const struct recording_kept *replay; /* the frames to hand out instead of decoding, or NULL */
+	struct recording_kept *keeping;	     /* where this pass decodes its frames to keep them, or NULL */
 	size_t produced, consumed; /* frames decoded, frames the pass is done with */
 	size_t off;		   /* where the next frame to decode starts */
 	bool finished, stop;
 };
 
-static void decode_one(struct decoder *d, struct decoded *slot, void *dctx)
+/*
+ * Decodes the frame at d->off into slot's buffer; or, while keeping, into the kept mapping, as a kept frame,
+ * which it returns. A frame that does not fit there (damage the headers did not show) ends the keeping.
+ */
+static struct decoded *decode_one(struct decoder *d, struct decoded *slot, void *dctx)
 {
 	const struct recording_reader *r = d->r;
+	struct recording_kept *kept = d->keeping;
+	struct decoded *f = slot;
 
-	slot->off = d->off;
-	slot->why = NULL;
-	slot->kind = RECORDING_DAMAGE_GARBAGE;
-	slot->frame_end = 0;
-	slot->len = decode_frame(r, dctx, &slot->buf, &slot->cap, d->off, &slot->why, &slot->kind, &slot->frame_end);
-	slot->next = slot->len < 0 ? find_frame_magic(r, d->off + 1) : slot->frame_end;
-	d->off = slot->next;
+	if (kept) {
+		GROW(kept->frames, kept->cap, kept->count + 1);
+		f = &kept->frames[kept->count];
+		f->buf = kept->bytes + kept->used;
+		f->cap = kept->size - kept->used;
+	}
+	f->off = d->off;
+	f->why = NULL;
+	f->kind = RECORDING_DAMAGE_GARBAGE;
+	f->frame_end = 0;
+	f->len = decode_frame(r, dctx, &f->buf, &f->cap, kept != NULL, d->off, &f->why, &f->kind, &f->frame_end);
+	if (f->len == DOES_NOT_FIT) {
+		kept_free(kept);
+		d->keeping = NULL;
+		return decode_one(d, slot, dctx);
+	}
+	f->next = f->len < 0 ? find_frame_magic(r, d->off + 1) : f->frame_end;
+	d->off = f->next;
+	if (kept) {
+		kept->count++;
+		f->cap = f->len > 0 ? (size_t)f->len : 0;
+		kept->used += (f->cap + 7) & ~(size_t)7; /* blocks are read in place: 8-byte aligned, as in the slot */
+	}
+	return f;
 }
 
 static void *decode_ahead(void *arg)
@@ -503,7 +517,7 @@ static void *decode_ahead(void *arg)
 	return NULL;
 }
 
-static void decoder_start(struct decoder *d, struct recording_reader *r, size_t off)
+static void decoder_start(struct decoder *d, struct recording_reader *r, size_t off, struct recording_kept *keeping)
 {
 	memset(d, 0, sizeof(*d));
 	d->r = r;
@@ -511,9 +525,11 @@ static void decoder_start(struct decoder *d, struct recording_reader *r, size_t 
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->changed, NULL);
 	d->replay = r->kept;
+	d->keeping = keeping;
 	if (d->replay)
 		return; /* nothing to decode: no thread, no context */
-	d->dctx = r->decode_ahead ? ZSTD_createDCtx() : NULL;
+	/* A pass that keeps its frames decodes them itself, one after the other, into the kept mapping. */
+	d->dctx = r->decode_ahead && !keeping ? ZSTD_createDCtx() : NULL;
 	/* Without a second context or thread, the pass decodes each frame itself (decoder_next). */
 	d->threaded = r->decode_ahead && d->dctx && pthread_create(&d->thread, NULL, decode_ahead, d) == 0;
 }
@@ -531,8 +547,7 @@ static struct decoded *decoder_next(struct decoder *d, bool first)
 	if (!d->threaded) {
 		if (d->off >= d->r->size)
 			return NULL;
-		decode_one(d, &d->slots[0], d->r->dctx);
-		return &d->slots[0];
+		return decode_one(d, &d->slots[0], d->r->dctx);
 	}
 	pthread_mutex_lock(&d->lock);
 	if (!first) {
@@ -557,6 +572,7 @@ static void decoder_end(struct decoder *d)
 	}
 	for (size_t i = 0; i < DECODE_AHEAD; i++)
 		free(d->slots[i].buf);
+	kept_free(d->keeping); /* a pass stopped part way: it kept only part of the file */
 	ZSTD_freeDCtx(d->dctx);
 	pthread_cond_destroy(&d->changed);
 	pthread_mutex_destroy(&d->lock);
@@ -579,24 +595,12 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 
 		keeping = size ? kept_new(size) : NULL;
 	}
-	decoder_start(&dec, r, r->header.header_size);
+	decoder_start(&dec, r, r->header.header_size, keeping);
 	for (bool first = true; (f = decoder_next(&dec, first)); first = false) {
 		enum recording_damage_kind kind = f->kind;
 		size_t off = f->off, next = f->next;
 		long long len = f->len;
-		const unsigned char *frame;
-
-		if (keeping) {
-			struct decoded *k = keep_frame(keeping, f);
-
-			if (k) {
-				f = k;
-			} else {
-				kept_free(keeping);
-				keeping = NULL;
-			}
-		}
-		frame = f->buf;
+		const unsigned char *frame = f->buf;
 
 		if (len < 0) {
 			/* Ending inside a frame with no frame after it is a cut, not corruption (docs/format.md). */
@@ -661,13 +665,12 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 			release_pages_below(r, &released, f->frame_end);
 	}
 	finish_frames(r, true);
-	if (keeping) { /* a whole pass: the next ones read these */
-		r->kept = keeping;
-		keeping = NULL;
+	if (dec.keeping) { /* a whole pass: the next ones read these */
+		r->kept = dec.keeping;
+		dec.keeping = NULL;
 	}
 done:
 	decoder_end(&dec);
-	kept_free(keeping); /* a pass stopped part way: it kept only part of the file */
 	if (ret)
 		finish_frames(r, false);
 	if (warn == RECORDING_WARN_SUMMARY)

@@ -159,7 +159,8 @@ static struct srec_mapping mapping(uint32_t pid, uint64_t start, uint64_t end, u
 
 /*
  * process_maps_period's promise, by brute force: at any two times up to last with the same period, every
- * address of ips resolves the same in pid; and the period changes somewhere (at least changes times).
+ * address of ips resolves the same in pid; and the period changes somewhere (at least changes times). And
+ * process_maps_period_span's: the same period, over exactly the times that have it.
  */
 static bool periods_hold(const struct process_maps *maps, uint32_t pid, uint64_t last, const uint64_t *ips,
 			 size_t count, unsigned int changes)
@@ -167,8 +168,13 @@ static bool periods_hold(const struct process_maps *maps, uint32_t pid, uint64_t
 	unsigned int seen = 0;
 
 	for (uint64_t t = 0; t <= last; t++) {
-		uint64_t period = process_maps_period(maps, pid, t);
+		uint64_t period = process_maps_period(maps, pid, t), from, until;
 
+		if (process_maps_period_span(maps, pid, t, &from, &until) != period || t < from || t >= until)
+			return false;
+		for (uint64_t u = 0; u <= last; u++)
+			if ((process_maps_period(maps, pid, u) == period) != (u >= from && u < until))
+				return false;
 		if (t && period != process_maps_period(maps, pid, t - 1))
 			seen++;
 		for (uint64_t u = 0; u < t; u++) {

@@ -480,6 +480,50 @@ static void write_expected_flat(const char *dir)
 	save(dir, "expected-flat.txt", flat, sizeof(flat) - 1);
 }
 
+/*
+ * folded sums the stacks that print the same: the same names at other addresses, and the same frames split
+ * otherwise between locations (an inline chain in one location, or its frames in two); stacks that differ in
+ * any frame stay apart. Stacks leaf first; frames of a location innermost first.
+ */
+static void check_folded_sums(void)
+{
+	static struct profile_frame inner_b = { "b", "b", NULL, 0, 0, 0, true }, outer_a = { "a", "a", NULL, 0, 0, 0, false },
+				    c = { "c", "c", NULL, 0, 0, 0, false }, d = { "d", "d", NULL, 0, 0, 0, false };
+	static struct profile_frame chain[] = { { "b", "b", NULL, 0, 0, 0, true }, { "a", "a", NULL, 0, 0, 0, false } };
+	static struct profile_location locs[] = {
+		{ USER, FP, 0, 0x401010, 0x1010, false, chain, 2, NULL },   /* 0: a;b in one location */
+		{ USER, FP, 0, 0x401020, 0x1020, false, &inner_b, 1, NULL }, /* 1: b */
+		{ USER, FP, 0, 0x401030, 0x1030, true, &outer_a, 1, NULL },  /* 2: a */
+		{ USER, FP, 0, 0x401040, 0x1040, true, &c, 1, NULL },	     /* 3: c */
+		{ USER, FP, 0, 0x401050, 0x1050, true, &c, 1, NULL },	     /* 4: c at another address */
+		{ USER, FP, 0, 0x401060, 0x1060, true, &d, 1, NULL },	     /* 5: d */
+	};
+	static uint32_t s0[] = { 0, 3 }, s1[] = { 1, 2, 4 }, s2[] = { 1, 2, 3 }, s3[] = { 1, 2, 5 }, s4[] = { 2, 3 };
+	static struct profile_stack sums[] = {
+		{ 1, 1, "app", ON, s0, 2, 1, NS_PER_SAMPLE, 0, 0, 0 },
+		{ 1, 2, "app", ON, s1, 3, 2, 2 * NS_PER_SAMPLE, 0, 0, 0 },
+		{ 2, 3, "app", ON, s2, 3, 4, 4 * NS_PER_SAMPLE, 0, 0, 0 },
+		{ 1, 1, "app", ON, s3, 3, 8, 8 * NS_PER_SAMPLE, 0, 0, 0 },
+		{ 1, 1, "app", ON, s4, 2, 16, 16 * NS_PER_SAMPLE, 0, 0, 0 },
+		{ 1, 1, "app2", ON, s0, 2, 32, 32 * NS_PER_SAMPLE, 0, 0, 0 },
+	};
+	struct profile p = { .modules = modules, .module_count = 1, .locations = locs, .location_count = 6,
+			     .stacks = sums, .stack_count = 6, .total_samples = 63, .on_cpu_samples = 63 };
+	struct output_options plain = { 0 };
+	char *data = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&data, &size);
+	int ret = out ? output_format_find("folded")->write(&p, &plain, out) : -1;
+
+	if (out && fclose(out))
+		ret = -1;
+	ok(!ret && data && !strcmp(data, "app2;c;a;b 32\napp;c;a 16\napp;c;a;b 7\napp;d;a;b 8\n"),
+	   "folded: stacks that print the same are one line, however their frames fall into locations");
+	if (data && strcmp(data, "app2;c;a;b 32\napp;c;a 16\napp;c;a;b 7\napp;d;a;b 8\n"))
+		fprintf(stderr, "# folded wrote:\n%s", data);
+	free(data);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : NULL;
@@ -497,6 +541,7 @@ int main(int argc, char **argv)
 	data = check_format(dir, "pprof", &plain, "pprof.pb.gz", &size);
 	check_pprof(data, size);
 	free(data);
+	check_folded_sums();
 
 	check_context();
 

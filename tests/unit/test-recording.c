@@ -1630,6 +1630,72 @@ done:
 	free(bad_path);
 }
 
+/*
+ * Reads the hand-made file at path, which must hold three intact blocks: 32 bytes, middle bytes, END. false
+ * (the test failed) when it could not be read or holds another number of blocks.
+ */
+static bool read_three_blocks(const char *path, struct readout *out, uint32_t middle)
+{
+	if (read_recording(path, out) != 0 || out->blocks.n != 3) {
+		diag("'%s' did not read back as three blocks", path);
+		test_failed = true;
+		return false;
+	}
+	CHECK_EQ(out->blocks.v[0].size, 32);
+	CHECK_EQ(out->blocks.v[1].size, middle);
+	CHECK_EQ(out->blocks.v[2].type, SREC_BLOCK_END);
+	return true;
+}
+
+/*
+ * A frame whose CRC is wrong holds a whole intact frame that decodes to more than the frame headers promised:
+ * the reader finds it by its magic and reads it, and a pass that keeps its frames (decompressing them into a
+ * mapping sized from the headers) stops keeping there, with the same blocks and damage.
+ */
+static void test_hidden_frame_larger_than_kept(void)
+{
+	char *path = tmp_path("hidden.rec"), *inner_path = tmp_path("inner.frame");
+	static unsigned char big[64 << 10], text[60 << 10];
+	uint64_t body[4] = { 1, 2, 3, 4 };
+	struct srec_end end = { 1, 3 };
+	unsigned char blocks[256], *inner;
+	struct srec_frame_header fh = { .magic = SREC_FRAME_MAGIC };
+	struct readout out;
+	size_t len, inner_size;
+	int fd;
+
+	/* the hidden frame: one block of 60 KiB */
+	fd = open(inner_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	REQUIRE(fd >= 0);
+	len = put_block(big, SREC_BLOCK_KALLSYMS, text, sizeof(text));
+	append_frame(fd, big, len, (uint32_t)len);
+	close(fd);
+	inner = read_bytes(inner_path, &inner_size);
+
+	fd = open_with_header(path);
+	len = put_block(blocks, SREC_BLOCK_KALLSYMS, body, 32);
+	append_frame(fd, blocks, len, (uint32_t)len);
+	/* a frame of 8 bytes, says its header, with a wrong CRC, whose bytes are the hidden frame */
+	fh.compressed_size = (uint32_t)inner_size;
+	fh.uncompressed_size = 8;
+	fh.crc32 = 0;
+	REQUIRE(write(fd, &fh, sizeof(fh)) == sizeof(fh) && write(fd, inner, inner_size) == (ssize_t)inner_size);
+	len = put_block(blocks, SREC_BLOCK_END, &end, sizeof(end));
+	append_frame(fd, blocks, len, (uint32_t)len);
+	close(fd);
+
+	if (!read_three_blocks(path, &out, sizeof(text)))
+		return;
+	CHECK_EQ(out.damage.bad_frames, 1);
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_CRC], 1);
+	check_kept_passes(path, &out, 0);
+	blocks_release(&out.blocks);
+	unlink(inner_path);
+	free(inner);
+	free(inner_path);
+	free(path);
+}
+
 /* Hand-made frames: a block running past its frame, short tails, sizes that lie, an empty frame. */
 static void test_bad_frames_and_blocks(void)
 {
@@ -1660,11 +1726,8 @@ static void test_bad_frames_and_blocks(void)
 	append_frame(fd, blocks, len, (uint32_t)len);
 	close(fd);
 
-	REQUIRE(read_recording(path, &out) == 0);
-	REQUIRE(out.blocks.n == 3);
-	CHECK_EQ(out.blocks.v[0].size, 32);
-	CHECK_EQ(out.blocks.v[1].size, 3);
-	CHECK_EQ(out.blocks.v[2].type, SREC_BLOCK_END);
+	if (!read_three_blocks(path, &out, 3))
+		return;
 	CHECK_EQ(out.damage.frames, 4);
 	CHECK_EQ(out.damage.bad_frames, 2);
 	CHECK_EQ(out.damage.bad_blocks, 2);
@@ -2358,6 +2421,7 @@ int main(int argc, char **argv)
 	run_test("byte flipped anywhere in a middle frame: only that frame lost", test_flipped_byte);
 	run_test("garbage between frames is skipped by magic resync", test_garbage_between_frames);
 	run_test("blocks past their frame, lying sizes, empty frame", test_bad_frames_and_blocks);
+	run_test("a frame hidden in a damaged one, larger than the kept frames", test_hidden_frame_larger_than_kept);
 	run_test("many damaged frames: one warning per kind, or one per frame when asked", test_damage_summary);
 	run_test("bad file headers refused with one line naming the file", test_bad_headers);
 	run_test("file of only the header reads as empty and cut short", test_header_only);
