@@ -155,13 +155,21 @@ static void append_block(struct recording_writer *w, uint32_t type, const void *
 /* What a frame's FRAME block takes of it, which a block must leave room for. */
 #define FRAME_BLOCK_SIZE (sizeof(struct srec_block_header) + sizeof(struct srec_frame))
 
-/*
- * Makes room for a block of `need` bytes (header and padded body) in the frame being collected: flushes the
- * frame if the block would not fit, and starts a new frame with its FRAME block (recording.h, "Frame numbers").
- */
-static int make_room(struct recording_writer *w, size_t need)
+/* What the SAMPLE_TIMES block of a frame with n samples takes of it (a multiple of 8: no padding). */
+static size_t times_block_size(size_t n)
 {
-	if (w->blocks_len + need > SREC_FRAME_MAX_UNCOMPRESSED && recording_writer_flush(w) < 0)
+	return n ? sizeof(struct srec_block_header) + sizeof(struct srec_sample_times) + 8 * n : 0;
+}
+
+/*
+ * Makes room for a block of `need` bytes (header and padded body), and for its time when it is a sample, in
+ * the frame being collected: flushes the frame if they would not fit, and starts a new frame with its FRAME
+ * block (recording.h, "Frame numbers").
+ */
+static int make_room(struct recording_writer *w, size_t need, bool sample)
+{
+	if (w->blocks_len + need + times_block_size(w->times_len + sample) > SREC_FRAME_MAX_UNCOMPRESSED &&
+	    recording_writer_flush(w) < 0)
 		return -1;
 	if (w->blocks_len == 0) {
 		struct srec_frame frame = { .sequence = w->frame_count, .blocks_before = w->block_count };
@@ -176,27 +184,31 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 			 const void *tail, size_t tail_size)
 {
 	size_t padded = (head_size + tail_size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
+	bool sample = type == SREC_BLOCK_SAMPLE && head_size >= sizeof(uint64_t);
 
 	if (w->failed)
 		return -1;
-	if (head_size + tail_size > SREC_FRAME_MAX_UNCOMPRESSED - sizeof(struct srec_block_header) - FRAME_BLOCK_SIZE)
+	if (head_size + tail_size >
+	    SREC_FRAME_MAX_UNCOMPRESSED - sizeof(struct srec_block_header) - FRAME_BLOCK_SIZE - times_block_size(1))
 		return error("block of %zu bytes is too large for '%s'", head_size + tail_size, w->path);
-	if (make_room(w, sizeof(struct srec_block_header) + padded) < 0)
+	if (make_room(w, sizeof(struct srec_block_header) + padded, sample) < 0)
 		return -1;
-	if (type == SREC_BLOCK_SAMPLE && head_size >= sizeof(uint64_t)) {
-		/* Timed from the sample before it (recording.h, "Sample times"): patched in the frame's copy. */
+	if (sample) {
+		/* Its time goes to the frame's SAMPLE_TIMES block, as a delta from the sample before it
+		 * (recording.h, "Sample times in a column"); the frame's copy says 0. */
 		size_t time_at = w->blocks_len + sizeof(struct srec_block_header); /* append_block may move blocks */
-		uint64_t time_ns, delta;
+		uint64_t time_ns, zero = 0;
 
 		memcpy(&time_ns, head, sizeof(time_ns));
-		delta = time_ns - w->last_sample_ns;
+		GROW(w->times, w->times_cap, w->times_len + 1);
+		w->times[w->times_len++] = time_ns - w->last_sample_ns;
 		w->last_sample_ns = time_ns;
-		append_block(w, SREC_BLOCK_SAMPLE_TIME_DELTA, head, head_size, tail, tail_size);
-		memcpy(w->blocks + time_at, &delta, sizeof(delta));
+		append_block(w, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, head, head_size, tail, tail_size);
+		memcpy(w->blocks + time_at, &zero, sizeof(zero));
 	} else {
 		append_block(w, type, head, head_size, tail, tail_size);
 	}
-	if (w->blocks_len >= SREC_FRAME_TARGET)
+	if (w->blocks_len + times_block_size(w->times_len) >= SREC_FRAME_TARGET)
 		return recording_writer_flush(w);
 	return 0;
 }
@@ -376,12 +388,42 @@ static void stop_thread(struct recording_writer *w)
 	w->thread = NULL;
 }
 
+/*
+ * Puts the frame's SAMPLE_TIMES block right after its FRAME block, before the samples it times (recording.h,
+ * "Sample times in a column"): the deltas as 8 planes of bytes, least significant first. There, a block
+ * that breaks later in the frame costs the samples before it nothing. make_room left room for it.
+ */
+static void insert_times(struct recording_writer *w)
+{
+	struct srec_block_header bh = { .type = SREC_BLOCK_SAMPLE_TIMES };
+	struct srec_sample_times head = { .count = (uint32_t)w->times_len };
+	size_t n = w->times_len, size = times_block_size(n);
+	unsigned char *p;
+
+	if (!n)
+		return;
+	bh.size = (uint32_t)(size - sizeof(bh));
+	GROW(w->blocks, w->blocks_cap, w->blocks_len + size);
+	p = w->blocks + FRAME_BLOCK_SIZE;
+	memmove(p + size, p, w->blocks_len - FRAME_BLOCK_SIZE);
+	memcpy(p, &bh, sizeof(bh));
+	memcpy(p + sizeof(bh), &head, sizeof(head));
+	p += sizeof(bh) + sizeof(head);
+	for (size_t k = 0; k < 8; k++)
+		for (size_t i = 0; i < n; i++)
+			p[k * n + i] = (unsigned char)(w->times[i] >> (8 * k));
+	w->blocks_len += size;
+	w->block_count++;
+	w->times_len = 0;
+}
+
 int recording_writer_flush(struct recording_writer *w)
 {
 	if (w->failed)
 		return -1;
 	if (w->blocks_len == 0)
 		return 0;
+	insert_times(w);
 	if (w->thread)
 		hand_over(w);
 	else if (write_frame(w, w->blocks, w->blocks_len, COMPRESSION_LEVEL) < 0)
@@ -401,6 +443,7 @@ static void writer_free(struct recording_writer *w)
 		unlink(w->tmp);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->blocks);
+	free(w->times);
 	free(w->compressed);
 	free(w->path);
 	free(w->tmp);
@@ -414,9 +457,10 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 	int ret = 0;
 
 	/* END counts the blocks before it, the FRAME block of a frame it starts included. */
-	if (w->failed || make_room(w, sizeof(struct srec_block_header) + sizeof(end)) < 0) {
+	if (w->failed || make_room(w, sizeof(struct srec_block_header) + sizeof(end), false) < 0) {
 		ret = -1;
 	} else {
+		insert_times(w); /* END stays the last block */
 		end.blocks = w->block_count;
 		append_block(w, SREC_BLOCK_END, &end, sizeof(end), NULL, 0);
 		if (recording_writer_flush(w) < 0)

@@ -24,6 +24,8 @@ struct recording_writer {
 	uint64_t block_count; /* blocks added, FRAME blocks included */
 	uint64_t frame_count; /* frames written */
 	uint64_t last_sample_ns; /* the time of the frame's last sample: the next one's is written as a delta */
+	uint64_t *times;	 /* the deltas of the frame's samples so far: its SAMPLE_TIMES block, at flush */
+	size_t times_len, times_cap;
 	_Atomic int failed; /* a write failed; the error was reported once and everything after is dropped */
 	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */

@@ -257,11 +257,13 @@ static void tw_flush(struct test_writer *tw)
 
 /*
  * Closes the writer (which adds END) and records the END block it wrote. END counts the blocks before it, the
- * FRAME blocks the writer starts every frame with included (and the one of the frame END starts, if it does).
+ * FRAME blocks the writer starts every frame with included (and the one of the frame END starts, if it does),
+ * and the SAMPLE_TIMES blocks it adds to frames with samples (that of END's frame too).
  */
 static void tw_close(struct test_writer *tw, uint64_t end_time_ns)
 {
-	struct srec_end end = { .time_ns = end_time_ns, .blocks = tw->w.block_count + (tw->w.blocks_len == 0) };
+	struct srec_end end = { .time_ns = end_time_ns,
+				.blocks = tw->w.block_count + (tw->w.blocks_len == 0) + (tw->w.times_len != 0) };
 
 	if (recording_writer_close(&tw->w, end_time_ns) < 0)
 		exit(2);
@@ -699,7 +701,7 @@ static void test_round_trip(void)
 
 			CHECK(recording_parse_end(b->body, b->size, &e) == 0);
 			CHECK_EQ(e.time_ns, 9000000000ull);
-			CHECK_EQ(e.blocks, tw.written.n - 1 + 1); /* and the one FRAME block */
+			CHECK_EQ(e.blocks, tw.written.n - 1 + 2); /* and the one FRAME and SAMPLE_TIMES blocks */
 			CHECK_EQ(i, out.blocks.n - 1);
 			break;
 		}
@@ -741,7 +743,7 @@ static void test_layout(void)
 	struct frame_info frames[8];
 	struct srec_file_header h;
 	unsigned char *file;
-	size_t size, nblocks = 0;
+	size_t size, nblocks = 0, times_blocks = 0; /* blocks written, and SAMPLE_TIMES blocks the writer added */
 	int n;
 
 	write_three_frames(path, &written);
@@ -765,7 +767,8 @@ static void test_layout(void)
 	for (int i = 0; i < n; i++) {
 		struct srec_frame_header fh;
 		unsigned char *blocks;
-		size_t got, pos = 0;
+		const unsigned char *planes = NULL; /* the frame's SAMPLE_TIMES: count deltas, 8 byte planes */
+		size_t got, pos = 0, count = 0, timed = 0;
 		uint64_t last_sample_ns = 0; /* of the frame */
 
 		memcpy(&fh, file + frames[i].offset, sizeof(fh));
@@ -798,20 +801,41 @@ static void test_layout(void)
 				CHECK_EQ(bh.size, sizeof(f));
 				memcpy(&f, blocks + pos + 8, sizeof(f));
 				CHECK_EQ(f.sequence, (uint64_t)i);
-				CHECK_EQ(f.blocks_before, nblocks + (size_t)i);
+				CHECK_EQ(f.blocks_before, nblocks + (size_t)i + times_blocks);
+				pos += 8 + padded;
+				continue;
+			}
+			/* A frame with samples has their times right after FRAME ("Sample times in a column"). */
+			if (bh.type == SREC_BLOCK_SAMPLE_TIMES) {
+				struct srec_sample_times st;
+
+				CHECK_EQ(pos, 8 + sizeof(struct srec_frame));
+				REQUIRE(bh.size >= sizeof(st));
+				memcpy(&st, blocks + pos + 8, sizeof(st));
+				CHECK_EQ(bh.size, sizeof(st) + 8 * (size_t)st.count);
+				CHECK_EQ(st.reserved, 0);
+				count = st.count;
+				planes = blocks + pos + 8 + sizeof(st);
+				times_blocks++;
 				pos += 8 + padded;
 				continue;
 			}
 			if (nblocks < written.n && written.v[nblocks].type == SREC_BLOCK_SAMPLE) {
-				/* Samples are timed from the one before them in the frame ("Sample times"). */
-				uint64_t time_ns, delta;
+				/* Samples are timed from the one before them in the frame ("Sample times"), their
+				 * delta's byte k in plane k of SAMPLE_TIMES, their own time_ns 0. */
+				uint64_t time_ns, delta = 0, zero;
 
-				CHECK_EQ(bh.type, SREC_BLOCK_SAMPLE_TIME_DELTA);
+				CHECK_EQ(bh.type, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME);
 				CHECK_EQ(bh.size, written.v[nblocks].size);
 				memcpy(&time_ns, written.v[nblocks].body, sizeof(time_ns));
-				memcpy(&delta, blocks + pos + 8, sizeof(delta));
+				REQUIRE(planes && timed < count);
+				for (int k = 0; k < 8; k++)
+					delta |= (uint64_t)planes[(size_t)k * count + timed] << (8 * k);
+				timed++;
 				CHECK_EQ(delta, time_ns - last_sample_ns);
 				last_sample_ns = time_ns;
+				memcpy(&zero, blocks + pos + 8, sizeof(zero));
+				CHECK_EQ(zero, 0);
 				CHECK(memcmp(blocks + pos + 16, written.v[nblocks].body + 8, bh.size - 8) == 0);
 			} else if (nblocks < written.n) {
 				CHECK_EQ(bh.type, written.v[nblocks].type);
@@ -822,6 +846,7 @@ static void test_layout(void)
 			pos += 8 + padded;
 		}
 		CHECK_EQ(pos, got);
+		CHECK_EQ(timed, count);
 		free(blocks);
 	}
 	CHECK_EQ(nblocks, written.n);
@@ -1094,10 +1119,76 @@ static void test_sample_time_deltas(void)
 	free(path2);
 }
 
+/* A SAMPLE_TIMES body of n deltas (recording.h, "Sample times in a column"): byte k of each in plane k. */
+static uint32_t times_body(unsigned char *body, const uint64_t *deltas, uint32_t n)
+{
+	struct srec_sample_times head = { .count = n };
+
+	memcpy(body, &head, sizeof(head));
+	for (uint32_t k = 0; k < 8; k++)
+		for (uint32_t i = 0; i < n; i++)
+			body[sizeof(head) + k * n + i] = (unsigned char)(deltas[i] >> (8 * k));
+	return sizeof(head) + 8 * n;
+}
+
+static void test_sample_time_column(void)
+{
+	static const uint64_t deltas[] = { 5000, 0x0102030405060708ull, (uint64_t)-5000 };
+	char *path = tmp_path("column.rec");
+	unsigned char frame[4096], body[sizeof(struct srec_sample)], times[64];
+	struct readout out;
+	size_t len = 0;
+	int fd;
+
+	/* Made by hand: deltas of every byte, one wrapping; a 1.3 delta and a 1.2 SAMPLE among them (the
+	 * chain runs through all three), a second SAMPLE_TIMES that does not count, a short sample that takes its
+	 * delta all the same; then a sample the column has no delta left for. */
+	fd = open_with_header(path);
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 3));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 0));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIME_DELTA, body, delta_sample(body, 10));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas + 1, 1));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, "\x01\x02\x03\x04", 4);
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE, body, delta_sample(body, 7000));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 0));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 99));
+	append_frame(fd, frame, len, (uint32_t)len);
+	/* A frame whose samples come before its times: they are not timed by them. */
+	len = put_block(frame, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 0));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 1));
+	append_frame(fd, frame, len, (uint32_t)len);
+	/* A frame whose SAMPLE_TIMES counts more deltas than its body holds: it times nothing. */
+	len = put_block(frame, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 2) - 1);
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 0));
+	append_frame(fd, frame, len, (uint32_t)len);
+	/* A whole frame: its sample timed from 0 again. */
+	len = put_block(frame, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 1));
+	len += put_block(frame + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, body, delta_sample(body, 0));
+	append_frame(fd, frame, len, (uint32_t)len);
+	close(fd);
+	REQUIRE(read_recording(path, &out) == 0);
+	/* The SAMPLE_TIMES blocks and the samples without a time are not handed out. */
+	REQUIRE(out.blocks.n == 6);
+	CHECK_EQ(read_time(&out, 0), 5000);
+	CHECK_EQ(read_time(&out, 1), 5010);
+	CHECK_EQ(out.blocks.v[2].type, SREC_BLOCK_SAMPLE); /* for the parser to refuse as too short */
+	CHECK_EQ(out.blocks.v[2].size, 4);
+	CHECK_EQ(read_time(&out, 3), 7000);
+	CHECK_EQ(read_time(&out, 4), 2000);
+	CHECK(memcmp(out.blocks.v[4].body + 8, body + 8, sizeof(body) - 8) == 0);
+	CHECK_EQ(read_time(&out, 5), 5000);
+	/* Three frames with samples without their times: damage, said once a frame. */
+	CHECK_EQ(out.damage.count[RECORDING_DAMAGE_UNTIMED], 3);
+	CHECK_EQ(out.damage.bad_frames + out.damage.bad_blocks, 0);
+	blocks_release(&out.blocks);
+	free(path);
+}
+
 static void test_unknown_types(void)
 {
-	/* 14 is FRAME, which the reader keeps to itself (recording.h, "Frame numbers"); 15 a SAMPLE (1.3). */
-	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 19, 16, 17, 18, 1000,
+	/* 14 is FRAME, which the reader keeps to itself (recording.h, "Frame numbers"); 15 and 16 SAMPLEs
+	 * (1.3, 1.4), 17 their times (1.4), which it keeps to itself too. */
+	static const uint32_t types[] = { 0, SREC_BLOCK_USER_REGS_STACK, SREC_BLOCK_SIGNAL, 19, 20, 21, 18, 1000,
 					  0xffffffffu };
 	static const unsigned sizes[] = { 0, 1, 7, 8, 9, 100, 4097 };
 	char *path = tmp_path("unknown.rec");
@@ -2288,6 +2379,23 @@ static int write_corpus(const char *dir)
 		len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIME_DELTA, sbody, sizeof(sbody));
 		len += put_block(stream + len, SREC_BLOCK_END, &e, sizeof(e));
 		write_corpus_file(dir, "blocks-time-deltas.srb", stream, len);
+		/* format 1.4: sample times in a column (a SAMPLE among them, a second column that does not count,
+		 * one sample more than the column has deltas for) */
+		{
+			static const uint64_t deltas[] = { 1000, 0x0102030405060708ull };
+			unsigned char times[8 + 8 * 2];
+
+			len = 8;
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 2));
+			sbody[0] = 0;
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, sbody, sizeof(sbody));
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE, sbody, sizeof(sbody));
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIMES, times, times_body(times, deltas, 1));
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, sbody, sizeof(sbody));
+			len += put_block(stream + len, SREC_BLOCK_SAMPLE_TIMED_BY_FRAME, sbody, sizeof(sbody));
+			len += put_block(stream + len, SREC_BLOCK_END, &e, sizeof(e));
+			write_corpus_file(dir, "blocks-time-column.srb", stream, len);
+		}
 	}
 	/* format 1.2: a probe, its hits, metrics and event samples (signal after registers, exception) */
 	memcpy(stream, "SRBLOCKS", 8);
@@ -2342,6 +2450,8 @@ int main(int argc, char **argv)
 	run_test("many blocks span several frames", test_many_frames);
 	run_test("unknown block types pass through and can be skipped", test_unknown_types);
 	run_test("sample times as deltas within a frame: written, read back whole, hostile ones", test_sample_time_deltas);
+	run_test("sample times in a column (1.4): read back, shared with the other sample types, hostile ones",
+		 test_sample_time_column);
 	run_test("block type names", test_block_names);
 	run_test("file parser: path and content, malformed bodies refused", test_parse_file);
 	run_test("shorter fixed-size bodies are zero-filled, longer ones' tails ignored", test_fixed_size_growth);
