@@ -27,8 +27,8 @@
  * Frames: the writer closes a frame when its blocks reach SREC_FRAME_TARGET bytes or when it is flushed
  * (about once a second while recording), so a recorder killed with SIGKILL loses at most its last second.
  * A frame header carries a magic so that a reader can find the next frame after damage, and the CRC-32 of
- * the compressed bytes so that damage is found before decompression. The zstd frame itself also carries a
- * content checksum.
+ * the compressed bytes so that damage is found before decompression. Before 1.4 the zstd frame also carried
+ * a content checksum (the decompressor verifies it where it is); since, the CRC alone.
  *
  * Frame numbers (1.2): a CRC finds a damaged frame, but not one that is missing, duplicated or moved as a
  * whole, each of which is intact by itself. So the first block of every frame is a FRAME block with the

@@ -1,7 +1,7 @@
 /*
  * recording_reader.h — reads a recording file (see recording.h for the format), block by block.
  *
- * The reader never trusts the file. Every frame is checked (magic, sizes, CRC, zstd checksum) before its
+ * The reader never trusts the file. Every frame is checked (magic, sizes, CRC, zstd checksum if any) before its
  * blocks are handed out; a damaged frame is skipped, the next frame is found by its magic, and the damage
  * is counted so that the caller can report it and exit non-zero after converting everything intact.
  * Frame numbers (FRAME blocks, recording.h) are the reader's business: it takes them out of the block stream,
