@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -96,6 +97,7 @@ static int start(struct recording_writer *w)
 	 * frame header's CRC-32 already finds damage, before decompression, and the size it must decompress to
 	 * is checked too. Files before 1.4 have one; readers verify it where it is. */
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
+	w->opened_ns = clock_ns();
 	memcpy(header.magic, SREC_FILE_MAGIC, sizeof(header.magic));
 	if (write_all(w, &header, sizeof(header)) < 0) {
 		recording_writer_abandon(w);
@@ -121,6 +123,7 @@ int recording_writer_open_replacing(struct recording_writer *w, const char *path
 	if (w->fd < 0)
 		return -1;
 	w->path = xstrdup(path);
+	w->renamed = w->tmp != NULL;
 	return start(w);
 }
 
@@ -135,23 +138,30 @@ int recording_writer_commit(struct recording_writer *w)
 	return 0;
 }
 
-/* Appends one block to the frame being collected; the caller has made room for it in the frame. */
-static void append_block(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
-			 const void *tail, size_t tail_size)
+/* Appends one block to *buf (*len bytes of *cap): its header, head and tail, padding. */
+static void put_block(unsigned char **buf, size_t *len, size_t *cap, uint32_t type, const void *head,
+		      size_t head_size, const void *tail, size_t tail_size)
 {
 	struct srec_block_header bh = { .type = type, .size = (uint32_t)(head_size + tail_size) };
 	size_t padded = (head_size + tail_size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
 	unsigned char *p;
 
-	GROW(w->blocks, w->blocks_cap, w->blocks_len + sizeof(bh) + padded);
-	p = w->blocks + w->blocks_len;
+	GROW(*buf, *cap, *len + sizeof(bh) + padded);
+	p = *buf + *len;
 	memcpy(p, &bh, sizeof(bh));
 	if (head_size)
 		memcpy(p + sizeof(bh), head, head_size);
 	if (tail_size)
 		memcpy(p + sizeof(bh) + head_size, tail, tail_size);
 	memset(p + sizeof(bh) + head_size + tail_size, 0, padded - head_size - tail_size);
-	w->blocks_len += sizeof(bh) + padded;
+	*len += sizeof(bh) + padded;
+}
+
+/* Appends one block to the frame being collected; the caller has made room for it in the frame. */
+static void append_block(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
+			 const void *tail, size_t tail_size)
+{
+	put_block(&w->blocks, &w->blocks_len, &w->blocks_cap, type, head, head_size, tail, tail_size);
 	w->block_count++;
 }
 
@@ -183,6 +193,22 @@ static int make_room(struct recording_writer *w, size_t need, bool sample)
 	return 0;
 }
 
+/* Keeps a copy of the block for the rewrite at close, as long as the recording is small enough for one. */
+static void log_block(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
+		      const void *tail, size_t tail_size)
+{
+	size_t padded = (head_size + tail_size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
+
+	if (w->log_len + sizeof(struct srec_block_header) + padded > RECORDING_REPACK_MAX) {
+		free(w->log); /* too large to rewrite: frames stay as they were flushed */
+		w->log = NULL;
+		w->log_len = w->log_cap = 0;
+		w->repack = 0;
+		return;
+	}
+	put_block(&w->log, &w->log_len, &w->log_cap, type, head, head_size, tail, tail_size);
+}
+
 int recording_writer_add(struct recording_writer *w, uint32_t type, const void *head, size_t head_size,
 			 const void *tail, size_t tail_size)
 {
@@ -211,6 +237,8 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 	} else {
 		append_block(w, type, head, head_size, tail, tail_size);
 	}
+	if (w->repack)
+		log_block(w, type, head, head_size, tail, tail_size);
 	if (w->blocks_len + times_block_size(w->times_len) >= SREC_FRAME_TARGET)
 		return recording_writer_flush(w);
 	return 0;
@@ -429,7 +457,7 @@ int recording_writer_flush(struct recording_writer *w)
 	insert_times(w);
 	if (w->thread)
 		hand_over(w);
-	else if (write_frame(w, w->blocks, w->blocks_len, COMPRESSION_LEVEL) < 0)
+	else if (write_frame(w, w->blocks, w->blocks_len, w->level ? w->level : COMPRESSION_LEVEL) < 0)
 		return -1;
 	w->blocks_len = 0;
 	w->frame_count++;
@@ -447,6 +475,7 @@ static void writer_free(struct recording_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	free(w->blocks);
 	free(w->times);
+	free(w->log);
 	free(w->compressed);
 	free(w->path);
 	free(w->tmp);
@@ -454,9 +483,53 @@ static void writer_free(struct recording_writer *w)
 	w->fd = -1;
 }
 
+/*
+ * The rewrite of recording_writer_close: w's blocks again, through a writer of its own that writes full frames
+ * to a temporary file and renames it over w's (fsynced first: a crash leaves one file or the other, whole). At
+ * the level the recorder's rate calls for, over the whole recording. Frames w wrote that its blocks need anyway
+ * (one, or one per SREC_FRAME_TARGET) are not worth it.
+ */
+static void repack(struct recording_writer *w, uint64_t end_time_ns, const struct stat *written)
+{
+	struct recording_writer r;
+	struct stat now;
+	uint64_t span = clock_ns() - w->opened_ns + 1;
+	int level = w->adapt_level ? recording_writer_level_for_rate((double)w->log_len * 1e9 / (double)span)
+				   : COMPRESSION_LEVEL;
+
+	if (!w->repack || !w->renamed || w->frame_count <= w->log_len / SREC_FRAME_TARGET + 1)
+		return;
+	/* Still the file written, not something put in its place since (which output_create could write through) */
+	if (lstat(w->path, &now) < 0 || !S_ISREG(now.st_mode) || now.st_dev != written->st_dev ||
+	    now.st_ino != written->st_ino)
+		return;
+	if (recording_writer_open_replacing(&r, w->path) < 0)
+		return;
+	r.level = level;
+	for (size_t off = 0; off < w->log_len;) {
+		struct srec_block_header bh;
+
+		memcpy(&bh, w->log + off, sizeof(bh));
+		if (recording_writer_add(&r, bh.type, w->log + off + sizeof(bh), bh.size, NULL, 0) < 0)
+			break;
+		off += sizeof(bh) + ((bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1));
+	}
+	if (r.failed) {
+		recording_writer_abandon(&r); /* never committed: the temporary file goes */
+		warning("'%s' stays in the %llu frames it was recorded in", w->path, (unsigned long long)w->frame_count);
+		return;
+	}
+	if (recording_writer_close(&r, end_time_ns) < 0)
+		warning("'%s' stays in the %llu frames it was recorded in", w->path, (unsigned long long)w->frame_count);
+	else
+		debug("'%s' rewritten with full frames at zstd level %d: %zu bytes of blocks, recorded in %llu frames",
+		      w->path, level, w->log_len, (unsigned long long)w->frame_count);
+}
+
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 {
 	struct srec_end end = { .time_ns = end_time_ns };
+	struct stat written;
 	int ret = 0;
 
 	/* END counts the blocks before it, the FRAME block of a frame it starts included. */
@@ -474,6 +547,8 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 		ret = -1;
 	if (ret == 0 && fsync(w->fd) < 0 && errno != EINVAL)
 		ret = error("cannot sync '%s': %s", w->path, strerror(errno));
+	if (ret == 0 && fstat(w->fd, &written) < 0)
+		memset(&written, 0, sizeof(written)); /* no inode 0: not rewritten */
 	if (ret == 0) {
 		int fd = w->fd;
 
@@ -483,6 +558,8 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 	}
 	if (ret == 0)
 		ret = recording_writer_commit(w);
+	if (ret == 0)
+		repack(w, end_time_ns, &written);
 	writer_free(w);
 	return ret;
 }

@@ -501,6 +501,7 @@ static int run(struct recorder *rec)
 	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
 	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
+	rec->writer.repack = 1;	  /* a short recording, flushed every second, ends in full frames */
 	if (sampler_load(rec) < 0)
 		return -1;
 	kptr_restricted = kallsyms_snapshot(); /* after the load: without permission, that error alone is said */

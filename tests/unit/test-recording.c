@@ -20,6 +20,7 @@
  * `test-recording --write-corpus DIR` writes the seed corpus of tests/fuzz/fuzz-recording.c into DIR
  * (tests/fuzz/corpus/) instead of testing; its minimal.rec is the worked example of docs/format.md.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1042,6 +1043,101 @@ static void test_adapt_level(void)
 	CHECK(b.st_size < a.st_size);
 	free(fixed);
 	free(adapted);
+}
+
+/* A recording as the recorder writes one (through a temporary file, keeping an old one), flushed every 10 samples
+ * as a slow recording is every second. */
+static void write_flushed(struct test_writer *tw, const char *path, bool repack, unsigned samples)
+{
+	memset(tw, 0, sizeof(*tw));
+	REQUIRE(recording_writer_open_replacing(&tw->w, path) == 0);
+	tw->w.keep_old = 1;
+	tw->w.repack = repack;
+	add_host(tw, host_strings);
+	for (unsigned i = 0; i < samples; i++) {
+		add_sample(tw, i, (uint16_t)(i % 23), (uint16_t)(i % 5));
+		if (i % 10 == 9)
+			tw_flush(tw);
+	}
+}
+
+/* Frames of the file at path, or -1; its size in *size. */
+static int count_frames(const char *path, size_t *size)
+{
+	struct frame_info frames[64];
+	unsigned char *file = read_bytes(path, size);
+	int n = list_frames(file, *size, frames, 64);
+
+	free(file);
+	return n;
+}
+
+/* Files in dir whose names start with prefix. */
+static int files_starting(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Repacked at close: a recording flushed in small frames is rewritten in one, the same blocks (END counting the
+ * new file's), smaller; no temporary file left, and the PATH.old the first commit made is not replaced by it.
+ * Without repack, or past RECORDING_REPACK_MAX bytes of blocks, the frames stay as they were flushed.
+ */
+static void test_repack(void)
+{
+	char *path = tmp_path("repack.rec"), *plain = tmp_path("plain.rec"), *big = tmp_path("big.rec");
+	char *old = xasprintf("%s.old", path), *buf;
+	size_t size, plain_size, len;
+	struct test_writer tw;
+	struct readout out;
+	struct srec_end end = { .time_ns = 7 };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	REQUIRE(fd >= 0 && write(fd, "previous", 8) == 8 && close(fd) == 0);
+	write_flushed(&tw, path, true, 200);
+	end.blocks = tw.written.n + 2; /* and the one FRAME and SAMPLE_TIMES blocks */
+	REQUIRE(recording_writer_close(&tw.w, 7) == 0);
+	blocks_push(&tw.written, SREC_BLOCK_END, &end, sizeof(end), NULL, 0, 0);
+	CHECK_EQ(count_frames(path, &size), 1);
+	REQUIRE(read_recording(path, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	CHECK(out.damage.has_end && !out.damage.truncated);
+	CHECK_EQ(out.damage.bad_frames + out.damage.bad_blocks, 0);
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+	buf = (char *)read_bytes(old, &len);
+	CHECK(len == 8 && memcmp(buf, "previous", 8) == 0);
+	free(buf);
+	CHECK_EQ(files_starting(tmp_dir, ".repack.rec."), 0);
+	CHECK_EQ(files_starting(tmp_dir, "repack.rec."), 1); /* repack.rec.old */
+
+	write_flushed(&tw, plain, false, 200);
+	tw_close(&tw, 7);
+	blocks_release(&tw.written);
+	CHECK_EQ(count_frames(plain, &plain_size), 21);
+	CHECK(size < plain_size);
+
+	/* 6,000 samples of about 200 bytes: over RECORDING_REPACK_MAX */
+	write_flushed(&tw, big, true, 6000);
+	tw_close(&tw, 7);
+	REQUIRE(read_recording(big, &out) == 0);
+	CHECK(same_blocks(&out.blocks, &tw.written, NULL));
+	blocks_release(&out.blocks);
+	blocks_release(&tw.written);
+	CHECK_EQ(count_frames(big, &size), -1); /* more than 64 */
+	free(path);
+	free(plain);
+	free(big);
+	free(old);
 }
 
 /* A SAMPLE_TIME_DELTA body: a sample whose time_ns is the given delta. */
@@ -2452,6 +2548,8 @@ int main(int argc, char **argv)
 	run_test("sample times as deltas within a frame: written, read back whole, hostile ones", test_sample_time_deltas);
 	run_test("sample times in a column (1.4): read back, shared with the other sample types, hostile ones",
 		 test_sample_time_column);
+	run_test("a recording flushed in small frames is rewritten in full ones at close, when asked and small enough",
+		 test_repack);
 	run_test("block type names", test_block_names);
 	run_test("file parser: path and content, malformed bodies refused", test_parse_file);
 	run_test("shorter fixed-size bodies are zero-filled, longer ones' tails ignored", test_fixed_size_growth);
