@@ -246,6 +246,14 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 
 /* Compresses blocks (len bytes) into one frame at zstd level `level` and writes it. The writer's thread's,
  * once it has one. */
+/*
+ * try_min_match: a frame of at most this many bytes written at level 19 or more by a writer that may take the
+ * time (w->try_min_match, the rewrite at close) is compressed a second time with zstd's minimum match 4 instead
+ * of level 19's 3 for such sizes, and the smaller kept: 3-4% smaller for fp samples at 99 Hz (1 s: 1430 -> 1372
+ * bytes, 1587 -> 1546), worse for dwarf ones (4848 -> 4968). Twice the time: 10-45 ms more for 1 s at 99 Hz.
+ */
+#define TRY_MIN_MATCH_MAX (128u << 10)
+
 static int write_frame(struct recording_writer *w, const unsigned char *blocks, size_t len, int level)
 {
 	struct srec_frame_header fh = { .magic = SREC_FRAME_MAGIC };
@@ -257,6 +265,19 @@ static int write_frame(struct recording_writer *w, const unsigned char *blocks, 
 	if (ZSTD_isError(n)) {
 		w->failed = 1;
 		return error("cannot compress a frame of '%s': %s", w->path, ZSTD_getErrorName(n));
+	}
+	if (w->try_min_match && level >= 19 && len <= TRY_MIN_MATCH_MAX) {
+		unsigned char *other = xmalloc(bound);
+		size_t m;
+
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_minMatch, 4);
+		m = ZSTD_compress2(w->cctx, other, bound, blocks, len);
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_minMatch, 0); /* the level's again */
+		if (!ZSTD_isError(m) && m < n) {
+			memcpy(w->compressed, other, m);
+			n = m;
+		}
+		free(other);
 	}
 	fh.compressed_size = (uint32_t)n;
 	fh.uncompressed_size = (uint32_t)len;
@@ -506,6 +527,7 @@ static void repack(struct recording_writer *w, uint64_t end_time_ns, const struc
 	if (recording_writer_open_replacing(&r, w->path) < 0)
 		return;
 	r.level = level;
+	r.try_min_match = 1;
 	for (size_t off = 0; off < w->log_len;) {
 		struct srec_block_header bh;
 

@@ -40,6 +40,7 @@ struct recording_writer {
 	uint64_t opened_ns; /* when the writer was opened: the rate, for the level of the rewrite */
 	int level;	    /* the zstd level of frames written without the thread; 0: level 3 */
 	int renamed;	    /* opened through a temporary file: the file can be replaced whole */
+	int try_min_match;  /* a small frame at level 19 is compressed twice, the smaller kept (write_frame) */
 };
 
 /*
