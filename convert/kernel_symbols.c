@@ -5,7 +5,8 @@
  * Lines look like "ffffffff81000000 T _stext" or "ffffffffc0a01000 t ext4_fill_super\t[ext4]". Several
  * names often share an address (aliases); one is kept, chosen the way perf's choose_best_symbol does and
  * independently of input order: global before weak before local, fewer leading underscores, shorter,
- * then bytewise smaller.
+ * then bytewise smaller. A line without a name ("ffffffff81000e10 T", since 1.4) only says where the symbol
+ * before it ends: an address there has no name, and a named alias at its address wins.
  */
 #include "kernel_symbols.h"
 
@@ -54,6 +55,8 @@ static int compare_symbols(const void *a, const void *b)
 
 	if (x->address != y->address)
 		return x->address < y->address ? -1 : 1;
+	if (!x->name[0] != !y->name[0])
+		return x->name[0] ? -1 : 1; /* a name before a mere end */
 	if (binding_rank(x->type) != binding_rank(y->type))
 		return binding_rank(x->type) - binding_rank(y->type);
 	lx = leading_underscores(x->name);
@@ -87,12 +90,12 @@ size_t kernel_symbols_finish(struct kernel_symbols *ks)
 			continue;
 		p = q + 1;
 		type = *p;
-		if (!type || p[1] != ' ')
+		if (!type || (p[1] != ' ' && p[1] != '\0'))
 			continue;
-		name = p + 2;
+		name = p[1] ? p + 2 : p + 1;
 		for (q = name; *q && !isspace((unsigned char)*q); q++)
 			;
-		if (q == name)
+		if (q == name && *q) /* a name must follow the space; none at all is an end (above) */
 			continue;
 		if (*q) {
 			*q++ = '\0';
@@ -143,6 +146,8 @@ const struct kernel_symbol *kernel_symbols_find(const struct kernel_symbols *ks,
 	if (!lo)
 		return NULL;
 	s = &ks->symbols[lo - 1];
+	if (!s->name[0])
+		return NULL; /* past the end of the function before it */
 	/*
 	 * Without sizes the last symbol of the kernel image would swallow the gap up to the modules; a
 	 * module symbol is only trusted inside its own module's run of symbols.

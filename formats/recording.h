@@ -27,8 +27,8 @@
  * Frames: the writer closes a frame when its blocks reach SREC_FRAME_TARGET bytes or when it is flushed
  * (about once a second while recording), so a recorder killed with SIGKILL loses at most its last second.
  * A frame header carries a magic so that a reader can find the next frame after damage, and the CRC-32 of
- * the compressed bytes so that damage is found before decompression. The zstd frame itself also carries a
- * content checksum.
+ * the compressed bytes so that damage is found before decompression. Before 1.4 the zstd frame also carried
+ * a content checksum (the decompressor verifies it where it is); since, the CRC alone.
  *
  * Frame numbers (1.2): a CRC finds a damaged frame, but not one that is missing, duplicated or moved as a
  * whole, each of which is intact by itself. So the first block of every frame is a FRAME block with the
@@ -45,10 +45,11 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 3 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+#define SREC_VERSION_MINOR 4 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
 				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
 				*      FRAME blocks: frame numbers;
-				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before */
+				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before;
+				* 1.4: SAMPLE_TIMED_BY_FRAME and SAMPLE_TIMES blocks: the deltas in a column */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -103,7 +104,10 @@ enum srec_block_type {
 	SREC_BLOCK_PROBE = 13,		 /* a probe the recorder attached (--probe): struct srec_probe; written before
 					    any PROBE_HIT that names it */
 	SREC_BLOCK_FRAME = 14,		 /* the frame's number: struct srec_frame; the first block of every frame */
-	SREC_BLOCK_SAMPLE_TIME_DELTA = 15 /* a SAMPLE whose time_ns is a delta (1.3): see "Sample times" below */
+	SREC_BLOCK_SAMPLE_TIME_DELTA = 15, /* a SAMPLE whose time_ns is a delta (1.3): see "Sample times" below */
+	SREC_BLOCK_SAMPLE_TIMED_BY_FRAME = 16, /* a SAMPLE whose time is in the frame's SAMPLE_TIMES (1.4), below */
+	SREC_BLOCK_SAMPLE_TIMES = 17	       /* the time deltas of the frame's SAMPLE_TIMED_BY_FRAME blocks (1.4):
+						  struct srec_sample_times, then 8 byte planes; after FRAME */
 };
 
 /*
@@ -115,11 +119,29 @@ enum srec_block_type {
  * compress to nothing, and the layout stays the same, so a reader turns the block back into a SAMPLE in
  * place when it decodes the frame. Within a frame only, so that a frame still decodes by itself. Old readers
  * skip the type they do not know: they see the file's other blocks and no samples, never a wrong time.
+ *
+ * Sample times in a column (1.4): a delta between samples is still 2-3 bytes of timer jitter, and amid a
+ * sample's other bytes zstd codes each as a literal run of its own: 3 bytes a sample of what fp samples
+ * compress to at 99 Hz. So since 1.4 the writer puts samples in SAMPLE_TIMED_BY_FRAME blocks, a SAMPLE's
+ * body whose time_ns is written as 0, and their deltas (as 1.3 defines them: from the sample before, in the
+ * frame, of any of the three sample types) in one SAMPLE_TIMES block right after the frame's FRAME block,
+ * added when the frame is closed: struct srec_sample_times, then the deltas as 8 planes of `count` bytes,
+ * plane k holding byte k (k = 0 the least significant) of every delta in order. The high planes are zeros and
+ * the middle ones nearly constant, which zstd codes in a few bits: about 1 (99 Hz) to 2 (999-4999 Hz) bytes a
+ * sample less. A SAMPLE_TIMED_BY_FRAME block takes the next delta of the frame's first SAMPLE_TIMES block
+ * before it; one without (no such block, or its count used up) is damage: a reader drops it, never guesses a
+ * time. Before the samples, so that a block that breaks later in the frame costs the samples before it
+ * nothing. Old readers skip both types, as they skip SAMPLE_TIME_DELTA.
  */
+struct srec_sample_times {
+	uint32_t count;	   /* deltas that follow, as 8 planes of count bytes: the body is 8 + 8 * count bytes */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct srec_sample_times) == 8, "sample times header is 8 bytes");
 
 /*
  * HOST: a sequence of NUL-terminated "key=value" strings. Unknown keys are kept and shown by `info`.
- * The first frame of a file starts with the HOST block (after its FRAME block).
+ * The first frame of a file starts with the HOST block (after its FRAME block, and SAMPLE_TIMES if it has samples).
  */
 #define SREC_HOST_KERNEL_RELEASE "kernel_release"   /* uname -r */
 #define SREC_HOST_HOSTNAME "hostname"		    /* uname -n */

@@ -108,13 +108,18 @@ static size_t find_frame_magic(const struct recording_reader *r, size_t from)
 }
 
 /*
- * Turns the frame's SAMPLE_TIME_DELTA blocks back into SAMPLE blocks with absolute times, in place
- * (recording.h, "Sample times"), so that everything after the decoding sees the SAMPLE blocks of 1.2. Walks
- * the blocks as the pass will and stops where it would find damage; the pass reports that. One too short to
- * hold a time becomes a SAMPLE all the same, which the pass finds too short to be one.
+ * Turns the frame's SAMPLE_TIME_DELTA and SAMPLE_TIMED_BY_FRAME blocks back into SAMPLE blocks with absolute
+ * times, in place (recording.h, "Sample times" and "Sample times in a column"), so that everything
+ * after the decoding sees the SAMPLE blocks of 1.2. Walks the blocks as the pass will and stops where it would
+ * find damage; the pass reports that. One too short to hold a time becomes a SAMPLE all the same, which the
+ * pass finds too short to be one. A SAMPLE_TIMED_BY_FRAME block takes the next delta of the frame's first
+ * SAMPLE_TIMES block before it; one without a delta stays as it is, and the pass counts it as damage.
  */
 static void undo_time_deltas(unsigned char *bytes, size_t len)
 {
+	const unsigned char *planes = NULL; /* of the frame's first SAMPLE_TIMES block */
+	size_t count = 0, next = 0;
+	bool timed = false;
 	uint64_t last = 0;
 
 	for (size_t off = 0; len - off >= sizeof(struct srec_block_header);) {
@@ -125,6 +130,29 @@ static void undo_time_deltas(unsigned char *bytes, size_t len)
 		padded = ((size_t)bh.size + SREC_BLOCK_ALIGN - 1) & ~(size_t)(SREC_BLOCK_ALIGN - 1);
 		if (padded > len - off - sizeof(bh))
 			return;
+		if (bh.type == SREC_BLOCK_SAMPLE_TIMES && !timed) {
+			struct srec_sample_times head;
+
+			timed = true; /* only the first counts, whole or not */
+			if (bh.size >= sizeof(head)) {
+				memcpy(&head, bytes + off + sizeof(bh), sizeof(head));
+				if ((bh.size - sizeof(head)) / 8 >= head.count) {
+					planes = bytes + off + sizeof(bh) + sizeof(head);
+					count = head.count;
+				}
+			}
+		}
+		if (bh.type == SREC_BLOCK_SAMPLE_TIMED_BY_FRAME && next < count) {
+			/* Its delta, gathered from the planes, goes where SAMPLE_TIME_DELTA has it. */
+			uint64_t delta = 0;
+
+			for (size_t k = 0; k < 8; k++)
+				delta |= (uint64_t)planes[k * count + next] << (8 * k);
+			next++;
+			if (bh.size >= sizeof(delta))
+				memcpy(bytes + off + sizeof(bh), &delta, sizeof(delta));
+			bh.type = SREC_BLOCK_SAMPLE_TIME_DELTA;
+		}
 		if (bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA || bh.type == SREC_BLOCK_SAMPLE) {
 			unsigned char *body = bytes + off + sizeof(bh);
 			uint64_t time_ns;
@@ -585,6 +613,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 	struct recording_kept *keeping = NULL;
 	struct decoder dec;
 	struct decoded *f;
+	size_t untimed; /* samples of the frame without their times */
 	int ret = 0;
 
 	memset(&r->damage, 0, sizeof(r->damage));
@@ -621,6 +650,7 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 		r->damage.frames++;
 		if (!check_frame(r, frame, (size_t)len, off, each))
 			continue;
+		untimed = 0;
 		for (size_t pos = 0; pos < (size_t)len;) {
 			struct srec_block_header bh;
 			size_t padded;
@@ -653,8 +683,17 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 				r->damage.blocks_before_end = r->damage.blocks;
 			}
 			r->damage.blocks++;
-			/* FRAME blocks are the frame layer's (check_frame), not the caller's. */
-			if (bh.type != SREC_BLOCK_FRAME) {
+			if (bh.type == SREC_BLOCK_SAMPLE_TIMED_BY_FRAME && !untimed++) {
+				/* Left by undo_time_deltas: a sample whose time the frame does not hold. */
+				count_damage(&r->damage, RECORDING_DAMAGE_UNTIMED, off);
+				if (each)
+					warning("'%s': the frame at offset %zu has samples without their times; "
+						"they were skipped", r->path, off);
+			}
+			/* FRAME blocks are the frame layer's (check_frame), and SAMPLE_TIMES the decoding's
+			 * (undo_time_deltas), not the caller's; a sample without its time is no sample. */
+			if (bh.type != SREC_BLOCK_FRAME && bh.type != SREC_BLOCK_SAMPLE_TIMES &&
+			    bh.type != SREC_BLOCK_SAMPLE_TIMED_BY_FRAME) {
 				ret = fn(ctx, bh.type, frame + pos + sizeof(bh), bh.size);
 				if (ret)
 					goto done;
@@ -694,6 +733,8 @@ static const char *const damage_names[RECORDING_DAMAGE_KINDS][2] = {
 	[RECORDING_DAMAGE_TRUNCATED] = { "frame cut short by the end of the file",
 					 "frames cut short by the end of the file" },
 	[RECORDING_DAMAGE_MISSING] = { "frame missing", "frames missing" },
+	[RECORDING_DAMAGE_UNTIMED] = { "frame with samples without their times",
+				       "frames with samples without their times" },
 	[RECORDING_DAMAGE_DUPLICATE] = { "frame read twice, the copy skipped", "frames read twice, the copies skipped" },
 	[RECORDING_DAMAGE_ORDER] = { "frame out of order", "frames out of order" },
 	[RECORDING_DAMAGE_UNNUMBERED] = { "frame without a frame number", "frames without a frame number" },
@@ -1058,6 +1099,7 @@ const char *recording_block_name(uint32_t type)
 	case SREC_BLOCK_PROBE_HIT: return "probe hit";
 	case SREC_BLOCK_PROCESS_METRICS: return "process metrics";
 	case SREC_BLOCK_FRAME: return "frame";
+	case SREC_BLOCK_SAMPLE_TIMES: return "sample times";
 	default: return NULL;
 	}
 }

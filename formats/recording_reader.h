@@ -1,7 +1,7 @@
 /*
  * recording_reader.h — reads a recording file (see recording.h for the format), block by block.
  *
- * The reader never trusts the file. Every frame is checked (magic, sizes, CRC, zstd checksum) before its
+ * The reader never trusts the file. Every frame is checked (magic, sizes, CRC, zstd checksum if any) before its
  * blocks are handed out; a damaged frame is skipped, the next frame is found by its magic, and the damage
  * is counted so that the caller can report it and exit non-zero after converting everything intact.
  * Frame numbers (FRAME blocks, recording.h) are the reader's business: it takes them out of the block stream,
@@ -30,6 +30,7 @@ enum recording_damage_kind {
 	RECORDING_DAMAGE_STRAY,		/* an intact frame ending in bytes too few for a block header */
 	RECORDING_DAMAGE_TRUNCATED,	/* the last frame, cut short by the end of the file */
 	RECORDING_DAMAGE_MISSING,	/* frame numbers never read, more than the damaged frames account for */
+	RECORDING_DAMAGE_UNTIMED,	/* an intact frame with samples its SAMPLE_TIMES block has no time for */
 	RECORDING_DAMAGE_DUPLICATE,	/* an intact frame whose number was read before: skipped */
 	RECORDING_DAMAGE_ORDER,		/* an intact frame numbered lower than one before it in the file */
 	RECORDING_DAMAGE_UNNUMBERED,	/* an intact frame without a FRAME block, in a file whose frames have them */

@@ -24,13 +24,31 @@ struct recording_writer {
 	uint64_t block_count; /* blocks added, FRAME blocks included */
 	uint64_t frame_count; /* frames written */
 	uint64_t last_sample_ns; /* the time of the frame's last sample: the next one's is written as a delta */
+	uint64_t *times;	 /* the deltas of the frame's samples so far: its SAMPLE_TIMES block, at flush */
+	size_t times_len, times_cap;
 	_Atomic int failed; /* a write failed; the error was reported once and everything after is dropped */
 	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 	struct frame_thread *thread; /* recording_writer_start_thread: frames are compressed and written there */
 	uint64_t handover_waits;     /* frames handed over only after waiting for that thread to catch up */
 	int adapt_level; /* set after start_thread: that thread's zstd level follows the rate (below) */
+	/* Set by the recorder after open_replacing: at close, a recording whose blocks came to at most
+	 * RECORDING_REPACK_MAX bytes is rewritten with full frames (recording_writer_close). */
+	int repack;
+	unsigned char *log; /* while repack: every block added, as a 1.2 block stream (samples with their times) */
+	size_t log_len, log_cap;
+	uint64_t opened_ns; /* when the writer was opened: the rate, for the level of the rewrite */
+	int level;	    /* the zstd level of frames written without the thread; 0: level 3 */
+	int renamed;	    /* opened through a temporary file: the file can be replaced whole */
+	int try_min_match;  /* a small frame at level 19 is compressed twice, the smaller kept (write_frame) */
 };
+
+/*
+ * The most block bytes a recording may have for recording_writer_close to rewrite it: memory kept for it while
+ * recording, and the cost of compressing it again (at zstd level 19, which only a recording slower than 48
+ * KB/s gets, 0.3-0.5 s of CPU for 1 MiB, that is after 21 s of recording or more).
+ */
+#define RECORDING_REPACK_MAX (1u << 20)
 
 /* Creates (or truncates) path, 0600, and writes the file header. Returns 0 or -1 with an error printed. */
 int recording_writer_open(struct recording_writer *w, const char *path);
@@ -42,7 +60,14 @@ int recording_writer_add(struct recording_writer *w, uint32_t type, const void *
 /* Compresses and writes the blocks collected so far as one frame. Returns 0 or -1. */
 int recording_writer_flush(struct recording_writer *w);
 
-/* Writes the END block, the last frame, fsyncs, closes and commits. Returns 0 or -1; frees w either way. */
+/*
+ * Writes the END block, the last frame, fsyncs, closes and commits. Returns 0 or -1; frees w either way.
+ * With w->repack, a file of more frames than its blocks need (flushed every second: a slow or loaded recording
+ * is a small frame a second, each compressed without the others) is then rewritten through a temporary file
+ * renamed over it, with frames of SREC_FRAME_TARGET: the same blocks in fewer frames. Only a recording that
+ * finished cleanly, is a regular file written through a temporary one and came to at most RECORDING_REPACK_MAX
+ * bytes of blocks; a rewrite that fails leaves the file as it was written.
+ */
 int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns);
 
 /*

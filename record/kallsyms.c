@@ -5,6 +5,8 @@
  * state; that is the snapshot). At stop only the symbols that contain a sampled kernel address are
  * written, each followed by the next symbol so that a reader knows where the function ends: a full
  * snapshot is over 5 MB of text (about 1 MB compressed), the symbols a recording uses are a few KB.
+ * A next symbol that contains no sampled address is written without its name (1.4: "ADDRESS TYPE"): only its
+ * address says anything, and its name was half of what the block compressed to.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,7 +20,8 @@
 struct ksym {
 	uint64_t addr;
 	char *line; /* the /proc/kallsyms line, without its newline */
-	bool used;
+	bool used; /* contains a sampled address */
+	bool end;  /* follows one that does: where it ends */
 };
 
 static struct ksym *syms;
@@ -70,11 +73,11 @@ int kallsyms_snapshot(void)
 	return 0;
 }
 
-static void mark_used(void *ctx, uint64_t ip)
+/* Marks the symbol containing ip as used, and the one after it as its end. */
+static void mark(uint64_t ip)
 {
 	size_t lo = 0, hi = sym_count;
 
-	(void)ctx;
 	while (lo < hi) { /* first symbol above ip */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -87,7 +90,19 @@ static void mark_used(void *ctx, uint64_t ip)
 		return;
 	syms[lo - 1].used = true;
 	if (lo < sym_count)
-		syms[lo].used = true; /* where the function ends */
+		syms[lo].end = true; /* where the function ends */
+}
+
+/*
+ * The symbols of a sampled kernel address: of ip, and of ip - 1, where convert looks a return address up (a
+ * call that ends a function returns to the first byte of the next): that one must keep its name.
+ */
+static void mark_used(void *ctx, uint64_t ip)
+{
+	(void)ctx;
+	mark(ip);
+	if (ip)
+		mark(ip - 1);
 }
 
 int kallsyms_write_used(struct recorder *rec)
@@ -100,9 +115,17 @@ int kallsyms_write_used(struct recorder *rec)
 	for (size_t i = 0; i < sym_count; i++) {
 		size_t n;
 
-		if (!syms[i].used)
+		if (!syms[i].used && !syms[i].end)
 			continue;
 		n = strlen(syms[i].line);
+		/* "ffffffff81000e10 T": the address and type of a kernel image symbol that only ends another (a
+		 * module's keeps its name, since "[module]" follows the name and the reader tells modules apart) */
+		if (!syms[i].used && !strchr(syms[i].line, '[')) {
+			const char *type = strchr(syms[i].line, ' ');
+
+			if (type && type[1] && type[2] == ' ')
+				n = (size_t)(type + 2 - syms[i].line);
+		}
 		GROW(text, cap, len + n + 2);
 		memcpy(text + len, syms[i].line, n);
 		len += n;

@@ -551,6 +551,7 @@ static int run(struct recorder *rec)
 	if (recording_writer_open_replacing(&rec->writer, rec->output) < 0)
 		return -1;
 	rec->writer.keep_old = 1; /* as perf keeps perf.data.old: recording again never loses the last one */
+	rec->writer.repack = 1;	  /* a short recording, flushed every second, ends in full frames */
 	if (sampler_load(rec) < 0)
 		return -1;
 	behind = behind_bytes(rec); /* the ring buffer is sized now */

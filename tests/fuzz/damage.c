@@ -159,8 +159,10 @@ static void load(struct input *in, const char *path)
 				break;
 			f->b = xrealloc(f->b, (f->nb + 1) * sizeof(*f->b));
 			f->b[f->nb] = (struct block_info){ pos, bh.type, bh.size, false };
-			/* 1.3 writes samples as SAMPLE_TIME_DELTA: a SAMPLE's body but for the time */
-			if ((bh.type == SREC_BLOCK_SAMPLE || bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA) &&
+			/* 1.3 writes samples as SAMPLE_TIME_DELTA, 1.4 as SAMPLE_TIMED_BY_FRAME: a SAMPLE's body but
+			 * for the time (1.4's in the frame's SAMPLE_TIMES, which comes before them) */
+			if ((bh.type == SREC_BLOCK_SAMPLE || bh.type == SREC_BLOCK_SAMPLE_TIME_DELTA ||
+			     bh.type == SREC_BLOCK_SAMPLE_TIMED_BY_FRAME) &&
 			    valid_sample(f->blocks + pos + sizeof(bh), bh.size)) {
 				f->b[f->nb].sample = true;
 				f->samples++;
@@ -383,7 +385,8 @@ static void oversize_count(const struct input *in, size_t k, size_t j)
 	body = blocks + b->pos + sizeof(struct srec_block_header);
 	switch (b->type) {
 	case SREC_BLOCK_SAMPLE:
-	case SREC_BLOCK_SAMPLE_TIME_DELTA: {
+	case SREC_BLOCK_SAMPLE_TIME_DELTA:
+	case SREC_BLOCK_SAMPLE_TIMED_BY_FRAME: {
 		struct srec_sample s;
 
 		if (b->size < sizeof(s))

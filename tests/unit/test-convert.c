@@ -368,6 +368,9 @@ static void test_kernel_symbols(void)
 				   "ffffffff81000200 D data_is_skipped\n"
 				   "ffffffffc0001000 t mod_func\t[ext4]\n"
 				   "ffffffffc0002000 t mod_other\t[ext4]\n";
+	/* 1.4: a line without a name only ends the symbol before it; a named alias at its address wins */
+	static const char ends[] = "ffffffff81000000 T first\nffffffff81000100 t\nffffffff81000200 T \n"
+				   "ffffffff81000300 T\nffffffff81000300 t third\nffffffff81000400 T\n";
 	struct kernel_symbols ks;
 	const struct kernel_symbol *s;
 
@@ -383,6 +386,18 @@ static void test_kernel_symbols(void)
 	ok(s && !strcmp(s->name, "mod_func") && s->module && !strcmp(s->module, "ext4"), "kallsyms: module");
 	ok(!kernel_symbols_find(&ks, 0xffffffff80000000), "kallsyms: below the first symbol");
 	ok(!kernel_symbols_find(&ks, 0xffffffffb0000000), "kallsyms: not in the gap before the modules");
+	kernel_symbols_release(&ks);
+
+	kernel_symbols_init(&ks);
+	kernel_symbols_add_text(&ks, ends, sizeof(ends) - 1);
+	ok(kernel_symbols_finish(&ks) == 5, "kallsyms: ends kept, one per address");
+	s = kernel_symbols_find(&ks, 0xffffffff810000ff);
+	ok_str(s ? s->name : NULL, "first", "kallsyms: up to its end");
+	ok(!kernel_symbols_find(&ks, 0xffffffff81000100), "kallsyms: past its end, no name");
+	ok(!kernel_symbols_find(&ks, 0xffffffff81000250), "kallsyms: an end with a trailing space");
+	s = kernel_symbols_find(&ks, 0xffffffff81000310);
+	ok_str(s ? s->name : NULL, "third", "kallsyms: a name before an end at the same address");
+	ok(!kernel_symbols_find(&ks, 0xffffffff81000400), "kallsyms: past the last end");
 	kernel_symbols_release(&ks);
 
 	kernel_symbols_init(&ks);
