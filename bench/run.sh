@@ -616,9 +616,10 @@ if want F; then
 	note "F. symbolize:$f_targets; $f_distinct distinct and $f_skewed skewed addresses, $reps runs per tool"
 	out 'F. Symbolize speed and correctness: %s distinct random .text addresses of each binary and %s drawn from\n' \
 		"$f_distinct" "$f_skewed"
-	out '   them skewed (weight 1/rank); addresses/s at the median wall time of %s runs (eu-addr2line: one run,\n' "$reps"
-	out '   the first %s distinct addresses only; cpu: user+system time), peak RSS (largest); flags -f -i\n' "$f_eu_count"
-	out '   (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run. Innermost\n'
+	out '   them skewed (weight 1/rank); addresses/s at the median wall time of %s rounds, each tool once a round\n' "$reps"
+	out '   (eu-addr2line: one run, the first %s distinct addresses only; cpu: user+system time), peak RSS (largest);\n' \
+		"$f_eu_count"
+	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run. Innermost\n'
 	out '   frame of each answer: %% named, %% with file:line, %% agreeing with llvm-symbolizer where it names one\n'
 	out '   (=llvm), and besides: an ELF alias at the same address (alias) or the symbol of a part or clone of the\n'
 	out '   same function (clone: main.cold, f.isra.0, runtime.f.abi0); =eu: the same with eu-addr2line (exact names\n'
@@ -629,35 +630,62 @@ if want F; then
 	done
 	out '\n  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' target list tool addresses/s "(cpu)" "peak RSS" \
 		named lines =llvm alias clone =eu
-	# f_run LABEL LIST SETUP ANSWERS -- COMMAND...: times COMMAND <LIST >/dev/null $reps times, after running
-	# SETUP each time (eu-addr2line: its one run with -a, above); then compares ANSWERS (a file of -a answers to the distinct list; "-a": COMMAND's own
-	# with -a, after SETUP) with llvm-symbolizer's and eu-addr2line's.
-	f_run() {
-		local label=$1 list=$2 setup=$3 answers=$4 n wall cpu rss cols
-		shift 5
-		: >"$work/f/times"
-		[ "$label" != eu-addr2line ] || tail -n 1 "$work/f/$t.eu.time" >"$work/f/times"
-		for _ in $([ "$label" = eu-addr2line ] || seq 1 "$reps"); do
-			eval "$setup"
-			"$work/measure" -o "$work/f/time" "$@" <"$list" >/dev/null 2>"$work/f/err" ||
-				{ note "  $label failed: $(tail -n 2 "$work/f/err")"; return 0; }
-			cat "$work/f/time" >>"$work/f/times"
+	# The tools of one list are timed round by round (f_tool adds one, f_time_tools runs them: in each of $reps
+	# rounds every tool once, in order), as A interleaves its profilers: a burst of other work on a shared
+	# machine then slows every tool of a round alike, not the $reps runs of one tool. f_tool LABEL SETUP ANSWERS --
+	# COMMAND...: COMMAND <LIST >/dev/null after SETUP (cold: the symbol cache emptied; the cold run before a warm
+	# one in each round leaves the entry it reads); ANSWERS: a file of -a answers to the distinct list, or "-a":
+	# COMMAND's own with -a, after SETUP.
+	f_tool() {
+		local i=$f_tools
+		f_tools=$((f_tools + 1))
+		eval "f_label_$i=\$1 f_setup_$i=\$2 f_answers_$i=\$3"
+		shift 4
+		eval "f_cmd_$i=(\"\$@\")"
+		: >"$work/f/times.$i"
+	}
+	# f_time_tools LIST: the rounds, then a row per tool, compared with llvm-symbolizer's and eu-addr2line's
+	# answers (eu-addr2line: its one run with -a, above, the time of which is its row's).
+	f_time_tools() {
+		local list=$1 i label setup answers n wall cpu rss cols cmd
+		for _ in $(seq 1 "$reps"); do
+			for i in $(seq 0 $((f_tools - 1))); do
+				eval "label=\$f_label_$i setup=\$f_setup_$i"
+				eval "cmd=(\"\${f_cmd_$i[@]}\")"
+				[ "$label" != eu-addr2line ] || continue
+				eval "$setup"
+				if ! "$work/measure" -o "$work/f/time" "${cmd[@]}" <"$list" >/dev/null 2>"$work/f/err"; then
+					note "  $label failed: $(tail -n 2 "$work/f/err")"
+					echo failed >"$work/f/times.$i"
+					continue
+				fi
+				grep -qx failed "$work/f/times.$i" || cat "$work/f/time" >>"$work/f/times.$i"
+			done
 		done
-		if [ "$answers" = -a ]; then
-			eval "$setup"
-			answers=$work/f/answers
-			"$@" -a <"$work/f/$t.distinct" >"$answers" 2>/dev/null || true
-		fi
-		cols=$("$python" "$here/symbolize-agree.py" "$f_b" "$list" "$f_llvm" "$f_eu" "$answers" \
-			"$work/f/$t.differences")
-		n=$(wc -l <"$list")
-		wall=$(awk '{ print $1 }' "$work/f/times" | median)
-		cpu=$(awk '{ print $2 + $3 }' "$work/f/times" | median)
-		rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times")
-		# shellcheck disable=SC2086 # cols: six words
-		out '  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' "$t" "$(basename "$list" | sed 's/.*\.//')" \
-			"$label" "$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
-			"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss" $cols
+		for i in $(seq 0 $((f_tools - 1))); do
+			eval "label=\$f_label_$i setup=\$f_setup_$i answers=\$f_answers_$i"
+			eval "cmd=(\"\${f_cmd_$i[@]}\")"
+			! grep -qx failed "$work/f/times.$i" || continue
+			if [ "$label" = eu-addr2line ]; then
+				tail -n 1 "$work/f/$t.eu.time" >"$work/f/times.$i"
+				list=$work/f/$t.distinct-$f_eu_count
+			fi
+			if [ "$answers" = -a ]; then
+				eval "$setup"
+				answers=$work/f/answers
+				"${cmd[@]}" -a <"$work/f/$t.distinct" >"$answers" 2>/dev/null || true
+			fi
+			cols=$("$python" "$here/symbolize-agree.py" "$f_b" "$list" "$f_llvm" "$f_eu" "$answers" \
+				"$work/f/$t.differences")
+			n=$(wc -l <"$list")
+			wall=$(awk '{ print $1 }' "$work/f/times.$i" | median)
+			cpu=$(awk '{ print $2 + $3 }' "$work/f/times.$i" | median)
+			rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times.$i")
+			# shellcheck disable=SC2086 # cols: six words
+			out '  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' "$t" "$(basename "$list" | sed 's/.*\.//')" \
+				"$label" "$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
+				"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss" $cols
+		done
 	}
 	for t in $f_targets; do
 		eval "f_b=\$f_path_$t"
@@ -682,14 +710,16 @@ if want F; then
 			[ -s "$work/f/$t.eu" ] && f_eu=$work/f/$t.eu
 		fi
 		for list in "$work/f/$t.distinct" "$work/f/$t.skewed"; do
-			f_run "stackrec cold" "$list" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -a -- "$stackrec" symbolize -e "$f_b" -f -i
-			f_run "stackrec warm" "$list" : -a -- "$stackrec" symbolize -e "$f_b" -f -i
-			f_run "stackrec --no-cache" "$list" : -a -- "$stackrec" symbolize --no-cache -e "$f_b" -f -i
-			f_run "addr2line" "$list" : -a -- addr2line -e "$f_b" -f -i
+			f_tools=0
+			f_tool "stackrec cold" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -a -- "$stackrec" symbolize -e "$f_b" -f -i
+			f_tool "stackrec warm" : -a -- "$stackrec" symbolize -e "$f_b" -f -i
+			f_tool "stackrec --no-cache" : -a -- "$stackrec" symbolize --no-cache -e "$f_b" -f -i
+			f_tool "addr2line" : -a -- addr2line -e "$f_b" -f -i
 			[ "$f_llvm" = - ] ||
-				f_run "llvm-symbolizer" "$list" : "$f_llvm" -- llvm-symbolizer --obj="$f_b" --functions --inlines
+				f_tool "llvm-symbolizer" : "$f_llvm" -- llvm-symbolizer --obj="$f_b" --functions --inlines
 			[ "$f_eu" = - ] || [ "$list" != "$work/f/$t.distinct" ] ||
-				f_run "eu-addr2line" "$work/f/$t.distinct-$f_eu_count" : "$f_eu" -- eu-addr2line -e "$f_b" -f -i
+				f_tool "eu-addr2line" : "$f_eu" -- eu-addr2line -e "$f_b" -f -i
+			f_time_tools "$list"
 		done
 	done
 	[ -n "$f_targets" ] || out '  none of the binaries is on this machine\n'
