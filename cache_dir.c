@@ -1,12 +1,14 @@
 /* cache_dir.c — the build-ID cache's location and layout, see cache_dir.h. */
 #include "cache_dir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -100,4 +102,114 @@ int cache_dir_mkdir_p(const char *path, uid_t uid, gid_t gid)
 	}
 	free(copy);
 	return ret;
+}
+
+int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_t *owner, gid_t *group,
+		       const char *what)
+{
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	int cache_fd, fd;
+
+	cache_dir_invoking_user(&uid, &gid);
+	if (create && cache_dir_mkdir_p(cache_dir, uid, gid) < 0)
+		return -1;
+	cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cache_fd < 0)
+		return -1;
+	if (fstat(cache_fd, &st) < 0 || (st.st_uid != uid && st.st_uid != geteuid())) {
+		debug("not using the %s in '%s': owned by uid %u", what, cache_dir, (unsigned int)st.st_uid);
+		close(cache_fd);
+		return -1;
+	}
+	*owner = st.st_uid;
+	*group = st.st_gid;
+	if (create && mkdirat(cache_fd, sub, 0700) == 0 && geteuid() == 0 && st.st_uid != 0)
+		cache_dir_own_new_dir(cache_fd, sub, st.st_uid, st.st_gid);
+	fd = openat(cache_fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(cache_fd);
+	return fd;
+}
+
+int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12])
+{
+	/* mkostemp needs a path: the directory's, through /proc/self/fd, so no symlink above it is followed
+	 * again after it was opened and checked. */
+	char *path = xasprintf("/proc/self/fd/%d/.tmp.XXXXXX", dir_fd);
+	int fd = mkostemp(path, O_CLOEXEC), saved;
+
+	saved = errno;
+	if (fd >= 0) {
+		memcpy(tmp, path + strlen(path) - 11, 12);
+		if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
+			debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
+	}
+	free(path);
+	errno = saved;
+	return fd;
+}
+
+struct dir_entry {
+	char *name;
+	off_t size;
+	time_t used;
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct dir_entry *x = a, *y = b;
+
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+void cache_dir_trim(int dir_fd, uint64_t cap, const char *what)
+{
+	struct dir_entry *entries = NULL;
+	size_t count = 0, capacity = 0;
+	uint64_t total = 0;
+	int fd = dup(dir_fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (e->d_name[0] == '.') {
+			if (st.st_mtime + 3600 < time(NULL))
+				unlinkat(dir_fd, e->d_name, 0);
+			continue;
+		}
+		GROW(entries, capacity, count + 1);
+		entries[count++] = (struct dir_entry){ .name = xstrdup(e->d_name), .size = st.st_size,
+						       .used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime };
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	if (total > cap) {
+		sort_array(entries, count, sizeof(*entries), by_use);
+		for (size_t i = 0; i < count && total > cap; i++) {
+			if (unlinkat(dir_fd, entries[i].name, 0) == 0) {
+				debug("evicted '%s' from the %s", entries[i].name, what);
+				total -= (uint64_t)entries[i].size;
+			}
+		}
+	}
+	for (size_t i = 0; i < count; i++)
+		free(entries[i].name);
+	free(entries);
+}
+
+uint64_t cache_dir_cap(const char *name, uint64_t default_mb)
+{
+	const char *value = getenv(name);
+
+	return (value && *value ? strtoull(value, NULL, 10) : default_mb) << 20;
 }

@@ -28,9 +28,37 @@ char *build_id_hex_rel_path(const char *hex, const char *suffix);
  * cache_dir_mkdir_p: creates the missing directories of path, 0700 and, when we are root for another user,
  * theirs where their parent is. 0, or -1 with errno.
  */
+#include <stdbool.h>
 #include <sys/types.h>
 void cache_dir_invoking_user(uid_t *uid, gid_t *gid);
 void cache_dir_own_new_dir(int dirfd, const char *name, uid_t uid, gid_t gid);
 int cache_dir_mkdir_p(const char *path, uid_t uid, gid_t gid);
+
+/*
+ * The caches convert and symbolize keep under CACHE (symbols/, decompressed/), one rule for each:
+ * cache_dir_open_sub opens CACHE/sub, made first when create (0700, given to the user root works for, as the
+ * build-ID cache's directories are), checked: CACHE must belong to us or to the user it is for, and sub is
+ * opened without following a symlink. Returns its descriptor or -1; *owner and *group receive CACHE's owner.
+ * what names the cache in the -v message that says why it is not used.
+ */
+int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_t *owner, gid_t *group,
+		       const char *what);
+
+/*
+ * A new temporary file in the directory dir_fd, ".tmp.XXXXXX" (an unpredictable name, made with O_EXCL, 0600),
+ * given to owner when root makes it for another user: its fd, its name in tmp. -1 with errno when it could not
+ * be made. The caller renames it into place, or unlinks it; cache_dir_trim removes those a killed run left.
+ */
+int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12]);
+
+/*
+ * Removes the least recently used regular files of dir_fd (the newer of atime and mtime: a reader touches
+ * what it uses) while their sizes add up to more than cap bytes, and temporary files (".tmp.*") an hour old.
+ * what names the cache in -v messages.
+ */
+void cache_dir_trim(int dir_fd, uint64_t cap, const char *what);
+
+/* A cap in bytes from environment variable name (a number of MiB), default_mb when it is unset or empty. */
+uint64_t cache_dir_cap(const char *name, uint64_t default_mb);
 
 #endif

@@ -308,35 +308,10 @@ bool symbol_cache_view_find(const struct symbol_cache_view *v, uint64_t address,
 
 /* ---- the directory -------------------------------------------------------------------------------- */
 
-/*
- * Opens CACHE/symbols (made when create), checked as the build-ID cache is: CACHE must belong to us or to the
- * user it is for, nothing below it is a symlink. Returns its descriptor or -1; *owner receives CACHE's owner.
- */
+/* CACHE/symbols (cache_dir_open_sub). */
 static int open_dir(const char *cache_dir, bool create, uid_t *owner, gid_t *group)
 {
-	struct stat st;
-	uid_t uid;
-	gid_t gid;
-	int cache_fd, fd;
-
-	cache_dir_invoking_user(&uid, &gid);
-	if (create && cache_dir_mkdir_p(cache_dir, uid, gid) < 0)
-		return -1;
-	cache_fd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cache_fd < 0)
-		return -1;
-	if (fstat(cache_fd, &st) < 0 || (st.st_uid != uid && st.st_uid != geteuid())) {
-		debug("not using the symbol cache in '%s': owned by uid %u", cache_dir, (unsigned int)st.st_uid);
-		close(cache_fd);
-		return -1;
-	}
-	*owner = st.st_uid;
-	*group = st.st_gid;
-	if (create && mkdirat(cache_fd, "symbols", 0700) == 0 && geteuid() == 0 && st.st_uid != 0)
-		cache_dir_own_new_dir(cache_fd, "symbols", st.st_uid, st.st_gid);
-	fd = openat(cache_fd, "symbols", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(cache_fd);
-	return fd;
+	return cache_dir_open_sub(cache_dir, "symbols", create, owner, group, "symbol cache");
 }
 
 void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key)
@@ -891,67 +866,6 @@ static bool write_all(int fd, const void *p, size_t n)
 	return true;
 }
 
-struct dir_entry {
-	char *name;
-	off_t size;
-	time_t used;
-};
-
-static int by_use(const void *a, const void *b)
-{
-	const struct dir_entry *x = a, *y = b;
-
-	return (x->used > y->used) - (x->used < y->used);
-}
-
-/* Removes the least recently used entries (the newer of atime and mtime) while the directory is over the
- * cap; temporary files of runs killed halfway go too once an hour old. */
-static void trim(int dir_fd)
-{
-	const char *cap_env = getenv("STACKREC_SYMBOL_CACHE_MB");
-	uint64_t cap = (cap_env && *cap_env ? strtoull(cap_env, NULL, 10) : DEFAULT_CAP_MB) << 20, total = 0;
-	struct dir_entry *entries = NULL;
-	size_t count = 0, capacity = 0;
-	int fd = dup(dir_fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	for (struct dirent *e; (e = readdir(d));) {
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (e->d_name[0] == '.') {
-			if (st.st_mtime + 3600 < time(NULL))
-				unlinkat(dir_fd, e->d_name, 0);
-			continue;
-		}
-		GROW(entries, capacity, count + 1);
-		entries[count++] = (struct dir_entry){ .name = xstrdup(e->d_name), .size = st.st_size,
-						       .used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime };
-		total += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	if (total > cap) {
-		sort_array(entries, count, sizeof(*entries), by_use);
-		for (size_t i = 0; i < count && total > cap; i++) {
-			if (unlinkat(dir_fd, entries[i].name, 0) == 0) {
-				debug("evicted '%s' from the symbol cache", entries[i].name);
-				total -= (uint64_t)entries[i].size;
-			}
-		}
-	}
-	for (size_t i = 0; i < count; i++)
-		free(entries[i].name);
-	free(entries);
-}
-
-/* Writes the entry as a temporary file in the directory, renamed over the old one. */
 /* Bytes written to a file through a buffer, their CRC kept. */
 struct file_writer {
 	int fd;
@@ -1044,9 +958,10 @@ static bool write_fresh_entry(struct symbol_cache *c, int fd, bool has_symtab, c
 	return ok;
 }
 
+/* Writes the entry as a temporary file in the directory, renamed over the old one. */
 static void write_entry(struct symbol_cache *c, bool has_symtab, const char *debug_reason)
 {
-	char tmp[] = ".tmp.XXXXXX";
+	char tmp[12];
 	struct symbol_cache_header h;
 	struct builder b;
 	bool written;
@@ -1058,18 +973,11 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 		debug("cannot use the symbol cache in '%s': %s", c->dir, strerror(errno));
 		return;
 	}
-	/* mkostemp needs a path: the directory's, through /proc/self/fd, so no symlink above it is followed
-	 * again after open_dir checked it. */
-	char *path = xasprintf("/proc/self/fd/%d/%s", dir_fd, tmp);
-
-	fd = mkostemp(path, O_CLOEXEC);
+	fd = cache_dir_temp_file(dir_fd, owner, group, tmp);
 	if (fd < 0) {
 		debug("cannot write to the symbol cache '%s': %s", c->dir, strerror(errno));
 		goto out;
 	}
-	memcpy(tmp, path + strlen(path) - strlen(tmp), sizeof(tmp));
-	if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
-		debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
 	if (!c->valid) {
 		written = write_fresh_entry(c, fd, has_symtab, debug_reason);
 	} else {
@@ -1086,9 +994,8 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 		goto out;
 	}
 	debug("symbol cache entry '%s/symbols/%s' written", c->dir, c->name);
-	trim(dir_fd);
+	cache_dir_trim(dir_fd, cache_dir_cap("STACKREC_SYMBOL_CACHE_MB", DEFAULT_CAP_MB), "symbol cache");
 out:
-	free(path);
 	close(dir_fd);
 }
 
