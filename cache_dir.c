@@ -153,8 +153,13 @@ int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12
 struct dir_entry {
 	char *name;
 	off_t size;
-	time_t used;
+	uint64_t used; /* ns: in whole seconds, two files made in one second were a coin toss */
 };
+
+static uint64_t ns(struct timespec t)
+{
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static int by_use(const void *a, const void *b)
 {
@@ -189,7 +194,8 @@ void cache_dir_trim(int dir_fd, uint64_t cap, const char *what)
 		}
 		GROW(entries, capacity, count + 1);
 		entries[count++] = (struct dir_entry){ .name = xstrdup(e->d_name), .size = st.st_size,
-						       .used = st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime };
+						       .used = ns(st.st_atim) > ns(st.st_mtim) ? ns(st.st_atim)
+												 : ns(st.st_mtim) };
 		total += (uint64_t)st.st_size;
 	}
 	closedir(d);

@@ -365,7 +365,8 @@ out '   each workload recorded once by each tool and mode:\n'
 out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
 out '   perf script and report --no-inline for node (docs/performance.md);\n'
-out '   stackrec: its symbol cache emptied before each conversion (cold), then the same conversion again (warm)\n\n'
+out '   stackrec: its symbol cache and decompressed debug files emptied before each conversion (cold), then the\n'
+out '   same conversion again (warm)\n\n'
 out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "perf" "perf script" "perf report" "stackrec vs"
 out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" "warm" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
@@ -384,8 +385,9 @@ b_workload() {
 			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
 			for _ in $(seq 1 "$reps"); do
 				if [ "$tool" = sr ]; then
-					# cold: the symbol cache emptied first; warm: the same conversion again
-					rm -rf "$STACKREC_CACHE_DIR/symbols"
+					# cold: the symbol cache and the decompressed debug files emptied first, as a first
+					# conversion on this machine; warm: the same conversion again
+					rm -rf "$STACKREC_CACHE_DIR/symbols" "$STACKREC_CACHE_DIR/decompressed"
 					for pass in convert warm; do
 						t0=$(now_ns)
 						"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
@@ -587,8 +589,9 @@ fi
 # whose debug files Debian compresses with dwz (a .gnu_debugaltlink alternate file), a Go program (Go 1.19
 # keeps DWARF, in compressed sections) and a C++ program (g++ -O2 -g), both built here from bench/workloads.
 # The same address lists for every tool, each run reading them from a file and writing to /dev/null; the
-# stackrec rows differ only in the symbol cache: cold (emptied before each run), warm (filled by the cold run
-# before), off (--no-cache). Then each tool answers the distinct list once more with -a, and
+# stackrec rows differ only in what they keep between runs: first (the symbol cache and the decompressed debug
+# files emptied before each run), cold (the symbol cache emptied; the first run of the round kept the
+# decompressed copies), warm (the entry the cold run wrote), off (--no-cache: neither). Then each tool answers the distinct list once more with -a, and
 # bench/symbolize-agree.py compares the innermost frames: names, lines, agreement with llvm-symbolizer and
 # eu-addr2line.
 if want F; then
@@ -619,7 +622,8 @@ if want F; then
 	out '   them skewed (weight 1/rank); addresses/s at the median wall time of %s rounds, each tool once a round\n' "$reps"
 	out '   (eu-addr2line: one run, the first %s distinct addresses only; cpu: user+system time), peak RSS (largest);\n' \
 		"$f_eu_count"
-	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec cold = symbol cache emptied before each run. Innermost\n'
+	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec first = symbol cache and decompressed debug\n'
+	out '   files emptied before each run (the first run on a machine), cold = the symbol cache alone emptied. Innermost\n'
 	out '   frame of each answer: %% named, %% with file:line, %% agreeing with llvm-symbolizer where it names one\n'
 	out '   (=llvm), and besides: an ELF alias at the same address (alias) or the symbol of a part or clone of the\n'
 	out '   same function (clone: main.cold, f.isra.0, runtime.f.abi0); =eu: the same with eu-addr2line (exact names\n'
@@ -633,8 +637,8 @@ if want F; then
 	# The tools of one list are timed round by round (f_tool adds one, f_time_tools runs them: in each of $reps
 	# rounds every tool once, in order), as A interleaves its profilers: a burst of other work on a shared
 	# machine then slows every tool of a round alike, not the $reps runs of one tool. f_tool LABEL SETUP ANSWERS --
-	# COMMAND...: COMMAND <LIST >/dev/null after SETUP (cold: the symbol cache emptied; the cold run before a warm
-	# one in each round leaves the entry it reads); ANSWERS: a file of -a answers to the distinct list, or "-a":
+	# COMMAND...: COMMAND <LIST >/dev/null after SETUP (first, cold: caches emptied; the run before a warm one in
+	# each round leaves the entry it reads); ANSWERS: a file of -a answers to the distinct list, or "-a":
 	# COMMAND's own with -a, after SETUP.
 	f_tool() {
 		local i=$f_tools
@@ -711,6 +715,8 @@ if want F; then
 		fi
 		for list in "$work/f/$t.distinct" "$work/f/$t.skewed"; do
 			f_tools=0
+			f_tool "stackrec first" 'rm -rf "$STACKREC_CACHE_DIR/symbols" "$STACKREC_CACHE_DIR/decompressed"' -a -- \
+				"$stackrec" symbolize -e "$f_b" -f -i
 			f_tool "stackrec cold" 'rm -rf "$STACKREC_CACHE_DIR/symbols"' -a -- "$stackrec" symbolize -e "$f_b" -f -i
 			f_tool "stackrec warm" : -a -- "$stackrec" symbolize -e "$f_b" -f -i
 			f_tool "stackrec --no-cache" : -a -- "$stackrec" symbolize --no-cache -e "$f_b" -f -i

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../cache_dir.h"
+#include "debug_copies.h"
 #include "../commands.h"
 #include "../formats/output.h"
 #include "../formats/recording_reader.h"
@@ -112,7 +113,7 @@ static void usage(FILE *out)
 		"                        /usr/lib/debug are looked up there, not on this machine (as perf's)\n"
 		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
-		"      --no-cache        do not use the build-ID cache or the symbol cache\n"
+		"      --no-cache        do not use the build-ID cache, the symbol cache or kept decompressed debug files\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
 		"      --all-events      report: also one report per sample with a frame with probe context\n"
@@ -919,6 +920,9 @@ int cmd_convert(int argc, char **argv)
 		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
 	sym.search.cache_dir = cache_dir;
 	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
+	/* and so do decompressed debug files, but for an archive's: they are extracted to a new directory each
+	 * time, and a copy keyed by that path would never be used again */
+	debug_copies_set_dir(archive_path ? NULL : cache_dir);
 	/*
 	 * Modules are opened for the symbolizer on a thread of their own (module_prefetch.h): from pass 1 on, the
 	 * first process's modules its samples land in (guess_from_sample), on the core pass 1 leaves idle (libc's
@@ -1019,6 +1023,7 @@ int cmd_convert(int argc, char **argv)
 	free(c->vdso_image);
 	free(c->guess_ranges);
 	free(c->call_graph);
+	debug_copies_set_dir(NULL);
 	free(cache_dir);
 	archive_remove_dir(archive_dir);
 	free(c);

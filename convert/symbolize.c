@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../cache_dir.h"
+#include "debug_copies.h"
 #include "../commands.h"
 #include "../formats/json_writer.h"
 #include "../util.h"
@@ -120,7 +121,7 @@ static void usage(FILE *out)
 		"      --json            one JSON object per line and address (see docs/symbolize.md)\n"
 		"      --debug-dir DIR   also look for files by build ID in DIR/.build-id/ (repeatable)\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
-		"      --no-cache        do not use the symbol cache (docs/symbol-cache.md)\n"
+		"      --no-cache        do not use the symbol cache or kept decompressed debug files (docs/symbol-cache.md)\n"
 		"  -v, --verbose         say on stderr where the binary's file and debug information came from\n"
 		"  -h, --help            show this help\n"
 		"\n"
@@ -916,6 +917,7 @@ int cmd_symbolize(int argc, char **argv)
 	if (!no_cache)
 		cache_dir = cache_dir_default();
 	s.options.symbol_cache_dir = cache_dir;
+	debug_copies_set_dir(cache_dir);
 	s.options.cache_rules = "addr2line";
 	module_file_callbacks_init(&callbacks, &s.options.search);
 	symbolizer_module_open(&s.module, &m, &s.options, &callbacks);
@@ -953,6 +955,7 @@ int cmd_symbolize(int argc, char **argv)
 	free(s.symtab);
 	module_file_callbacks_release(&callbacks);
 	free(m.path);
+	debug_copies_set_dir(NULL);
 	free(cache_dir);
 release_options:
 	symbolizer_options_release(&s.options);

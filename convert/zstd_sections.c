@@ -2,14 +2,17 @@
  * zstd_sections.c — a copy of an ELF file with its compressed sections decompressed (see zstd_sections.h).
  * The copy is the original bytes but for the compressed bodies, then each decompressed body at the end
  * (compressed sections are debug sections, never loaded, so they may live anywhere), then a new section
- * header table pointing at them; only the ELF header's e_shoff changes in place. The copy is a memory file,
- * mapped while the sections are inflated straight into it, several at once on as many cores. 64-bit ELF
+ * header table pointing at them; only the ELF header's e_shoff changes in place. The copy is a file kept
+ * on disk for later runs (debug_copies.h), or a memory file where none can be kept, mapped while the sections
+ * are inflated straight into it, several at once on as many cores. 64-bit ELF
  * files of this machine's byte order only; anything else is left to libelf as it is.
  */
 #include "zstd_sections.h"
 
 #include <elf.h>
 #include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include <zstd.h>
 
 #include "../util.h"
+#include "debug_copies.h"
 #include "input_file.h"
 
 #ifndef ELFCOMPRESS_ZSTD
@@ -50,6 +54,7 @@ struct section_job {
  * functions and lines, the unwinder reads CFI), macros, and the name indexes libdw 0.188 never looks at. They
  * are left out of the copy as empty sections, which libdw takes for absent (dwarf_begin_elf's check_section):
  * in libc's debug file .debug_loclists is 1.4 MB of the 10 MB inflated, memory and time of every cold run.
+ * Changing this list changes the copies kept on disk: bump DEBUG_COPIES_LAYOUT (debug_copies.h).
  */
 static bool never_read(const char *name)
 {
@@ -164,15 +169,94 @@ static bool run_jobs(struct section_jobs *w)
 	return ok;
 }
 
+/*
+ * The parts of the copy that are not inflated, with w->jobs in file order: the original bytes but the
+ * compressed bodies, which would only take memory (the gaps between them, in file order; in a hostile file
+ * sections may overlap: a gap is then empty), are copied to copy; or, with reserve_fd, the disk blocks of
+ * every byte the copy will have are reserved in that file: those gaps, the bodies and the section header
+ * table at the end. The bodies' places in the original stay holes. false when a reservation failed (errno).
+ */
+static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, size_t size, unsigned char *copy,
+		      int reserve_fd, uint64_t copy_size)
+{
+	size_t done = 0;
+	uint64_t bodies = (size + 7) & ~(uint64_t)7;
+
+	for (size_t k = 0; k <= w->count; k++) {
+		size_t to = k < w->count ? (size_t)(w->jobs[k].in - sizeof(Elf64_Chdr) - file) : size;
+
+		if (to > done && copy)
+			memcpy(copy + done, file + done, to - done);
+		else if (to > done && fallocate(reserve_fd, 0, (off_t)done, (off_t)(to - done)) < 0)
+			return false;
+		if (k < w->count && (size_t)(w->jobs[k].in + w->jobs[k].in_size - file) > done)
+			done = (size_t)(w->jobs[k].in + w->jobs[k].in_size - file);
+	}
+	return copy || fallocate(reserve_fd, 0, (off_t)bodies, (off_t)(copy_size - bodies)) == 0;
+}
+
+/*
+ * The jobs of a copy of file (size bytes, headers ehdr and shdrs) into w->jobs: the compressed sections it
+ * decompresses, and those it leaves out (never read; with cfi_only, all but .debug_frame). Returns the offset
+ * where the section header table goes, after the bodies; *zstd counts the zstd sections, *left_out those left
+ * out. shdrs' alignments of the sections decompressed are set to the bodies'.
+ */
+static uint64_t plan_jobs(struct section_jobs *w, const unsigned char *file, size_t size, const Elf64_Ehdr *ehdr,
+			  Elf64_Shdr *shdrs, const char *path, bool zlib, bool cfi_only, size_t *zstd, size_t *left_out)
+{
+	uint64_t end = (size + 7) & ~(uint64_t)7, total = 0;
+	size_t capacity = 0;
+
+	w->count = *zstd = *left_out = 0;
+	for (size_t i = 0; i < ehdr->e_shnum; i++) {
+		Elf64_Chdr chdr;
+		const char *name;
+
+		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_type == SHT_NOBITS ||
+		    shdrs[i].sh_offset > size || size - shdrs[i].sh_offset < shdrs[i].sh_size ||
+		    shdrs[i].sh_size < sizeof(chdr))
+			continue;
+		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
+		if (chdr.ch_type != ELFCOMPRESS_ZSTD && (chdr.ch_type != ELFCOMPRESS_ZLIB || !zlib))
+			continue;
+		name = section_name(file, size, ehdr, shdrs, i);
+		if (never_read(name) || (cfi_only && (!name || strcmp(name, ".debug_frame")))) {
+			(*left_out)++;
+			GROW(w->jobs, capacity, w->count + 1);
+			w->jobs[w->count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
+								    .in_size = shdrs[i].sh_size - sizeof(chdr),
+								    .offset = end };
+			continue;
+		}
+		/* debug_file.c refused files that declare more (input_file.h); this allocation must not trust the
+		 * header either, whoever hands the file over. */
+		if (chdr.ch_size > (1ull << 32) || total + chdr.ch_size > (uint64_t)size * INPUT_FILE_MAX_INFLATION) {
+			debug("'%s': section %zu declares %llu bytes decompressed: left compressed", path, i,
+			      (unsigned long long)chdr.ch_size);
+			continue;
+		}
+		total += chdr.ch_size;
+		*zstd += chdr.ch_type == ELFCOMPRESS_ZSTD;
+		GROW(w->jobs, capacity, w->count + 1);
+		w->jobs[w->count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
+							    .in_size = shdrs[i].sh_size - sizeof(chdr),
+							    .out_size = chdr.ch_size, .offset = end, .type = chdr.ch_type };
+		shdrs[i].sh_addralign = chdr.ch_addralign ? chdr.ch_addralign : 1;
+		end = (end + chdr.ch_size + 7) & ~(uint64_t)7;
+	}
+	return end;
+}
+
 int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 {
 	unsigned char *file = MAP_FAILED;
 	struct section_jobs w = { .copy = MAP_FAILED };
+	struct debug_copy kept = { .dir_fd = -1, .fd = -1 };
 	Elf64_Shdr *shdrs = NULL;
 	Elf64_Ehdr ehdr;
 	struct stat st;
-	size_t size, capacity = 0, zstd = 0, left_out = 0, done = 0, copy_size = 0;
-	uint64_t end, total = 0;
+	size_t size, zstd = 0, left_out = 0, copy_size = 0;
+	uint64_t end;
 	int copy = -1;
 	bool ok = false;
 
@@ -189,63 +273,35 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		goto out;
 	shdrs = xmalloc(ehdr.e_shnum * sizeof(*shdrs));
 	memcpy(shdrs, file + ehdr.e_shoff, ehdr.e_shnum * sizeof(*shdrs));
-	end = (size + 7) & ~(uint64_t)7;
-	for (size_t i = 0; i < ehdr.e_shnum; i++) {
-		Elf64_Chdr chdr;
-		const char *name;
-
-		if (!(shdrs[i].sh_flags & SHF_COMPRESSED) || shdrs[i].sh_type == SHT_NOBITS ||
-		    shdrs[i].sh_offset > size || size - shdrs[i].sh_offset < shdrs[i].sh_size ||
-		    shdrs[i].sh_size < sizeof(chdr))
-			continue;
-		memcpy(&chdr, file + shdrs[i].sh_offset, sizeof(chdr));
-		if (chdr.ch_type != ELFCOMPRESS_ZSTD && (chdr.ch_type != ELFCOMPRESS_ZLIB || !zlib))
-			continue;
-		name = section_name(file, size, &ehdr, shdrs, i);
-		if (never_read(name) || (cfi_only && (!name || strcmp(name, ".debug_frame")))) {
-			left_out++;
-			GROW(w.jobs, capacity, w.count + 1);
-			w.jobs[w.count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
-								  .in_size = shdrs[i].sh_size - sizeof(chdr),
-								  .offset = end };
-			continue;
+	/* A whole copy (zlib sections too) kept from an earlier run serves the unwinder as well: it reads only the
+	 * pages of .debug_frame. The unwinder makes none: it asks in warm conversions too, and needs one section. */
+	end = plan_jobs(&w, file, size, &ehdr, shdrs, path, zlib, false, &zstd, &left_out);
+	if (w.count && zlib) {
+		copy = debug_copies_find(&kept, fd, path, end + ehdr.e_shnum * sizeof(*shdrs), !cfi_only);
+		if (copy >= 0) {
+			ok = true;
+			goto out;
 		}
-		/* debug_file.c refused files that declare more (input_file.h); this allocation must not trust the
-		 * header either, whoever hands the file over. */
-		if (chdr.ch_size > (1ull << 32) || total + chdr.ch_size > (uint64_t)size * INPUT_FILE_MAX_INFLATION) {
-			debug("'%s': section %zu declares %llu bytes decompressed: left compressed", path, i,
-			      (unsigned long long)chdr.ch_size);
-			continue;
-		}
-		total += chdr.ch_size;
-		zstd += chdr.ch_type == ELFCOMPRESS_ZSTD;
-		GROW(w.jobs, capacity, w.count + 1);
-		w.jobs[w.count++] = (struct section_job){ .index = i, .in = file + shdrs[i].sh_offset + sizeof(chdr),
-							  .in_size = shdrs[i].sh_size - sizeof(chdr),
-							  .out_size = chdr.ch_size, .offset = end, .type = chdr.ch_type };
-		shdrs[i].sh_addralign = chdr.ch_addralign ? chdr.ch_addralign : 1;
-		end = (end + chdr.ch_size + 7) & ~(uint64_t)7;
 	}
+	if (cfi_only && w.count)
+		end = plan_jobs(&w, file, size, &ehdr, shdrs, path, zlib, true, &zstd, &left_out);
 	if (!w.count)
 		goto out;
 	copy_size = end + ehdr.e_shnum * sizeof(*shdrs);
-	copy = memfd_create("decompressed-sections", MFD_CLOEXEC);
-	if (copy < 0 || ftruncate(copy, (off_t)copy_size) < 0)
+	sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
+	/* The copy is the kept file debug_copies_find began, its blocks reserved first (else filling its mapping
+	 * on a full disk would end the process with SIGBUS), else a memory file. */
+	if (kept.fd >= 0 && !copy_gaps(&w, file, size, NULL, kept.fd, copy_size)) {
+		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
+		debug_copies_keep(&kept, false);
+	}
+	copy = kept.fd >= 0 ? kept.fd : memfd_create("decompressed-sections", MFD_CLOEXEC);
+	if (copy < 0 || (kept.fd < 0 && ftruncate(copy, (off_t)copy_size) < 0))
 		goto out;
 	w.copy = mmap(NULL, copy_size, PROT_READ | PROT_WRITE, MAP_SHARED, copy, 0);
 	if (w.copy == MAP_FAILED)
 		goto out;
-	/* The original bytes but the compressed bodies, which would only take memory: the gaps between them, in
-	 * file order (in a hostile file sections may overlap: a gap is then empty). */
-	sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
-	for (size_t k = 0; k <= w.count; k++) {
-		size_t to = k < w.count ? (size_t)(w.jobs[k].in - sizeof(Elf64_Chdr) - file) : size;
-
-		if (to > done)
-			memcpy(w.copy + done, file + done, to - done);
-		if (k < w.count && (size_t)(w.jobs[k].in + w.jobs[k].in_size - file) > done)
-			done = (size_t)(w.jobs[k].in + w.jobs[k].in_size - file);
-	}
+	copy_gaps(&w, file, size, w.copy, -1, copy_size);
 	if (!run_jobs(&w)) {
 		debug("'%s': cannot decompress its compressed sections", path);
 		goto out;
@@ -264,6 +320,10 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 out:
 	if (w.copy != MAP_FAILED)
 		munmap(w.copy, copy_size);
+	if (kept.dir_fd >= 0 && copy == kept.fd) /* made now: kept (or not) once filled */
+		copy = debug_copies_keep(&kept, ok);
+	else if (kept.dir_fd >= 0)
+		debug_copies_keep(&kept, false);
 	free(w.jobs);
 	free(shdrs);
 	munmap(file, size);
@@ -272,6 +332,8 @@ out:
 			close(copy);
 		return -1;
 	}
+	if (!copy_size)
+		return copy; /* a kept copy */
 	debug("'%s': decompressed %zu compressed sections (%zu zstd, which elfutils before 0.189 cannot read), left out "
 	      "%zu %s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read");
 	return copy;

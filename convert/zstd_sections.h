@@ -14,7 +14,8 @@
 
 /*
  * When the ELF file open on fd has zstd-compressed sections, or zlib-compressed ones with zlib, returns an fd
- * on a memory copy of it with those sections decompressed (the caller closes both). Returns -1 when it has
+ * on a copy of it with those sections decompressed (the caller closes both): with zlib, the copy kept on disk
+ * by an earlier run or made now and kept (debug_copies.h), else a memory copy. Returns -1 when it has
  * none, or when the copy failed (libelf then reads the file as it is). The copy has no directory: libdw finds
  * no file by a path relative to it (split DWARF's .dwo files without an absolute DW_AT_comp_dir).
  * With cfi_only, every compressed section but .debug_frame is left out: for the unwinder, which reads nothing

@@ -1,0 +1,137 @@
+/*
+ * debug_copies.c — decompressed debug files kept in CACHE/decompressed/ (see debug_copies.h).
+ */
+#include "debug_copies.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cache_dir.h"
+#include "../util.h"
+
+#define TRAILER_MAGIC "STKDCPY1"
+#define TRAILER_FIXED 16 /* the magic and the identity's length */
+#define MAX_IDENTITY 8192
+
+static char *kept_in; /* the cache directory, or NULL */
+
+void debug_copies_set_dir(const char *cache_dir)
+{
+	free(kept_in);
+	kept_in = cache_dir ? xstrdup(cache_dir) : NULL;
+}
+
+static uint64_t cap(void)
+{
+	return cache_dir_cap("STACKREC_DECOMPRESSED_CACHE_MB", DEBUG_COPIES_DEFAULT_CAP_MB);
+}
+
+/* Whether the file open on fd is a copy of exactly c->size bytes whose trailer is c->identity. */
+static bool kept_copy_ok(const struct debug_copy *c, int fd)
+{
+	size_t len = strlen(c->identity);
+	char fixed[TRAILER_FIXED], *identity;
+	struct stat st;
+	uint64_t stored_len;
+	bool ok;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != c->size + len + TRAILER_FIXED ||
+	    pread(fd, fixed, sizeof(fixed), (off_t)(c->size + len)) != (ssize_t)sizeof(fixed))
+		return false;
+	memcpy(&stored_len, fixed + 8, sizeof(stored_len));
+	if (memcmp(fixed, TRAILER_MAGIC, 8) || stored_len != len)
+		return false;
+	identity = xmalloc(len);
+	ok = pread(fd, identity, len, (off_t)c->size) == (ssize_t)len && !memcmp(identity, c->identity, len);
+	free(identity);
+	return ok;
+}
+
+int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uint64_t size, bool make)
+{
+	struct stat st;
+	uid_t owner;
+	gid_t group;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	c->dir_fd = c->fd = -1;
+	c->size = size;
+	if (!kept_in || fstat(source_fd, &st) < 0)
+		return -1;
+	c->identity = xasprintf("%s\n%" PRIu64 " %lld.%09ld %" PRIu64 " %" PRIu64 " layout %d", path,
+				(uint64_t)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+				(uint64_t)st.st_ino, (uint64_t)st.st_dev, DEBUG_COPIES_LAYOUT);
+	if (strlen(c->identity) > MAX_IDENTITY)
+		return -1;
+	snprintf(c->name, sizeof(c->name), "%016" PRIx64 ".debug",
+		 hash_words(0x5354b4dc0b1e5ull, c->identity, strlen(c->identity)));
+	c->dir_fd = cache_dir_open_sub(kept_in, "decompressed", make, &owner, &group, "decompressed debug files");
+	if (c->dir_fd < 0)
+		return -1;
+	fd = openat(c->dir_fd, c->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && kept_copy_ok(c, fd)) {
+		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
+
+		futimens(fd, times); /* used now: the trim keeps it longest */
+		debug("'%s': its decompressed copy '%s/decompressed/%s' is used", path, kept_in, c->name);
+		return fd;
+	}
+	if (fd >= 0) {
+		debug("'%s': the decompressed copy '%s/decompressed/%s' is not of it, or cut short: made again", path,
+		      kept_in, c->name);
+		close(fd);
+	}
+	if (!make || size + strlen(c->identity) + TRAILER_FIXED > cap())
+		return -1;
+	c->fd = cache_dir_temp_file(c->dir_fd, owner, group, c->tmp);
+	if (c->fd >= 0 && ftruncate(c->fd, (off_t)size) < 0) {
+		debug("cannot make room for a decompressed copy of '%s' in '%s': %s", path, kept_in, strerror(errno));
+		close(c->fd);
+		unlinkat(c->dir_fd, c->tmp, 0);
+		c->fd = -1;
+	}
+	return -1;
+}
+
+int debug_copies_keep(struct debug_copy *c, bool filled)
+{
+	int fd = c->fd;
+
+	if (fd >= 0) {
+		size_t len = strlen(c->identity);
+		uint64_t stored_len = len;
+		char fixed[TRAILER_FIXED];
+
+		memcpy(fixed, TRAILER_MAGIC, 8);
+		memcpy(fixed + 8, &stored_len, sizeof(stored_len));
+		if (!filled || pwrite(fd, c->identity, len, (off_t)c->size) != (ssize_t)len ||
+		    pwrite(fd, fixed, sizeof(fixed), (off_t)(c->size + len)) != (ssize_t)sizeof(fixed) ||
+		    renameat(c->dir_fd, c->tmp, c->dir_fd, c->name) < 0) {
+			if (filled)
+				debug("cannot keep the decompressed copy '%s' in '%s': %s", c->name, kept_in,
+				      strerror(errno));
+			unlinkat(c->dir_fd, c->tmp, 0);
+		} else {
+			debug("decompressed copy '%s/decompressed/%s' kept", kept_in, c->name);
+			cache_dir_trim(c->dir_fd, cap(), "decompressed debug files");
+		}
+		if (!filled) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (c->dir_fd >= 0)
+		close(c->dir_fd);
+	free(c->identity);
+	memset(c, 0, sizeof(*c));
+	c->dir_fd = c->fd = -1;
+	return fd;
+}
