@@ -67,6 +67,20 @@ struct placed_frame {
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
 
+/*
+ * Where each register is among a sample's values, for the register mask and count of the last sample the fp
+ * leaf fix read (a recording keeps the same registers in every sample): counting the mask's lower bits for
+ * each register read was a call into libgcc (popcount) three times a sample.
+ */
+struct reg_slots {
+	uint64_t mask;
+	uint16_t count;
+	bool valid;
+	uint8_t slot[CFI_REGS]; /* index into unwind_input.regs, or REG_ABSENT */
+};
+
+#define REG_ABSENT UINT8_MAX
+
 struct unwinder {
 	struct profile *profile;
 	const struct process_maps *maps;
@@ -76,6 +90,7 @@ struct unwinder {
 	size_t module_cap;
 	struct cfi_rules rules;
 	struct leaf_rule leaves[LEAF_RULES];
+	struct reg_slots leaf_slots; /* of the last sample unwind_leaf_caller_of read */
 	struct placed_frame placed[PLACED_FRAMES];
 };
 
@@ -686,18 +701,30 @@ static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_
 	return rule;
 }
 
-/* The sample's register reg, as load_input sets it; false when the sample did not keep it. */
-static bool input_reg(const struct unwind_input *in, unsigned int reg, uint64_t *value)
+/* s for the mask and count of in's registers: the n-th set bit below CFI_REGS is regs[n], as load_input reads them. */
+static void reg_slots_for(struct reg_slots *s, const struct unwind_input *in)
 {
 	uint64_t mask = in->header->reg_mask;
-	unsigned int n;
+	uint16_t count = in->header->reg_count;
 
-	if (reg >= CFI_REGS || !((mask >> reg) & 1))
+	if (s->valid && s->mask == mask && s->count == count)
+		return;
+	*s = (struct reg_slots){ .mask = mask, .count = count, .valid = true };
+	memset(s->slot, REG_ABSENT, sizeof(s->slot));
+	for (unsigned int n = 0; mask && n < count; mask &= mask - 1, n++) {
+		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
+
+		if (reg < CFI_REGS)
+			s->slot[reg] = (uint8_t)n;
+	}
+}
+
+/* The sample's register reg (slots: reg_slots_for in), as load_input sets it; false when the sample did not keep it. */
+static bool input_reg(const struct reg_slots *slots, const struct unwind_input *in, unsigned int reg, uint64_t *value)
+{
+	if (reg >= CFI_REGS || slots->slot[reg] == REG_ABSENT)
 		return false;
-	n = (unsigned int)__builtin_popcountll(mask & ((1ull << reg) - 1));
-	if (n >= in->header->reg_count)
-		return false;
-	*value = in->regs[n];
+	*value = in->regs[slots->slot[reg]];
 	return true;
 }
 
@@ -710,8 +737,11 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	uint64_t sp, ip, base, pc;
 
 	/* load_input's checks, on the two registers they are about. */
-	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */ || !input_reg(in, CFI_REG_SP, &sp) ||
-	    !input_reg(in, CFI_REG_RA, &ip) || ip != leaf->pc)
+	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */)
+		return false;
+	reg_slots_for(&u->leaf_slots, in);
+	if (!input_reg(&u->leaf_slots, in, CFI_REG_SP, &sp) || !input_reg(&u->leaf_slots, in, CFI_REG_RA, &ip) ||
+	    ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
 	if (!rule)
@@ -720,7 +750,7 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
 	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
 		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
-		if (!input_reg(in, rule->cfa_reg, &base) ||
+		if (!input_reg(&u->leaf_slots, in, rule->cfa_reg, &base) ||
 		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
 			return false;
 	} else if (!load_input(in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
