@@ -68,15 +68,19 @@ struct placed_frame {
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
 
 /*
- * Where each register is among a sample's values, for the register mask and count of the last sample the fp
- * leaf fix read (a recording keeps the same registers in every sample): counting the mask's lower bits for
- * each register read was a call into libgcc (popcount) three times a sample.
+ * Where each register is among a sample's values, for the register mask and count of the last sample whose
+ * registers were read (a recording keeps the same registers in every sample): counting the mask's lower bits
+ * for each register the fp leaf fix read was a call into libgcc (popcount) three times a sample, and a dwarf
+ * walk's load_input went through the mask bit by bit.
  */
 struct reg_slots {
 	uint64_t mask;
 	uint16_t count;
 	bool valid;
 	uint8_t slot[CFI_REGS]; /* index into unwind_input.regs, or REG_ABSENT */
+	uint32_t known;		/* the registers below CFI_REGS the sample has */
+	uint8_t listed;		/* how many: their numbers in reg, their indexes in slot of reg */
+	uint8_t reg[CFI_REGS];
 };
 
 #define REG_ABSENT UINT8_MAX
@@ -90,7 +94,7 @@ struct unwinder {
 	size_t module_cap;
 	struct cfi_rules rules;
 	struct leaf_rule leaves[LEAF_RULES];
-	struct reg_slots leaf_slots; /* of the last sample unwind_leaf_caller_of read */
+	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
 };
 
@@ -541,10 +545,31 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 }
 
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */
-static bool load_input(const struct unwind_input *in, struct regs *r, struct memory *m)
+static void reg_slots_fill(struct reg_slots *s, uint64_t mask, uint16_t count)
 {
-	uint64_t mask = in->header->reg_mask;
-	unsigned int n = 0;
+	*s = (struct reg_slots){ .mask = mask, .count = count, .valid = true };
+	memset(s->slot, REG_ABSENT, sizeof(s->slot));
+	for (unsigned int n = 0; mask && n < count; mask &= mask - 1, n++) {
+		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
+
+		if (reg < CFI_REGS) {
+			s->slot[reg] = (uint8_t)n;
+			s->known |= 1u << reg;
+			s->reg[s->listed++] = (uint8_t)reg;
+		}
+	}
+}
+
+/* s for the mask and count of in's registers: the n-th set bit is regs[n] (but past the count: none). */
+static inline void reg_slots_for(struct reg_slots *s, const struct unwind_input *in)
+{
+	if (!s->valid || s->mask != in->header->reg_mask || s->count != in->header->reg_count)
+		reg_slots_fill(s, in->header->reg_mask, in->header->reg_count);
+}
+
+/* in's registers and stack into r and m (slots: kept for the registers of the samples read). */
+static bool load_input(struct reg_slots *slots, const struct unwind_input *in, struct regs *r, struct memory *m)
+{
 
 	/* Cleared before any check can fail: unwind_user_stack reads m's flags on the way out, whatever load_input
 	 * returned (found by tests/fuzz/fuzz-unwind.c: registers without rsp left them uninitialized). */
@@ -552,13 +577,10 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	if (in->header->machine != 62 /* EM_X86_64 */)
 		return false;
 	memset(r, 0, sizeof(*r));
-	/* The set bits of the mask only: a fp-mode sample keeps a few registers, and this runs for each one. */
-	for (; mask && n < in->header->reg_count; mask &= mask - 1, n++) {
-		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
-
-		if (reg < CFI_REGS)
-			set(r, reg, in->regs[n]);
-	}
+	reg_slots_for(slots, in);
+	for (unsigned int i = 0; i < slots->listed; i++)
+		r->v[slots->reg[i]] = in->regs[slots->slot[slots->reg[i]]];
+	r->known = slots->known;
 	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
 		return false;
 	m->bytes = in->stack;
@@ -581,7 +603,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t period;
 
 	*end = UNWIND_LOST;
-	if (!load_input(in, &r, &m)) {
+	if (!load_input(&u->slots, in, &r, &m)) {
 		reason = "registers of another machine";
 		goto out;
 	}
@@ -699,24 +721,6 @@ static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_
 	return rule;
 }
 
-/* s for the mask and count of in's registers: the n-th set bit below CFI_REGS is regs[n], as load_input reads them. */
-static void reg_slots_for(struct reg_slots *s, const struct unwind_input *in)
-{
-	uint64_t mask = in->header->reg_mask;
-	uint16_t count = in->header->reg_count;
-
-	if (s->valid && s->mask == mask && s->count == count)
-		return;
-	*s = (struct reg_slots){ .mask = mask, .count = count, .valid = true };
-	memset(s->slot, REG_ABSENT, sizeof(s->slot));
-	for (unsigned int n = 0; mask && n < count; mask &= mask - 1, n++) {
-		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
-
-		if (reg < CFI_REGS)
-			s->slot[reg] = (uint8_t)n;
-	}
-}
-
 /* The sample's register reg (slots: reg_slots_for in), as load_input sets it; false when the sample did not keep it. */
 static bool input_reg(const struct reg_slots *slots, const struct unwind_input *in, unsigned int reg, uint64_t *value)
 {
@@ -737,8 +741,8 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	/* load_input's checks, on the two registers they are about. */
 	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */)
 		return false;
-	reg_slots_for(&u->leaf_slots, in);
-	if (!input_reg(&u->leaf_slots, in, CFI_REG_SP, &sp) || !input_reg(&u->leaf_slots, in, CFI_REG_RA, &ip) ||
+	reg_slots_for(&u->slots, in);
+	if (!input_reg(&u->slots, in, CFI_REG_SP, &sp) || !input_reg(&u->slots, in, CFI_REG_RA, &ip) ||
 	    ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
@@ -748,10 +752,10 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
 	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
 		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
-		if (!input_reg(&u->leaf_slots, in, rule->cfa_reg, &base) ||
+		if (!input_reg(&u->slots, in, rule->cfa_reg, &base) ||
 		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
 			return false;
-	} else if (!load_input(in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
+	} else if (!load_input(&u->slots, in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
 		return false;
 	}
 	if (pc == 0)
