@@ -593,7 +593,7 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why)
 {
-	struct regs r, caller;
+	struct regs frame_regs[2], *r = &frame_regs[0], *caller = &frame_regs[1], *swap;
 	struct memory m;
 	enum profile_unwind method = PROFILE_UNWIND_PC;
 	bool activation = true;
@@ -603,12 +603,12 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t period;
 
 	*end = UNWIND_LOST;
-	if (!load_input(&u->slots, in, &r, &m)) {
+	if (!load_input(&u->slots, in, r, &m)) {
 		reason = "registers of another machine";
 		goto out;
 	}
 	period = process_maps_period(u->maps, in->pid, in->time_ns);
-	pc = r.v[CFI_REG_RA];
+	pc = r->v[CFI_REG_RA];
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
@@ -626,15 +626,15 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		f->cfa = 0;
 		if (rule) {
-			step = cfi_step(rule, regs, &r, &m, &caller, &pc, &f->cfa);
+			step = cfi_step(rule, regs, r, &m, caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
-			step = fp_step(&r, &m, &caller, &pc);
+			step = fp_step(r, &m, caller, &pc);
 			/* The frame record's address + 16 is the CFA of a function that made one; an interrupted
 			 * function may not have made it yet (or never does), and its rbp is then its caller's. */
 			if (step > 0 && f->is_return_address)
-				f->cfa = r.v[CFI_REG_FP] + 2 * sizeof(uint64_t);
+				f->cfa = r->v[CFI_REG_FP] + 2 * sizeof(uint64_t);
 			method = PROFILE_UNWIND_FRAME_POINTER;
 			activation = false;
 		}
@@ -652,7 +652,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* A frame at the very end of a stack copied whole is the entry point, even without CFI that says
 		 * so (the dynamic loader's _start has none): there is no room for a caller above it. */
-		if (step < 0 && !m.cut && at_top(&m, r.v[CFI_REG_SP])) {
+		if (step < 0 && !m.cut && at_top(&m, r->v[CFI_REG_SP])) {
 			*end = UNWIND_COMPLETE;
 			goto out;
 		}
@@ -662,12 +662,14 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
 		if (!rule || !rule->signal_frame) {
-			if (caller.v[CFI_REG_SP] <= r.v[CFI_REG_SP]) {
+			if (caller->v[CFI_REG_SP] <= r->v[CFI_REG_SP]) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}
 		}
+		swap = r; /* the caller's registers are the next callee's: no copy */
 		r = caller;
+		caller = swap;
 	}
 	reason = "too deep";
 	*end = UNWIND_TRUNCATED;
