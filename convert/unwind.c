@@ -360,11 +360,17 @@ static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const st
 		unsigned int i = (unsigned int)__builtin_ctz(other);
 		const struct cfi_reg *c = &rule->regs[i];
 
-		if (c->kind == CFI_OFFSET && i != rule->ra_reg && cfa + (uint64_t)c->offset < m->base &&
-		    known(callee, i)) {
-			/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
-			 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
-			set(caller, i, callee->v[i]);
+		if (c->kind == CFI_OFFSET) { /* nearly every saved register: caller_value's case, without its switch */
+			uint64_t addr = cfa + (uint64_t)c->offset;
+
+			if (i != rule->ra_reg && addr < m->base) {
+				/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
+				 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
+				if (known(callee, i)) /* else it stays unknown: nothing below the copy can be read */
+					set(caller, i, callee->v[i]);
+			} else if (read_word(m, addr, &value)) {
+				set(caller, i, value);
+			}
 		} else if (caller_value(c, callee, cfa, m, &value)) {
 			set(caller, i, value);
 		}
