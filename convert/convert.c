@@ -219,9 +219,24 @@ static void guess_from_sample(struct convert *c, const void *body, uint32_t size
 	}
 }
 
+static int load_other_block(struct convert *c, uint32_t type, const void *body, uint32_t size);
+
+/* Pass 1's callback. Samples, nearly every block, are looked at first and apart from the rest, whose locals and
+ * switch each sample paid for. */
 static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct convert *c = ctx;
+
+	if (type != SREC_BLOCK_SAMPLE)
+		return load_other_block(c, type, body, size);
+	if (c->guess_range_count && c->guess_samples++ % GUESS_SAMPLE_EVERY == 0)
+		guess_from_sample(c, body, size);
+	return 0;
+}
+
+static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_t type, const void *body,
+						      uint32_t size)
+{
 	struct srec_mapping mapping;
 	struct srec_task task;
 	struct srec_stats stats;
@@ -247,10 +262,6 @@ static int load_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			c->guess_ranges[c->guess_range_count++] =
 				(struct guess_range){ mapping.start, mapping.end, module };
 		}
-		break;
-	case SREC_BLOCK_SAMPLE:
-		if (c->guess_range_count && c->guess_samples++ % GUESS_SAMPLE_EVERY == 0)
-			guess_from_sample(c, body, size);
 		break;
 	case SREC_BLOCK_TASK:
 		if (recording_parse_task(body, size, &task) < 0) {

@@ -20,9 +20,29 @@ void stack_memo_init(struct stack_memo *m)
 	m->max_bytes = STACK_MEMO_MAX_BYTES;
 }
 
+/*
+ * A key's hash: its words in two chains, the even ones in one and the odd ones in the other, each word one
+ * exclusive or and one multiplication, then the chains mixed together and down to the low bits the table uses.
+ * Keys are whole words, and util.h's hash_words mixes each word down to the low bits as it goes, which took 8
+ * instructions a word: the look-up of a warm fp conversion's sample memo (a dozen words a sample) hashed for as
+ * long as it read and decompressed. A weaker hash costs at most a longer probe: keys are compared whole.
+ */
 static uint64_t key_hash(const uint64_t *key, uint32_t key_words)
 {
-	return hash_words(key_words, key, key_words * sizeof(*key));
+	const uint64_t k = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
+	const uint64_t *end = key + (key_words & ~1u);
+	uint64_t a = key_words, b = 0, h;
+
+	for (; key < end; key += 2) {
+		a = (a ^ key[0]) * k;
+		b = (b ^ key[1]) * k2;
+	}
+	if (key_words & 1)
+		a = (a ^ key[0]) * k;
+	h = a ^ (b << 31 | b >> 33);
+	h ^= h >> 32;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
 }
 
 static size_t slot_of(const struct stack_memo *m, uint64_t hash, const uint64_t *key, uint32_t key_words)

@@ -67,6 +67,24 @@ struct placed_frame {
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
 
+/*
+ * Where each register is among a sample's values, for the register mask and count of the last sample whose
+ * registers were read (a recording keeps the same registers in every sample): counting the mask's lower bits
+ * for each register the fp leaf fix read was a call into libgcc (popcount) three times a sample, and a dwarf
+ * walk's load_input went through the mask bit by bit.
+ */
+struct reg_slots {
+	uint64_t mask;
+	uint16_t count;
+	bool valid;
+	uint8_t slot[CFI_REGS]; /* index into unwind_input.regs, or REG_ABSENT */
+	uint32_t known;		/* the registers below CFI_REGS the sample has */
+	uint8_t listed;		/* how many: their numbers in reg, their indexes in slot of reg */
+	uint8_t reg[CFI_REGS];
+};
+
+#define REG_ABSENT UINT8_MAX
+
 struct unwinder {
 	struct profile *profile;
 	const struct process_maps *maps;
@@ -76,6 +94,7 @@ struct unwinder {
 	size_t module_cap;
 	struct cfi_rules rules;
 	struct leaf_rule leaves[LEAF_RULES];
+	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
 };
 
@@ -332,22 +351,26 @@ static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const st
 	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
-	memset(caller, 0, sizeof(*caller));
-	for (uint32_t same = regs.same & callee->known; same; same &= same - 1) {
-		unsigned int i = (unsigned int)__builtin_ctz(same);
-
-		set(caller, i, callee->v[i]);
-	}
+	/* The registers the rule leaves as they are, known where the callee's are: copied whole, one block, rather
+	 * than one by one (a dozen a step); the values of the others are read nowhere until set, as known says. */
+	memcpy(caller->v, callee->v, sizeof(caller->v));
+	caller->known = regs.same & callee->known;
 	/* In register order, as the stack is read (m says why the last read failed). */
 	for (uint32_t other = regs.other; other; other &= other - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(other);
 		const struct cfi_reg *c = &rule->regs[i];
 
-		if (c->kind == CFI_OFFSET && i != rule->ra_reg && cfa + (uint64_t)c->offset < m->base &&
-		    known(callee, i)) {
-			/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
-			 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
-			set(caller, i, callee->v[i]);
+		if (c->kind == CFI_OFFSET) { /* nearly every saved register: caller_value's case, without its switch */
+			uint64_t addr = cfa + (uint64_t)c->offset;
+
+			if (i != rule->ra_reg && addr < m->base) {
+				/* Saved below the stack pointer: the epilogue already popped it back (clang emits no
+				 * .cfi_restore after `pop %rbp`), so the register holds the caller's value again. */
+				if (known(callee, i)) /* else it stays unknown: nothing below the copy can be read */
+					set(caller, i, callee->v[i]);
+			} else if (read_word(m, addr, &value)) {
+				set(caller, i, value);
+			}
 		} else if (caller_value(c, callee, cfa, m, &value)) {
 			set(caller, i, value);
 		}
@@ -528,10 +551,31 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 }
 
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */
-static bool load_input(const struct unwind_input *in, struct regs *r, struct memory *m)
+static void reg_slots_fill(struct reg_slots *s, uint64_t mask, uint16_t count)
 {
-	uint64_t mask = in->header->reg_mask;
-	unsigned int n = 0;
+	*s = (struct reg_slots){ .mask = mask, .count = count, .valid = true };
+	memset(s->slot, REG_ABSENT, sizeof(s->slot));
+	for (unsigned int n = 0; mask && n < count; mask &= mask - 1, n++) {
+		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
+
+		if (reg < CFI_REGS) {
+			s->slot[reg] = (uint8_t)n;
+			s->known |= 1u << reg;
+			s->reg[s->listed++] = (uint8_t)reg;
+		}
+	}
+}
+
+/* s for the mask and count of in's registers: the n-th set bit is regs[n] (but past the count: none). */
+static inline void reg_slots_for(struct reg_slots *s, const struct unwind_input *in)
+{
+	if (!s->valid || s->mask != in->header->reg_mask || s->count != in->header->reg_count)
+		reg_slots_fill(s, in->header->reg_mask, in->header->reg_count);
+}
+
+/* in's registers and stack into r and m (slots: kept for the registers of the samples read). */
+static bool load_input(struct reg_slots *slots, const struct unwind_input *in, struct regs *r, struct memory *m)
+{
 
 	/* Cleared before any check can fail: unwind_user_stack reads m's flags on the way out, whatever load_input
 	 * returned (found by tests/fuzz/fuzz-unwind.c: registers without rsp left them uninitialized). */
@@ -539,13 +583,10 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 	if (in->header->machine != 62 /* EM_X86_64 */)
 		return false;
 	memset(r, 0, sizeof(*r));
-	/* The set bits of the mask only: a fp-mode sample keeps a few registers, and this runs for each one. */
-	for (; mask && n < in->header->reg_count; mask &= mask - 1, n++) {
-		unsigned int reg = (unsigned int)__builtin_ctzll(mask);
-
-		if (reg < CFI_REGS)
-			set(r, reg, in->regs[n]);
-	}
+	reg_slots_for(slots, in);
+	for (unsigned int i = 0; i < slots->listed; i++)
+		r->v[slots->reg[i]] = in->regs[slots->slot[slots->reg[i]]];
+	r->known = slots->known;
 	if (!known(r, CFI_REG_SP) || !known(r, CFI_REG_RA))
 		return false;
 	m->bytes = in->stack;
@@ -558,7 +599,7 @@ static bool load_input(const struct unwind_input *in, struct regs *r, struct mem
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why)
 {
-	struct regs r, caller;
+	struct regs frame_regs[2], *r = &frame_regs[0], *caller = &frame_regs[1], *swap;
 	struct memory m;
 	enum profile_unwind method = PROFILE_UNWIND_PC;
 	bool activation = true;
@@ -568,12 +609,12 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t period;
 
 	*end = UNWIND_LOST;
-	if (!load_input(in, &r, &m)) {
+	if (!load_input(&u->slots, in, r, &m)) {
 		reason = "registers of another machine";
 		goto out;
 	}
 	period = process_maps_period(u->maps, in->pid, in->time_ns);
-	pc = r.v[CFI_REG_RA];
+	pc = r->v[CFI_REG_RA];
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
@@ -591,15 +632,15 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		f->cfa = 0;
 		if (rule) {
-			step = cfi_step(rule, regs, &r, &m, &caller, &pc, &f->cfa);
+			step = cfi_step(rule, regs, r, &m, caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
-			step = fp_step(&r, &m, &caller, &pc);
+			step = fp_step(r, &m, caller, &pc);
 			/* The frame record's address + 16 is the CFA of a function that made one; an interrupted
 			 * function may not have made it yet (or never does), and its rbp is then its caller's. */
 			if (step > 0 && f->is_return_address)
-				f->cfa = r.v[CFI_REG_FP] + 2 * sizeof(uint64_t);
+				f->cfa = r->v[CFI_REG_FP] + 2 * sizeof(uint64_t);
 			method = PROFILE_UNWIND_FRAME_POINTER;
 			activation = false;
 		}
@@ -617,7 +658,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* A frame at the very end of a stack copied whole is the entry point, even without CFI that says
 		 * so (the dynamic loader's _start has none): there is no room for a caller above it. */
-		if (step < 0 && !m.cut && at_top(&m, r.v[CFI_REG_SP])) {
+		if (step < 0 && !m.cut && at_top(&m, r->v[CFI_REG_SP])) {
 			*end = UNWIND_COMPLETE;
 			goto out;
 		}
@@ -627,12 +668,14 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
 		if (!rule || !rule->signal_frame) {
-			if (caller.v[CFI_REG_SP] <= r.v[CFI_REG_SP]) {
+			if (caller->v[CFI_REG_SP] <= r->v[CFI_REG_SP]) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}
 		}
+		swap = r; /* the caller's registers are the next callee's: no copy */
 		r = caller;
+		caller = swap;
 	}
 	reason = "too deep";
 	*end = UNWIND_TRUNCATED;
@@ -686,18 +729,12 @@ static const struct cfi_rule *leaf_rule(struct unwinder *u, const struct unwind_
 	return rule;
 }
 
-/* The sample's register reg, as load_input sets it; false when the sample did not keep it. */
-static bool input_reg(const struct unwind_input *in, unsigned int reg, uint64_t *value)
+/* The sample's register reg (slots: reg_slots_for in), as load_input sets it; false when the sample did not keep it. */
+static bool input_reg(const struct reg_slots *slots, const struct unwind_input *in, unsigned int reg, uint64_t *value)
 {
-	uint64_t mask = in->header->reg_mask;
-	unsigned int n;
-
-	if (reg >= CFI_REGS || !((mask >> reg) & 1))
+	if (reg >= CFI_REGS || slots->slot[reg] == REG_ABSENT)
 		return false;
-	n = (unsigned int)__builtin_popcountll(mask & ((1ull << reg) - 1));
-	if (n >= in->header->reg_count)
-		return false;
-	*value = in->regs[n];
+	*value = in->regs[slots->slot[reg]];
 	return true;
 }
 
@@ -710,8 +747,11 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	uint64_t sp, ip, base, pc;
 
 	/* load_input's checks, on the two registers they are about. */
-	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */ || !input_reg(in, CFI_REG_SP, &sp) ||
-	    !input_reg(in, CFI_REG_RA, &ip) || ip != leaf->pc)
+	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */)
+		return false;
+	reg_slots_for(&u->slots, in);
+	if (!input_reg(&u->slots, in, CFI_REG_SP, &sp) || !input_reg(&u->slots, in, CFI_REG_RA, &ip) ||
+	    ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
 	if (!rule)
@@ -720,10 +760,10 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
 	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
 		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
-		if (!input_reg(in, rule->cfa_reg, &base) ||
+		if (!input_reg(&u->slots, in, rule->cfa_reg, &base) ||
 		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
 			return false;
-	} else if (!load_input(in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
+	} else if (!load_input(&u->slots, in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
 		return false;
 	}
 	if (pc == 0)
