@@ -149,7 +149,7 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h 
 # seeds are inputs that once failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in
 # $(OUT)/fuzz/unwind-crash-*.
 FUZZ_UNWIND_SRCS := util.c cache_dir.c convert/unwind.c convert/cfi_rules.c convert/module_file.c \
-	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c \
+	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c convert/debug_copies.c \
 	convert/process_maps.c convert/profile.c
 
 $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard convert/*.h formats/recording*.h) \
@@ -182,10 +182,10 @@ FUZZ_PARSERS := jit-maps kallsyms archive elf
 FUZZ_jit-maps_SRCS := util.c convert/jit_maps.c
 FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
 FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
-	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c
+	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c convert/debug_copies.c
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
 	convert/debuginfod_client.c convert/archive.c formats/recording_reader.c formats/recording_writer.c \
-	convert/input_file.c convert/zstd_sections.c convert/cu_index.c convert/demangle.c convert/profile.c \
+	convert/input_file.c convert/zstd_sections.c convert/debug_copies.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 
