@@ -40,12 +40,13 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 CFLAGS ?=
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
-# libbpf, libprotobuf-c, libzstd and libdeflate are linked in statically: only what a command calls of them is then
-# paged in, with the rest of ./stackrec, where each shared library costs its headers, symbol tables, data and the
-# first pages of its code, touched at start-up whether or not the command uses it (`stackrec symbolize` never calls
-# libbpf or libprotobuf-c, and libzstd only for zstd debug sections): 400 KiB of a cold `stackrec symbolize`'s peak
-# RSS on a C++ program. elfutils' and zlib stay shared: static libdw took 1.6% more instructions.
-LIBS := -Wl,-Bstatic -lbpf -lzstd -ldeflate -lprotobuf-c -Wl,-Bdynamic -lelf -ldw -lz -liberty
+# libbpf, libprotobuf-c and libdeflate are linked in statically: only what a command calls of them is then paged
+# in, with the rest of ./stackrec, where each shared library costs its headers, symbol tables, data and the first
+# pages of its code, touched at start-up whether or not the command uses it (`stackrec symbolize` never calls libbpf
+# or libprotobuf-c): 300-400 KiB of a cold `stackrec symbolize`'s peak RSS on a C++ program. elfutils' and zlib stay
+# shared (static libdw took 1.6% more instructions), and so does libzstd: its assembly functions have two global
+# symbols at one address, which elf_symbols and libdwfl name differently (test-convert checks its own symbols).
+LIBS := -Wl,-Bstatic -lbpf -ldeflate -lprotobuf-c -Wl,-Bdynamic -lelf -ldw -lzstd -lz -liberty
 
 ifeq ($(V),1)
 Q :=
