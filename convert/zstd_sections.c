@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "../util.h"
@@ -89,7 +90,19 @@ struct section_jobs {
 	struct section_job *jobs; /* largest first, so that the longest is not the last one started */
 	size_t count, next;	  /* next: the next job to take, shared by the threads */
 	unsigned char *copy;	  /* the copy, mapped */
+	int stream_fd;		  /* the kept copy's file, when its zlib sections are written to it (STREAM_TOTAL), else -1 */
 };
+
+/*
+ * A kept copy (debug_copies.h) of a file whose sections inflate to more than this has its zlib sections
+ * inflated by zlib in pieces written to the file, never through the mapping: inflating into the mapping
+ * makes every byte of them part of the run's memory until the copy is closed, 25 MB for binutils' dwz file,
+ * where later runs, and this one once the copy is made, touch only what libdw reads (12 MiB in all for 20,000
+ * addresses of the assembler). zlib's streaming inflate takes about three times libdeflate's time, so files
+ * below this, libc's debug file (10 MB) among them, are inflated into the mapping as before.
+ */
+#define STREAM_TOTAL ((uint64_t)16 << 20)
+#define STREAM_PIECE (256u << 10)
 
 /*
  * A zlib section through libdeflate, which inflates a whole buffer of known size about three times as fast as
@@ -104,6 +117,42 @@ static bool inflate_zlib(struct libdeflate_decompressor **d, const struct sectio
 	return libdeflate_zlib_decompress(*d, j->in, j->in_size, out, j->out_size, NULL) == LIBDEFLATE_SUCCESS;
 }
 
+/* A zlib section inflated in pieces of STREAM_PIECE bytes written to fd at j->offset, the stream's Adler-32
+ * checked by zlib; fails when the stream does not decompress to exactly the declared size. */
+static bool stream_zlib(const struct section_job *j, int fd)
+{
+	unsigned char *piece = xmalloc(STREAM_PIECE);
+	z_stream z = { .next_in = (Bytef *)j->in };
+	uint64_t written = 0;
+	size_t in_left = j->in_size;
+	int r = Z_OK;
+
+	if (inflateInit(&z) != Z_OK) {
+		free(piece);
+		return false;
+	}
+	while (r == Z_OK) {
+		uInt in_now = in_left > (1u << 30) ? 1u << 30 : (uInt)in_left;
+		size_t made;
+
+		z.avail_in = in_now;
+		z.next_out = piece;
+		z.avail_out = STREAM_PIECE;
+		r = inflate(&z, Z_NO_FLUSH);
+		in_left -= in_now - z.avail_in;
+		made = STREAM_PIECE - z.avail_out;
+		if ((r != Z_OK && r != Z_STREAM_END) || made > j->out_size - written ||
+		    (made && pwrite(fd, piece, made, (off_t)(j->offset + written)) != (ssize_t)made))
+			break;
+		written += made;
+		if (r == Z_OK && !made && !z.avail_in)
+			break; /* the input ended before the stream did */
+	}
+	inflateEnd(&z);
+	free(piece);
+	return r == Z_STREAM_END && written == j->out_size;
+}
+
 static void *inflate_sections(void *arg)
 {
 	struct section_jobs *w = arg;
@@ -116,6 +165,8 @@ static void *inflate_sections(void *arg)
 
 		if (!j->type) {
 			j->ok = true;
+		} else if (j->type == ELFCOMPRESS_ZLIB && w->stream_fd >= 0) {
+			j->ok = stream_zlib(j, w->stream_fd);
 		} else if (j->type == ELFCOMPRESS_ZLIB) {
 			j->ok = inflate_zlib(&d, j, out);
 		} else {
@@ -250,7 +301,7 @@ static uint64_t plan_jobs(struct section_jobs *w, const unsigned char *file, siz
 int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 {
 	unsigned char *file = MAP_FAILED;
-	struct section_jobs w = { .copy = MAP_FAILED };
+	struct section_jobs w = { .copy = MAP_FAILED, .stream_fd = -1 };
 	struct debug_copy kept = { .dir_fd = -1, .fd = -1 };
 	Elf64_Shdr *shdrs = NULL;
 	Elf64_Ehdr ehdr;
@@ -296,6 +347,8 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
 		debug_copies_keep(&kept, false);
 	}
+	if (kept.fd >= 0 && copy_size - size > STREAM_TOTAL)
+		w.stream_fd = kept.fd;
 	copy = kept.fd >= 0 ? kept.fd : memfd_create("decompressed-sections", MFD_CLOEXEC);
 	if (copy < 0 || (kept.fd < 0 && ftruncate(copy, (off_t)copy_size) < 0))
 		goto out;
@@ -336,6 +389,7 @@ out:
 	if (!copy_size)
 		return copy; /* a kept copy */
 	debug("'%s': decompressed %zu compressed sections (%zu zstd, which elfutils before 0.189 cannot read), left out "
-	      "%zu %s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read");
+	      "%zu %s%s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read",
+	      w.stream_fd >= 0 ? "; zlib's written to the kept copy in pieces" : "");
 	return copy;
 }

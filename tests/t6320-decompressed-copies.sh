@@ -158,6 +158,44 @@ test_expect_success ROOT,TOOLS 'a full disk: no copy kept, no crash, the same an
 	test_line_count left = 0
 '
 
+# Sections that inflate to more than 16 MiB in all are written to the kept copy in pieces, never through its
+# mapping (zstd_sections.c, STREAM_TOTAL): 17 MB of numbers here, 4 MB compressed.
+test_expect_success TOOLS 'a large debug file: its sections written to the copy in pieces, the same answers; a damaged stream keeps nothing' '
+	id=$(cat id) && mkdir -p big/.build-id/${id:0:2} &&
+	seq 1 2400000 >bigpad.bin &&
+	objcopy --add-section .debug_pad=bigpad.bin --set-section-flags .debug_pad=readonly,debug full.debug bigpadded.debug &&
+	objcopy --compress-debug-sections=zlib bigpadded.debug big/.build-id/${id:0:2}/${id:2}.debug &&
+	rm -rf "$CACHE" &&
+	stackrec symbolize -v --debug-dir big -e prog -a -f -i <addrs >actual 2>err &&
+	grep "zlib.s written to the kept copy in pieces" err && grep "kept" err &&
+	test_cmp expect actual &&
+	objcopy --decompress-debug-sections big/.build-id/${id:0:2}/${id:2}.debug bigplain.debug &&
+	objcopy -O binary --only-section=.debug_pad bigplain.debug expect.pad &&
+	objcopy -O binary --only-section=.debug_pad "$(copies)" actual.pad &&
+	cmp expect.pad actual.pad &&
+	rm -rf "$CACHE/symbols" &&
+	stackrec symbolize -v --debug-dir big -e prog -a -f -i <addrs >actual 2>err &&
+	grep "is used" err && test_cmp expect actual &&
+	# a byte of the middle of the compressed .debug_pad flipped: its stream fails, no copy is kept, the rest of
+	# the file is still read for names
+	python3 - big/.build-id/${id:0:2}/${id:2}.debug <<-\PY &&
+	import subprocess, sys
+	path = sys.argv[1]
+	for l in subprocess.check_output(["readelf", "-SW", path], stderr=subprocess.DEVNULL).decode().splitlines():
+	    if " .debug_pad " in l:
+	        f = l.split("]")[1].split(); off, size = int(f[3], 16), int(f[4], 16)
+	b = bytearray(open(path, "rb").read())
+	b[off + size // 2] ^= 0xff
+	open(path, "wb").write(b)
+	PY
+	rm -rf "$CACHE" &&
+	stackrec symbolize -v --debug-dir big -e prog -a -f -i <addrs >damaged 2>err &&
+	grep "cannot decompress its compressed sections" err &&
+	test_cmp expect damaged &&
+	! grep "kept" err && test -z "$(copies)" &&
+	test -z "$(ls -A "$CACHE/decompressed")"
+'
+
 test_expect_success TOOLS 'convert and symbolize with --no-cache keep and read no copy' '
 	rm -rf "$CACHE" &&
 	stackrec symbolize --no-cache --debug-dir dbg -e prog -f <addrs >/dev/null &&
