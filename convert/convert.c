@@ -435,15 +435,22 @@ struct walked_leaf {
 	uint32_t depth;		   /* user IPs but the 0 that ends a walk; 0: no leaf */
 	struct unwind_frame frame; /* the leaf, resolved (when depth is not 0) */
 	bool fixed;
-	uint64_t caller; /* when fixed: the return address put back */
+	uint64_t caller;		  /* when fixed: the return address put back */
+	struct unwind_leaf_recipe recipe; /* how the caller was found, for the sample memo to find it again */
 };
 
-/* Whether the sample's registers and top words put back the caller the walk skipped under the leaf. */
-static void repair_leaf(struct convert *c, const uint64_t *ips, const struct unwind_input *in, struct walked_leaf *leaf)
+/*
+ * Whether the sample's registers and top words put back the caller the walk skipped under the leaf: by the
+ * recipe found for this leaf before (known), or else the long way, which sets leaf->recipe.
+ */
+static void repair_leaf(struct convert *c, const uint64_t *ips, const struct unwind_input *in,
+			const struct unwind_leaf_recipe *known, struct walked_leaf *leaf)
 {
 	uint64_t caller = 0;
 
-	leaf->fixed = leaf->depth && in && unwind_leaf_caller_of(c->unwinder, in, &leaf->frame, &caller) &&
+	leaf->fixed = leaf->depth && in &&
+		      (known ? unwind_leaf_caller_by(c->unwinder, known, in, &leaf->frame, &caller)
+			     : unwind_leaf_caller_recipe(c->unwinder, in, &leaf->frame, &caller, &leaf->recipe)) &&
 		      (leaf->depth < 2 || ips[1] != caller);
 	leaf->caller = leaf->fixed ? caller : 0;
 	if (leaf->fixed)
@@ -472,7 +479,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		return 0;
 	leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC };
 	unwind_resolve(c->unwinder, s->pid, s->time_ns, &leaf->frame);
-	repair_leaf(c, ips, in, leaf);
+	repair_leaf(c, ips, in, NULL, leaf);
 	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
 	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
@@ -503,17 +510,28 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
  * of its mappings' history (process_maps_period), whose leaves were repaired alike (the repair reads each
  * sample's own stack words, which the key leaves out: so the answer is kept per repair, SAMPLE_REPAIRS at
  * most), are the same profile stack: kernel locations and markers follow from the IPs and errors, user ones
- * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair
- * (from the remembered leaf: no mapping look-up) and a count. Not for samples unwound offline (dwarf: the
- * frames come from the stack bytes), events (kept one by one), or recordings with probes (a frame's context
- * depends on the sample's time).
+ * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair (by
+ * the remembered leaf's recipe: no mapping or rule look-up, one word read) and a count. Not for samples unwound
+ * offline (dwarf: the frames come from the stack bytes), events (kept one by one), or recordings with probes (a
+ * frame's context depends on the sample's time).
  */
 #define SAMPLE_KEY_HEAD 7 /* words before the IPs */
 #define SAMPLE_REPAIRS 4
 #define SAMPLE_MEMO_MAX_BYTES (32u << 20)
 
-/* The memo's value, in uint32_t words: the leaf, then up to SAMPLE_REPAIRS repairs and their stacks. */
-enum { SAMPLE_LEAF_MODULE, SAMPLE_LEAF_OFFSET, SAMPLE_LEAF_DEPTH = 3, SAMPLE_REPAIR_COUNT, SAMPLE_REPAIR };
+/*
+ * The memo's value, in uint32_t words: the leaf and how its caller was found (its repair's recipe: a repeated
+ * sample reads the word the recipe says, without looking the leaf's rule up), then up to SAMPLE_REPAIRS repairs
+ * and their stacks.
+ */
+enum {
+	SAMPLE_LEAF_RECIPE,
+	SAMPLE_LEAF_MODULE = sizeof(struct unwind_leaf_recipe) / sizeof(uint32_t),
+	SAMPLE_LEAF_OFFSET,
+	SAMPLE_LEAF_DEPTH = SAMPLE_LEAF_OFFSET + 2,
+	SAMPLE_REPAIR_COUNT,
+	SAMPLE_REPAIR
+};
 enum { REPAIR_FIXED, REPAIR_CALLER, REPAIR_STACK = 3, REPAIR_WORDS };
 #define SAMPLE_VALUE_WORDS (SAMPLE_REPAIR + SAMPLE_REPAIRS * REPAIR_WORDS)
 
@@ -531,6 +549,8 @@ static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const
 	return SAMPLE_KEY_HEAD + n;
 }
 _Static_assert(SREC_COMM_LEN == 2 * sizeof(uint64_t), "a sample's name is two words of the memo's key");
+_Static_assert(sizeof(struct unwind_leaf_recipe) % sizeof(uint32_t) == 0,
+	       "a leaf's recipe is whole words of the memo's value");
 
 static void put64(uint32_t *words, uint64_t value)
 {
@@ -566,6 +586,7 @@ static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key
 		value[SAMPLE_LEAF_MODULE] = leaf->frame.module;
 		put64(value + SAMPLE_LEAF_OFFSET, leaf->frame.file_offset);
 		value[SAMPLE_LEAF_DEPTH] = leaf->depth;
+		memcpy(value + SAMPLE_LEAF_RECIPE, &leaf->recipe, sizeof(leaf->recipe));
 	}
 	if (value[SAMPLE_REPAIR_COUNT] == SAMPLE_REPAIRS)
 		return; /* a leaf repaired many ways: the others are found the long way */
@@ -577,16 +598,19 @@ static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key
 		stack_memo_add(&c->samples, key, key_words, fresh, SAMPLE_VALUE_WORDS);
 }
 
-/* The leaf of the memo's value, as walked_locations found it, then repaired for this sample. */
+/* The leaf of the memo's value, as walked_locations found it, then repaired for this sample by its recipe. */
 static void remembered_leaf(struct convert *c, const uint32_t *value, const uint64_t *ips,
 			    const struct unwind_input *in, struct walked_leaf *leaf)
 {
+	struct unwind_leaf_recipe recipe;
+
+	memcpy(&recipe, value + SAMPLE_LEAF_RECIPE, sizeof(recipe));
 	*leaf = (struct walked_leaf){ .depth = value[SAMPLE_LEAF_DEPTH] };
 	if (leaf->depth)
 		leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC,
 						     .module = value[SAMPLE_LEAF_MODULE],
 						     .file_offset = get64(value + SAMPLE_LEAF_OFFSET) };
-	repair_leaf(c, ips, in, leaf);
+	repair_leaf(c, ips, in, &recipe, leaf);
 }
 
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
