@@ -515,7 +515,8 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
  * offline (dwarf: the frames come from the stack bytes), events (kept one by one), or recordings with probes (a
  * frame's context depends on the sample's time).
  */
-#define SAMPLE_KEY_HEAD 7 /* words before the IPs */
+#define SAMPLE_KEY_HEAD 7     /* words before the IPs */
+#define SAMPLE_KEY_UNHASHED 4 /* the first of them, kind and flags, errors and name: seldom all that differs */
 #define SAMPLE_REPAIRS 4
 #define SAMPLE_MEMO_MAX_BYTES (32u << 20)
 
@@ -539,11 +540,11 @@ static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const
 {
 	uint32_t n = s->user_depth + s->kernel_depth;
 
-	key[0] = s->pid | (uint64_t)s->tid << 32;
-	key[1] = s->kind | (uint64_t)s->flags << 16;
-	key[2] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
-	key[3] = sample_period(c, s->pid, s->time_ns);
-	memcpy(key + 4, s->comm, 2 * sizeof(*key));
+	key[0] = s->kind | (uint64_t)s->flags << 16;
+	key[1] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
+	memcpy(key + 2, s->comm, 2 * sizeof(*key));
+	key[4] = s->pid | (uint64_t)s->tid << 32;
+	key[5] = sample_period(c, s->pid, s->time_ns);
 	key[6] = s->user_depth | (uint64_t)s->kernel_depth << 32;
 	memcpy(key + SAMPLE_KEY_HEAD, ips, n * sizeof(*ips));
 	return SAMPLE_KEY_HEAD + n;
@@ -997,6 +998,7 @@ int cmd_convert(int argc, char **argv)
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	stack_memo_init(&c->stacks);
 	stack_memo_init(&c->samples);
+	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
