@@ -435,15 +435,25 @@ struct walked_leaf {
 	uint32_t depth;		   /* user IPs but the 0 that ends a walk; 0: no leaf */
 	struct unwind_frame frame; /* the leaf, resolved (when depth is not 0) */
 	bool fixed;
-	uint64_t caller; /* when fixed: the return address put back */
+	uint64_t caller;		  /* when fixed: the return address put back */
+	struct unwind_leaf_recipe recipe; /* how the caller was found, for the sample memo to find it again */
 };
 
-/* Whether the sample's registers and top words put back the caller the walk skipped under the leaf. */
-static void repair_leaf(struct convert *c, const uint64_t *ips, const struct unwind_input *in, struct walked_leaf *leaf)
+/*
+ * Whether the sample's registers and top words put back the caller the walk skipped under the leaf: by the
+ * recipe found for this leaf before (known), or else the long way, which sets leaf->recipe. Inlined in both
+ * callers: gcc left it out of line once remembered_leaf read the recipe in place, 40 instructions a sample.
+ */
+static inline __attribute__((always_inline)) void repair_leaf(struct convert *c, const uint64_t *ips,
+							    const struct unwind_input *in,
+							    const struct unwind_leaf_recipe *known,
+							    struct walked_leaf *leaf)
 {
 	uint64_t caller = 0;
 
-	leaf->fixed = leaf->depth && in && unwind_leaf_caller_of(c->unwinder, in, &leaf->frame, &caller) &&
+	leaf->fixed = leaf->depth && in &&
+		      (known ? unwind_leaf_caller_by(c->unwinder, known, in, &leaf->frame, &caller)
+			     : unwind_leaf_caller_recipe(c->unwinder, in, &leaf->frame, &caller, &leaf->recipe)) &&
 		      (leaf->depth < 2 || ips[1] != caller);
 	leaf->caller = leaf->fixed ? caller : 0;
 	if (leaf->fixed)
@@ -472,7 +482,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		return 0;
 	leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC };
 	unwind_resolve(c->unwinder, s->pid, s->time_ns, &leaf->frame);
-	repair_leaf(c, ips, in, leaf);
+	repair_leaf(c, ips, in, NULL, leaf);
 	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
 	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
@@ -503,17 +513,29 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
  * of its mappings' history (process_maps_period), whose leaves were repaired alike (the repair reads each
  * sample's own stack words, which the key leaves out: so the answer is kept per repair, SAMPLE_REPAIRS at
  * most), are the same profile stack: kernel locations and markers follow from the IPs and errors, user ones
- * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair
- * (from the remembered leaf: no mapping look-up) and a count. Not for samples unwound offline (dwarf: the
- * frames come from the stack bytes), events (kept one by one), or recordings with probes (a frame's context
- * depends on the sample's time).
+ * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair (by
+ * the remembered leaf's recipe: no mapping or rule look-up, one word read) and a count. Not for samples unwound
+ * offline (dwarf: the frames come from the stack bytes), events (kept one by one), or recordings with probes (a
+ * frame's context depends on the sample's time).
  */
-#define SAMPLE_KEY_HEAD 7 /* words before the IPs */
+#define SAMPLE_KEY_HEAD 7     /* words before the IPs */
+#define SAMPLE_KEY_UNHASHED 4 /* the first of them, kind and flags, errors and name: seldom all that differs */
 #define SAMPLE_REPAIRS 4
 #define SAMPLE_MEMO_MAX_BYTES (32u << 20)
 
-/* The memo's value, in uint32_t words: the leaf, then up to SAMPLE_REPAIRS repairs and their stacks. */
-enum { SAMPLE_LEAF_MODULE, SAMPLE_LEAF_OFFSET, SAMPLE_LEAF_DEPTH = 3, SAMPLE_REPAIR_COUNT, SAMPLE_REPAIR };
+/*
+ * The memo's value, in uint32_t words: the leaf and how its caller was found (its repair's recipe: a repeated
+ * sample reads the word the recipe says, without looking the leaf's rule up), then up to SAMPLE_REPAIRS repairs
+ * and their stacks.
+ */
+enum {
+	SAMPLE_LEAF_RECIPE,
+	SAMPLE_LEAF_MODULE = sizeof(struct unwind_leaf_recipe) / sizeof(uint32_t),
+	SAMPLE_LEAF_OFFSET,
+	SAMPLE_LEAF_DEPTH = SAMPLE_LEAF_OFFSET + 2,
+	SAMPLE_REPAIR_COUNT,
+	SAMPLE_REPAIR
+};
 enum { REPAIR_FIXED, REPAIR_CALLER, REPAIR_STACK = 3, REPAIR_WORDS };
 #define SAMPLE_VALUE_WORDS (SAMPLE_REPAIR + SAMPLE_REPAIRS * REPAIR_WORDS)
 
@@ -521,16 +543,18 @@ static uint32_t sample_key(struct convert *c, const struct srec_sample *s, const
 {
 	uint32_t n = s->user_depth + s->kernel_depth;
 
-	key[0] = s->pid | (uint64_t)s->tid << 32;
-	key[1] = s->kind | (uint64_t)s->flags << 16;
-	key[2] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
-	key[3] = sample_period(c, s->pid, s->time_ns);
-	memcpy(key + 4, s->comm, 2 * sizeof(*key));
+	key[0] = s->kind | (uint64_t)s->flags << 16;
+	key[1] = (uint32_t)s->user_stack_error | (uint64_t)(uint32_t)s->kernel_stack_error << 32;
+	memcpy(key + 2, s->comm, 2 * sizeof(*key));
+	key[4] = s->pid | (uint64_t)s->tid << 32;
+	key[5] = sample_period(c, s->pid, s->time_ns);
 	key[6] = s->user_depth | (uint64_t)s->kernel_depth << 32;
 	memcpy(key + SAMPLE_KEY_HEAD, ips, n * sizeof(*ips));
 	return SAMPLE_KEY_HEAD + n;
 }
 _Static_assert(SREC_COMM_LEN == 2 * sizeof(uint64_t), "a sample's name is two words of the memo's key");
+_Static_assert(sizeof(struct unwind_leaf_recipe) % sizeof(uint32_t) == 0,
+	       "a leaf's recipe is whole words of the memo's value");
 
 static void put64(uint32_t *words, uint64_t value)
 {
@@ -566,6 +590,7 @@ static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key
 		value[SAMPLE_LEAF_MODULE] = leaf->frame.module;
 		put64(value + SAMPLE_LEAF_OFFSET, leaf->frame.file_offset);
 		value[SAMPLE_LEAF_DEPTH] = leaf->depth;
+		memcpy(value + SAMPLE_LEAF_RECIPE, &leaf->recipe, sizeof(leaf->recipe));
 	}
 	if (value[SAMPLE_REPAIR_COUNT] == SAMPLE_REPAIRS)
 		return; /* a leaf repaired many ways: the others are found the long way */
@@ -577,16 +602,22 @@ static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key
 		stack_memo_add(&c->samples, key, key_words, fresh, SAMPLE_VALUE_WORDS);
 }
 
-/* The leaf of the memo's value, as walked_locations found it, then repaired for this sample. */
+/*
+ * The leaf of the memo's value, as walked_locations found it, then repaired for this sample by its recipe: only
+ * what remembered_stack and the sample's count read (leaf->frame only when there is a leaf; not leaf->recipe,
+ * which the memo has), not the whole of *leaf zeroed first, which was a tenth of a repeated sample's own work.
+ * The recipe is read in place: remember_sample copied it there whole (so it has its type), and the value starts
+ * after the key's words, aligned as they are.
+ */
 static void remembered_leaf(struct convert *c, const uint32_t *value, const uint64_t *ips,
 			    const struct unwind_input *in, struct walked_leaf *leaf)
 {
-	*leaf = (struct walked_leaf){ .depth = value[SAMPLE_LEAF_DEPTH] };
+	leaf->depth = value[SAMPLE_LEAF_DEPTH];
 	if (leaf->depth)
 		leaf->frame = (struct unwind_frame){ .pc = ips[0], .method = PROFILE_UNWIND_PC,
 						     .module = value[SAMPLE_LEAF_MODULE],
 						     .file_offset = get64(value + SAMPLE_LEAF_OFFSET) };
-	repair_leaf(c, ips, in, leaf);
+	repair_leaf(c, ips, in, (const struct unwind_leaf_recipe *)(value + SAMPLE_LEAF_RECIPE), leaf);
 }
 
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
@@ -973,6 +1004,7 @@ int cmd_convert(int argc, char **argv)
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	stack_memo_init(&c->stacks);
 	stack_memo_init(&c->samples);
+	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)

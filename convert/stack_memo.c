@@ -21,23 +21,33 @@ void stack_memo_init(struct stack_memo *m)
 }
 
 /*
- * A key's hash: its words in two chains, the even ones in one and the odd ones in the other, each word one
- * exclusive or and one multiplication, then the chains mixed together and down to the low bits the table uses.
- * Keys are whole words, and util.h's hash_words mixes each word down to the low bits as it goes, which took 8
- * instructions a word: the look-up of a warm fp conversion's sample memo (a dozen words a sample) hashed for as
- * long as it read and decompressed. A weaker hash costs at most a longer probe: keys are compared whole.
+ * A key's hash: its length and its words but the first m->unhashed, in two chains, the even ones in one and the
+ * odd ones in the other, each word one exclusive or and one multiplication, then the chains mixed together and
+ * down to the low bits the table uses. Keys are whole words, and util.h's hash_words mixes each word down to the
+ * low bits as it goes, which took 8 instructions a word: the look-up of a warm fp conversion's sample memo (a
+ * dozen words a sample) hashed for as long as it read and decompressed. Four words a turn of the loop, which
+ * costs as much as two of them. A weaker hash costs at most a longer probe: keys are compared whole. Inlined,
+ * as slot_of: a look-up is one function, which saves registers once.
  */
-static uint64_t key_hash(const uint64_t *key, uint32_t key_words)
+static inline __attribute__((always_inline)) uint64_t key_hash(const struct stack_memo *m, const uint64_t *key,
+							       uint32_t key_words)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
-	const uint64_t *end = key + (key_words & ~1u);
+	const uint64_t *end = key + key_words;
 	uint64_t a = key_words, b = 0, h;
 
-	for (; key < end; key += 2) {
+	for (key += m->unhashed; end - key >= 4; key += 4) {
 		a = (a ^ key[0]) * k;
 		b = (b ^ key[1]) * k2;
+		a = (a ^ key[2]) * k;
+		b = (b ^ key[3]) * k2;
 	}
-	if (key_words & 1)
+	if (end - key >= 2) {
+		a = (a ^ key[0]) * k;
+		b = (b ^ key[1]) * k2;
+		key += 2;
+	}
+	if (key < end)
 		a = (a ^ key[0]) * k;
 	h = a ^ (b << 31 | b >> 33);
 	h ^= h >> 32;
@@ -45,7 +55,8 @@ static uint64_t key_hash(const uint64_t *key, uint32_t key_words)
 	return h ^ (h >> 29);
 }
 
-static size_t slot_of(const struct stack_memo *m, uint64_t hash, const uint64_t *key, uint32_t key_words)
+static inline __attribute__((always_inline)) size_t slot_of(const struct stack_memo *m, uint64_t hash,
+						     const uint64_t *key, uint32_t key_words)
 {
 	size_t i;
 
@@ -64,7 +75,7 @@ uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint3
 
 	if (!m->count)
 		return NULL;
-	e = m->slots[slot_of(m, key_hash(key, key_words), key, key_words)];
+	e = m->slots[slot_of(m, key_hash(m, key, key_words), key, key_words)];
 	if (!e)
 		return NULL;
 	*count = e->count;
@@ -94,15 +105,17 @@ static void grow(struct stack_memo *m)
 void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
 		    uint32_t count)
 {
+	uint32_t unhashed = m->unhashed;
 	size_t size = sizeof(struct stack_memo_entry) + key_words * sizeof(*key) + count * sizeof(*locations);
 	struct stack_memo_entry *e;
-	uint64_t hash = key_hash(key, key_words);
+	uint64_t hash = key_hash(m, key, key_words);
 
 	if (m->bytes + size + 2 * sizeof(*m->slots) > m->max_bytes) {
 		size_t max = m->max_bytes;
 
 		stack_memo_release(m); /* start over: memory stays bounded whatever the recording */
 		m->max_bytes = max;
+		m->unhashed = unhashed;
 	}
 	if (2 * (m->count + 1) > m->cap)
 		grow(m);

@@ -19,6 +19,11 @@ struct stack_memo {
 	struct stack_memo_entry **slots; /* open addressing; NULL is empty */
 	size_t cap, count, bytes;
 	size_t max_bytes; /* STACK_MEMO_MAX_BYTES (a test may set less) */
+	/*
+	 * How many leading words of every key (each has at least as many) the hash leaves out, 0 unless set after
+	 * stack_memo_init: words that seldom tell keys apart, compared all the same, which a look-up need not hash.
+	 */
+	uint32_t unhashed;
 };
 
 void stack_memo_init(struct stack_memo *m);

@@ -738,14 +738,15 @@ static bool input_reg(const struct reg_slots *slots, const struct unwind_input *
 	return true;
 }
 
-bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
-			   uint64_t *return_address)
+bool unwind_leaf_caller_recipe(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
+			       uint64_t *return_address, struct unwind_leaf_recipe *recipe)
 {
 	const struct cfi_rule *rule;
 	struct regs r;
 	struct memory m;
-	uint64_t sp, ip, base, pc;
+	uint64_t sp, ip, base, pc, offset;
 
+	*recipe = (struct unwind_leaf_recipe){ .kind = UNWIND_LEAF_ASK };
 	/* load_input's checks, on the two registers they are about. */
 	if (leaf->is_return_address || in->header->machine != 62 /* EM_X86_64 */)
 		return false;
@@ -754,19 +755,59 @@ bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, co
 	    ip != leaf->pc)
 		return false;
 	rule = leaf_rule(u, leaf);
-	if (!rule)
+	if (!rule) {
+		recipe->kind = UNWIND_LEAF_NONE;
 		return false;
+	}
 	/* The usual rule, a register plus an offset for the CFA and the return address saved at an offset from it,
 	 * reads one register and one word: this runs for every fp sample, and a sample keeps a dozen registers. */
 	if (!rule->cfa_is_expression && rule->ra_reg != CFI_REG_SP && rule->regs[rule->ra_reg].kind == CFI_OFFSET) {
+		if (!input_reg(&u->slots, in, rule->cfa_reg, &base))
+			return false;
+		offset = (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset;
+		*recipe = (struct unwind_leaf_recipe){ .reg_mask = in->header->reg_mask,
+						       .offset = offset,
+						       .reg_count = in->header->reg_count,
+						       .kind = UNWIND_LEAF_WORD,
+						       .sp_slot = u->slots.slot[CFI_REG_SP],
+						       .ra_slot = u->slots.slot[CFI_REG_RA],
+						       .base_slot = u->slots.slot[rule->cfa_reg] };
 		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
-		if (!input_reg(&u->slots, in, rule->cfa_reg, &base) ||
-		    !read_word(&m, base + (uint64_t)rule->cfa_offset + (uint64_t)rule->regs[rule->ra_reg].offset, &pc))
+		if (!read_word(&m, base + offset, &pc))
 			return false;
 	} else if (!load_input(&u->slots, in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
 		return false;
 	}
 	if (pc == 0)
+		return false;
+	*return_address = pc;
+	return true;
+}
+
+bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
+			   uint64_t *return_address)
+{
+	struct unwind_leaf_recipe recipe;
+
+	return unwind_leaf_caller_recipe(u, in, leaf, return_address, &recipe);
+}
+
+/* The checks of unwind_leaf_caller_recipe that depend on the sample, on the registers the recipe has slots for. */
+bool unwind_leaf_caller_by(struct unwinder *u, const struct unwind_leaf_recipe *recipe, const struct unwind_input *in,
+			   const struct unwind_frame *leaf, uint64_t *return_address)
+{
+	struct memory m;
+	uint64_t pc;
+
+	if (recipe->kind == UNWIND_LEAF_NONE)
+		return false;
+	if (recipe->kind != UNWIND_LEAF_WORD || leaf->is_return_address || in->header->machine != 62 ||
+	    in->header->reg_mask != recipe->reg_mask || in->header->reg_count != recipe->reg_count)
+		return unwind_leaf_caller_of(u, in, leaf, return_address);
+	if (in->regs[recipe->ra_slot] != leaf->pc)
+		return false;
+	m = (struct memory){ .bytes = in->stack, .base = in->regs[recipe->sp_slot], .size = in->header->stack_size };
+	if (!read_word(&m, in->regs[recipe->base_slot] + recipe->offset, &pc) || pc == 0)
 		return false;
 	*return_address = pc;
 	return true;

@@ -75,6 +75,34 @@ bool unwind_leaf_caller(struct unwinder *u, const struct unwind_input *in, uint6
 /* The same for a leaf frame that unwind_resolve already placed (convert has, for every sample). */
 bool unwind_leaf_caller_of(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
 			   uint64_t *return_address);
+
+/*
+ * How the leaf fix found (or did not find) the caller of one leaf, for a caller that meets the leaf again and
+ * keeps this with it (convert's sample memo): no caller whatever the sample (the leaf has a frame of its own, or
+ * no CFI), or the word its rule reads, by where the registers it needs are among the sample's values, which
+ * holds for samples that kept the same registers. The rule's look-up by the leaf's place and the registers'
+ * were most of a warm fp conversion's leaf fix. Zeroed: UNWIND_LEAF_ASK.
+ */
+enum unwind_leaf_kind {
+	UNWIND_LEAF_ASK,  /* nothing known: unwind_leaf_caller_by asks unwind_leaf_caller_of */
+	UNWIND_LEAF_NONE, /* no caller to put back, for any sample */
+	UNWIND_LEAF_WORD  /* the word at the base register's value plus offset, for samples of reg_mask */
+};
+
+struct unwind_leaf_recipe {
+	uint64_t reg_mask; /* WORD: the registers of the samples the slots below are for */
+	uint64_t offset; /* WORD: added to the base register's value (modulo 2^64) */
+	uint16_t reg_count;
+	uint8_t kind; /* enum unwind_leaf_kind */
+	uint8_t sp_slot, ra_slot, base_slot; /* WORD: those registers' indexes in unwind_input.regs */
+};
+
+/* unwind_leaf_caller_of, and *recipe (not NULL) for unwind_leaf_caller_by to answer the same for this leaf. */
+bool unwind_leaf_caller_recipe(struct unwinder *u, const struct unwind_input *in, const struct unwind_frame *leaf,
+			       uint64_t *return_address, struct unwind_leaf_recipe *recipe);
+/* unwind_leaf_caller_of's answer for leaf, by the recipe unwind_leaf_caller_recipe gave for it. */
+bool unwind_leaf_caller_by(struct unwinder *u, const struct unwind_leaf_recipe *recipe, const struct unwind_input *in,
+			   const struct unwind_frame *leaf, uint64_t *return_address);
 /* Resolves pc of the sample's process to its module and file offset (PROFILE_NO_MODULE when unmapped). */
 void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
 /* The open file of profile module `module` (opened on first use), or NULL when it cannot be found. */

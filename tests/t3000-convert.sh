@@ -379,6 +379,31 @@ test_expect_success 'repeated fp samples that differ in thread, name, kind, erro
 	grep "of samples had a frameless leaf" err
 '
 
+# A repeated fp sample's leaf is repaired by the recipe the memo keeps with it (unwind.h, unwind_leaf_recipe):
+# which of the sample's values are rsp and rip, for the registers the sample kept. The same samples keeping rbp
+# as well (before rsp and rip among their values), after one that did not, are repaired as their own words say
+# (read at the first one's slots, rip would be rsp: not the leaf, nothing to put back, as for the first).
+test_expect_success 'repeated fp samples that kept other registers are repaired alike' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	in_main=$(runtime $(ret_after_call main outer)) &&
+	{
+		text_mapping 300 prog $(build_id prog) 1 &&
+		echo "sample 300 300 p 1000 $pc,$in_main - top=$in_main" &&
+		for i in 1 2; do
+			echo "sample 300 300 p 2000 $pc,$in_main - top=$in_outer rbp=7ffc0100" &&
+			echo "sample 300 300 p 3000 $pc,$in_main - top=$in_outer" || return 1
+		done &&
+		echo "end"
+	} >script.regs &&
+	write_rec regs.rec <script.regs >/dev/null &&
+	stackrec convert regs.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;main;leaf 1
+	p;main;outer;middle;leaf 4
+	EOF
+	test_cmp expect actual
+'
+
 test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '
 	second=$(sed -n 2p offsets) &&
 	head -c $((second + 20)) good.rec >cut.rec &&

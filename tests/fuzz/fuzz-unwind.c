@@ -280,6 +280,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ASSERT(ra != 0);
 		ASSERT(!unwind_leaf_caller(unwinder, &in, regs[ip_index] ^ 1, &ra));
 	}
+	/* And by the recipe the leaf fix gave for the leaf: the same answer, for this sample and its registers. */
+	if (ip_index >= 0) {
+		struct unwind_frame leaf = { .pc = regs[ip_index] };
+		struct unwind_leaf_recipe recipe;
+		uint64_t first = 0, again = 0;
+		bool found;
+
+		unwind_resolve(unwinder, in.pid, in.time_ns, &leaf);
+		found = unwind_leaf_caller_recipe(unwinder, &in, &leaf, &first, &recipe);
+		ASSERT(unwind_leaf_caller_by(unwinder, &recipe, &in, &leaf, &again) == found);
+		ASSERT(!found || again == first);
+		leaf.pc ^= 1;
+		ASSERT(!unwind_leaf_caller_by(unwinder, &recipe, &in, &leaf, &again));
+	}
 	free(frames);
 	free(stack);
 	free(regs);

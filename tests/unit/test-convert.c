@@ -13,10 +13,11 @@
  *       file KIND BUILD_ID OFFSET PATH FILE (a FILE block: KIND a number (3: SREC_FILE_DEBUG), the bytes of FILE
  *                                            as the content at OFFSET of the file PATH; archives are such files)
  *       [repeat N] sample PID TID COMM TIME USER_IPS KERNEL_IPS [USER_ERROR[/KERNEL_ERROR]] [kind=on|off]
- *                                           [weight=NS] [top=HEX]
+ *                                           [weight=NS] [top=HEX] [rbp=HEX]
  *                                           [dwarf=PC]
  *                                           (top=HEX: the sample keeps rsp and rip (the leaf IP) and one
  *                                            word HEX of stack at rsp, as a fp sample for the leaf repair;
+ *                                            rbp=HEX: and rbp, HEX, first of its registers;
  *                                            dwarf=PC: and it is unwound offline from rip PC, as with
  *                                            --call-graph dwarf: give "-" for USER_IPS)
  *                                           (IPs hex, comma-separated, leaf first; "-" for none; an on-CPU
@@ -988,13 +989,18 @@ static int write_recording(const char *path)
 			struct srec_user_regs regs = { .machine = 62, .reg_count = 2, .stack_size = 8,
 						       .reg_mask = 1ull << 7 | 1ull << 16, .stack_wanted = 8 };
 			uint64_t top[3] = { 0x7ffc0000, nu ? ips[0] : 0, 0 }; /* rsp, rip; then the stack word */
-			unsigned char tail[sizeof(ips) + sizeof(regs) + sizeof(top)];
+			uint64_t rbp = 0;
+			unsigned char tail[sizeof(ips) + sizeof(regs) + sizeof(rbp) + sizeof(top)];
 			size_t len = (nu + nk) * sizeof(*ips);
 
 			for (int i = 6; i < n; i++) { /* kind=on|off, weight=NS, USER_ERROR[/KERNEL_ERROR], top=HEX */
 				if (!strncmp(a[i], "top=", 4)) {
 					s.flags |= SREC_SAMPLE_USER_REGS;
 					top[2] = strtoull(a[i] + 4, NULL, 16);
+				} else if (!strncmp(a[i], "rbp=", 4)) {
+					regs.reg_mask |= 1ull << 6;
+					regs.reg_count = 3;
+					rbp = strtoull(a[i] + 4, NULL, 16);
 				} else if (!strncmp(a[i], "dwarf=", 6)) {
 					s.flags |= SREC_SAMPLE_USER_REGS | SREC_SAMPLE_USER_UNWIND;
 					top[1] = strtoull(a[i] + 6, NULL, 16);
@@ -1013,8 +1019,13 @@ static int write_recording(const char *path)
 			memcpy(tail, ips, len);
 			if (s.flags & SREC_SAMPLE_USER_REGS) {
 				memcpy(tail + len, &regs, sizeof(regs));
-				memcpy(tail + len + sizeof(regs), top, sizeof(top));
-				len += sizeof(regs) + sizeof(top);
+				len += sizeof(regs);
+				if (regs.reg_count == 3) { /* in ascending register number: rbp (6) before rsp (7) */
+					memcpy(tail + len, &rbp, sizeof(rbp));
+					len += sizeof(rbp);
+				}
+				memcpy(tail + len, top, sizeof(top));
+				len += sizeof(top);
 			}
 			for (long i = 0; i < repeat; i++) {
 				if (timed) {
