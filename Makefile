@@ -22,7 +22,7 @@ OUT := build-sanitize
 endif
 
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
-BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev \
+BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev libisal-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++ \
 	golang-go dwz binutils-x86-64-linux-gnu-dbg

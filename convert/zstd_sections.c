@@ -9,6 +9,7 @@
  */
 #include "zstd_sections.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <endian.h>
 #include <errno.h>
@@ -21,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
 #include "../util.h"
@@ -95,14 +96,48 @@ struct section_jobs {
 
 /*
  * A kept copy (debug_copies.h) of a file whose sections inflate to more than this has its zlib sections
- * inflated by zlib in pieces written to the file, never through the mapping: inflating into the mapping
- * makes every byte of them part of the run's memory until the copy is closed, 25 MB for binutils' dwz file,
- * where later runs, and this one once the copy is made, touch only what libdw reads (12 MiB in all for 20,000
- * addresses of the assembler). zlib's streaming inflate takes about three times libdeflate's time, so files
- * below this, libc's debug file (10 MB) among them, are inflated into the mapping as before.
+ * inflated in pieces written to the file, never through the mapping: inflating into the mapping makes every
+ * byte of them part of the run's memory until the copy is closed, 25 MB for binutils' dwz file, where later
+ * runs, and this one once the copy is made, touch only what libdw reads (12 MiB in all for 20,000 addresses of
+ * the assembler). Files below this, libc's debug file (10 MB) among them, are inflated into the mapping.
  */
 #define STREAM_TOTAL ((uint64_t)16 << 20)
 #define STREAM_PIECE (256u << 10)
+
+/*
+ * The pieces are inflated by ISA-L (Debian's libisal2), whose streaming inflate is about as fast as libdeflate's
+ * whole-buffer one: the dwz file's 17.6 MB .debug_info in 44-56 ms, against 100-120 ms for zlib's, which made
+ * the first run on the assembler slower than llvm-symbolizer. It is loaded when a copy is first streamed, not
+ * linked: every other command would pay its pages at start-up. Without it nothing is streamed.
+ */
+static struct {
+	void (*init)(struct inflate_state *);
+	int (*inflate)(struct inflate_state *);
+} isal;
+static pthread_once_t isal_once = PTHREAD_ONCE_INIT;
+
+static void isal_load(void)
+{
+	void *lib = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+
+	if (lib) {
+		*(void **)&isal.init = dlsym(lib, "isal_inflate_init");
+		*(void **)&isal.inflate = dlsym(lib, "isal_inflate");
+	}
+	if (!isal.init || !isal.inflate) {
+		debug("libisal.so.2 (Debian's libisal2) not loaded: %s; large sections are inflated in memory",
+		      lib ? "no isal_inflate in it" : dlerror());
+		isal.init = NULL;
+		isal.inflate = NULL;
+	}
+}
+
+/* Whether sections can be streamed (ISA-L is there). */
+static bool can_stream(void)
+{
+	pthread_once(&isal_once, isal_load);
+	return isal.inflate != NULL;
+}
 
 /*
  * A zlib section through libdeflate, which inflates a whole buffer of known size about three times as fast as
@@ -118,39 +153,41 @@ static bool inflate_zlib(struct libdeflate_decompressor **d, const struct sectio
 }
 
 /* A zlib section inflated in pieces of STREAM_PIECE bytes written to fd at j->offset, the stream's Adler-32
- * checked by zlib; fails when the stream does not decompress to exactly the declared size. */
+ * checked by ISA-L; fails when the stream does not decompress to exactly the declared size. */
 static bool stream_zlib(const struct section_job *j, int fd)
 {
+	struct inflate_state *z = xmalloc(sizeof(*z)); /* 200 KB of tables and history: not for a thread's stack */
 	unsigned char *piece = xmalloc(STREAM_PIECE);
-	z_stream z = { .next_in = (Bytef *)j->in };
 	uint64_t written = 0;
 	size_t in_left = j->in_size;
-	int r = Z_OK;
+	bool ok = false;
 
-	if (inflateInit(&z) != Z_OK) {
-		free(piece);
-		return false;
-	}
-	while (r == Z_OK) {
-		uInt in_now = in_left > (1u << 30) ? 1u << 30 : (uInt)in_left;
+	isal.init(z);
+	z->crc_flag = ISAL_ZLIB;
+	z->next_in = (uint8_t *)j->in;
+	while (z->block_state != ISAL_BLOCK_FINISH) {
+		uint32_t in_now = in_left > (1u << 30) ? 1u << 30 : (uint32_t)in_left;
 		size_t made;
+		int r;
 
-		z.avail_in = in_now;
-		z.next_out = piece;
-		z.avail_out = STREAM_PIECE;
-		r = inflate(&z, Z_NO_FLUSH);
-		in_left -= in_now - z.avail_in;
-		made = STREAM_PIECE - z.avail_out;
-		if ((r != Z_OK && r != Z_STREAM_END) || made > j->out_size - written ||
+		z->avail_in = in_now;
+		z->next_out = piece;
+		z->avail_out = STREAM_PIECE;
+		r = isal.inflate(z);
+		in_left -= in_now - z->avail_in;
+		made = STREAM_PIECE - z->avail_out;
+		if (r < 0 || made > j->out_size - written ||
 		    (made && pwrite(fd, piece, made, (off_t)(j->offset + written)) != (ssize_t)made))
-			break;
+			goto out;
 		written += made;
-		if (r == Z_OK && !made && !z.avail_in)
-			break; /* the input ended before the stream did */
+		if (!made && !in_left && z->block_state != ISAL_BLOCK_FINISH)
+			goto out; /* the input ended before the stream did */
 	}
-	inflateEnd(&z);
+	ok = written == j->out_size;
+out:
 	free(piece);
-	return r == Z_STREAM_END && written == j->out_size;
+	free(z);
+	return ok;
 }
 
 static void *inflate_sections(void *arg)
@@ -347,7 +384,7 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
 		debug_copies_keep(&kept, false);
 	}
-	if (kept.fd >= 0 && copy_size - size > STREAM_TOTAL)
+	if (kept.fd >= 0 && copy_size - size > STREAM_TOTAL && can_stream())
 		w.stream_fd = kept.fd;
 	copy = kept.fd >= 0 ? kept.fd : memfd_create("decompressed-sections", MFD_CLOEXEC);
 	if (copy < 0 || (kept.fd < 0 && ftruncate(copy, (off_t)copy_size) < 0))
