@@ -173,7 +173,8 @@ void cache_dir_trim(int dir_fd, uint64_t cap, const char *what)
 	struct dir_entry *entries = NULL;
 	size_t count = 0, capacity = 0;
 	uint64_t total = 0;
-	int fd = dup(dir_fd);
+	/* a descriptor of its own: a dup would share dir_fd's position, and a second trim would read nothing */
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
 	if (!d) {
@@ -202,10 +203,10 @@ void cache_dir_trim(int dir_fd, uint64_t cap, const char *what)
 	if (total > cap) {
 		sort_array(entries, count, sizeof(*entries), by_use);
 		for (size_t i = 0; i < count && total > cap; i++) {
-			if (unlinkat(dir_fd, entries[i].name, 0) == 0) {
+			if (unlinkat(dir_fd, entries[i].name, 0) == 0)
 				debug("evicted '%s' from the %s", entries[i].name, what);
-				total -= (uint64_t)entries[i].size;
-			}
+			/* gone or not (another run's trim may have removed it first), it is not a reason to evict more */
+			total -= (uint64_t)entries[i].size;
 		}
 	}
 	for (size_t i = 0; i < count; i++)

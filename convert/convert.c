@@ -962,8 +962,8 @@ int cmd_convert(int argc, char **argv)
 		cache_dir = cache_dir_option ? xstrdup(cache_dir_option) : cache_dir_default();
 	sym.search.cache_dir = cache_dir;
 	sym.symbol_cache_dir = cache_dir; /* the symbol cache lives beside the build-ID cache */
-	/* and so do decompressed debug files, but for an archive's: they are extracted to a new directory each
-	 * time, and a copy keyed by that path would never be used again */
+	/* and so do decompressed debug files, but not with an archive: its files are extracted to a new directory
+	 * each time, and a copy keyed by that path would never be used again (none is kept or read then) */
 	debug_copies_set_dir(archive_path ? NULL : cache_dir);
 	/*
 	 * Modules are opened for the symbolizer on a thread of their own (module_prefetch.h): from pass 1 on, the

@@ -66,9 +66,12 @@ int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uin
 	c->size = size;
 	if (!kept_in || fstat(source_fd, &st) < 0)
 		return -1;
-	c->identity = xasprintf("%s\n%" PRIu64 " %lld.%09ld %" PRIu64 " %" PRIu64 " layout %d", path,
+	/* ctime too: a file rewritten in place with its size and modification time kept (cp -p, rsync --inplace -t)
+	 * still gets a new one, which nothing can set back */
+	c->identity = xasprintf("%s\n%" PRIu64 " %lld.%09ld %lld.%09ld %" PRIu64 " %" PRIu64 " layout %d", path,
 				(uint64_t)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-				(uint64_t)st.st_ino, (uint64_t)st.st_dev, DEBUG_COPIES_LAYOUT);
+				(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, (uint64_t)st.st_ino,
+				(uint64_t)st.st_dev, DEBUG_COPIES_LAYOUT);
 	if (strlen(c->identity) > MAX_IDENTITY)
 		return -1;
 	snprintf(c->name, sizeof(c->name), "%016" PRIx64 ".debug",
@@ -89,7 +92,9 @@ int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uin
 		      kept_in, c->name);
 		close(fd);
 	}
-	if (!make || size + strlen(c->identity) + TRAILER_FIXED > cap())
+	/* Root working for a user (sudo) keeps copies in the user's cache, theirs: not of a file they may not read. */
+	if (!make || size + strlen(c->identity) + TRAILER_FIXED > cap() ||
+	    (owner != geteuid() && st.st_uid != owner && !(st.st_mode & S_IROTH)))
 		return -1;
 	c->fd = cache_dir_temp_file(c->dir_fd, owner, group, c->tmp);
 	if (c->fd >= 0 && ftruncate(c->fd, (off_t)size) < 0) {
@@ -112,9 +117,12 @@ int debug_copies_keep(struct debug_copy *c, bool filled)
 
 		memcpy(fixed, TRAILER_MAGIC, 8);
 		memcpy(fixed + 8, &stored_len, sizeof(stored_len));
+		/* On disk before it has its name: else a crash, or a write-back error nobody hears of, could leave a
+		 * copy of the right size and trailer whose blocks were never written, used from then on. 15 ms for
+		 * 25 MB here, once. */
 		if (!filled || pwrite(fd, c->identity, len, (off_t)c->size) != (ssize_t)len ||
 		    pwrite(fd, fixed, sizeof(fixed), (off_t)(c->size + len)) != (ssize_t)sizeof(fixed) ||
-		    renameat(c->dir_fd, c->tmp, c->dir_fd, c->name) < 0) {
+		    fdatasync(fd) < 0 || renameat(c->dir_fd, c->tmp, c->dir_fd, c->name) < 0) {
 			if (filled)
 				debug("cannot keep the decompressed copy '%s' in '%s': %s", c->name, kept_in,
 				      strerror(errno));

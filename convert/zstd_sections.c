@@ -176,7 +176,9 @@ static bool stream_zlib(const struct section_job *j, int fd)
 		r = isal.inflate(z);
 		in_left -= in_now - z->avail_in;
 		made = STREAM_PIECE - z->avail_out;
-		if (r < 0 || made > j->out_size - written ||
+		/* anything but ISAL_DECOMP_OK fails: ISAL_NEED_DICT too (a preset dictionary, which libdeflate and
+		 * zlib refuse here as well), not decoded without it */
+		if (r != ISAL_DECOMP_OK || made > j->out_size - written ||
 		    (made && pwrite(fd, piece, made, (off_t)(j->offset + written)) != (ssize_t)made))
 			goto out;
 		written += made;
@@ -258,6 +260,23 @@ static bool run_jobs(struct section_jobs *w)
 }
 
 /*
+ * Reserves the blocks of bytes [from, to) of fd, rounded out to whole pages (up to end): a page is written back
+ * whole, so a page where a gap meets a hole needs the hole's blocks too where a block is smaller than a page.
+ * posix_fallocate, which writes where the file system cannot reserve. false with errno when it failed.
+ */
+static bool reserve(int fd, uint64_t from, uint64_t to, uint64_t end)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int err;
+
+	from -= from % page;
+	to = to + page - 1 < end ? (to + page - 1) / page * page : end;
+	err = posix_fallocate(fd, (off_t)from, (off_t)(to - from));
+	errno = err;
+	return !err;
+}
+
+/*
  * The parts of the copy that are not inflated, with w->jobs in file order: the original bytes but the
  * compressed bodies, which would only take memory (the gaps between them, in file order; in a hostile file
  * sections may overlap: a gap is then empty), are copied to copy; or, with reserve_fd, the disk blocks of
@@ -275,12 +294,12 @@ static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, s
 
 		if (to > done && copy)
 			memcpy(copy + done, file + done, to - done);
-		else if (to > done && fallocate(reserve_fd, 0, (off_t)done, (off_t)(to - done)) < 0)
+		else if (to > done && !reserve(reserve_fd, done, to, copy_size))
 			return false;
 		if (k < w->count && (size_t)(w->jobs[k].in + w->jobs[k].in_size - file) > done)
 			done = (size_t)(w->jobs[k].in + w->jobs[k].in_size - file);
 	}
-	return copy || fallocate(reserve_fd, 0, (off_t)bodies, (off_t)(copy_size - bodies)) == 0;
+	return copy || reserve(reserve_fd, bodies, copy_size, copy_size);
 }
 
 /*
