@@ -108,6 +108,18 @@ test_expect_success BPF,GCC,LIBC_DBG 'an archive holding libc and its debug file
 	test "$share" -ge 95
 '
 
+# With an archive no decompressed copy is kept (its files are extracted to a new directory each time: a copy
+# keyed by that path would never be used again), and none is read: the same folded stacks as with --no-cache.
+test_expect_success BPF,GCC,LIBC_DBG 'convert --archive keeps no decompressed copy, with the cache on' '
+	rm -rf acache &&
+	STACKREC_CACHE_DIR=$PWD/acache stackrec convert -v qsort.rec --symfs empty --archive qsort.archive -f folded \
+		-o archived-cache.folded 2>archived.err &&
+	test_cmp archived.folded archived-cache.folded &&
+	grep "decompressed [0-9]* compressed sections" archived.err &&
+	! grep "decompressed copy" archived.err &&
+	test_must_fail test -e acache/decompressed
+'
+
 test_expect_success GCC 'stackrec symbolize on a debug file alone takes addresses as they are' '
 	gcc -O2 -g -o chain2 "$FIXTURES/chain.c" &&
 	objcopy --only-keep-debug chain2 chain2.debug &&
