@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,64 @@
 
 static char *kept_in; /* the cache directory, or NULL */
 
+/*
+ * A filled copy on its way to its name, on a thread of its own: it must be on disk first (fdatasync: else a
+ * crash, or a write-back error nobody hears of, could leave a copy of the right size and trailer whose blocks
+ * were never written, used from then on), and the run need not wait for the disk meanwhile: it already has
+ * the copy open. 15 ms for libc's 12 MB here, which a cold conversion would otherwise spend doing nothing.
+ */
+struct keeper {
+	pthread_t thread;
+	int fd, dir_fd;
+	char tmp[12], name[24];
+	struct keeper *next;
+};
+static struct keeper *keepers; /* started, not yet joined */
+static pthread_mutex_t keepers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t cap(void);
+
+static void *keep_on_disk(void *arg)
+{
+	struct keeper *k = arg;
+
+	if (fdatasync(k->fd) < 0 || renameat(k->dir_fd, k->tmp, k->dir_fd, k->name) < 0) {
+		debug("cannot keep the decompressed copy '%s' in '%s': %s", k->name, kept_in, strerror(errno));
+		unlinkat(k->dir_fd, k->tmp, 0);
+	} else {
+		debug("decompressed copy '%s/decompressed/%s' kept", kept_in, k->name);
+		cache_dir_trim(k->dir_fd, cap(), "decompressed debug files");
+	}
+	close(k->fd);
+	close(k->dir_fd);
+	return NULL;
+}
+
+/* Waits for the copies on their way (at the end of the run, and at exit whatever the way out). */
+static void keepers_wait(void)
+{
+	struct keeper *k;
+
+	pthread_mutex_lock(&keepers_lock);
+	k = keepers;
+	keepers = NULL;
+	pthread_mutex_unlock(&keepers_lock);
+	while (k) {
+		struct keeper *next = k->next;
+
+		pthread_join(k->thread, NULL);
+		free(k);
+		k = next;
+	}
+}
+
 void debug_copies_set_dir(const char *cache_dir)
 {
+	static bool registered;
+
+	keepers_wait();
+	if (!registered && cache_dir)
+		registered = atexit(keepers_wait) == 0;
 	free(kept_in);
 	kept_in = cache_dir ? xstrdup(cache_dir) : NULL;
 }
@@ -117,19 +174,32 @@ int debug_copies_keep(struct debug_copy *c, bool filled)
 
 		memcpy(fixed, TRAILER_MAGIC, 8);
 		memcpy(fixed + 8, &stored_len, sizeof(stored_len));
-		/* On disk before it has its name: else a crash, or a write-back error nobody hears of, could leave a
-		 * copy of the right size and trailer whose blocks were never written, used from then on. 15 ms for
-		 * 25 MB here, once. */
+		int kept_fd = -1; /* the keeper's own descriptor of the copy */
+
 		if (!filled || pwrite(fd, c->identity, len, (off_t)c->size) != (ssize_t)len ||
 		    pwrite(fd, fixed, sizeof(fixed), (off_t)(c->size + len)) != (ssize_t)sizeof(fixed) ||
-		    fdatasync(fd) < 0 || renameat(c->dir_fd, c->tmp, c->dir_fd, c->name) < 0) {
+		    (kept_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 			if (filled)
 				debug("cannot keep the decompressed copy '%s' in '%s': %s", c->name, kept_in,
 				      strerror(errno));
 			unlinkat(c->dir_fd, c->tmp, 0);
 		} else {
-			debug("decompressed copy '%s/decompressed/%s' kept", kept_in, c->name);
-			cache_dir_trim(c->dir_fd, cap(), "decompressed debug files");
+			struct keeper *k = xcalloc(1, sizeof(*k));
+
+			k->fd = kept_fd;
+			k->dir_fd = c->dir_fd; /* the keeper's now */
+			c->dir_fd = -1;
+			memcpy(k->tmp, c->tmp, sizeof(k->tmp));
+			memcpy(k->name, c->name, sizeof(k->name));
+			if (thread_start_without_signals(&k->thread, keep_on_disk, k) != 0) {
+				keep_on_disk(k);
+				free(k);
+			} else {
+				pthread_mutex_lock(&keepers_lock);
+				k->next = keepers;
+				keepers = k;
+				pthread_mutex_unlock(&keepers_lock);
+			}
 		}
 		if (!filled) {
 			close(fd);

@@ -28,7 +28,8 @@
 #define DEBUG_COPIES_LAYOUT 1
 #define DEBUG_COPIES_DEFAULT_CAP_MB 1024
 
-/* Where copies are kept: cache_dir (copied), or NULL for nowhere (--no-cache); nowhere until called. */
+/* Where copies are kept: cache_dir (copied), or NULL for nowhere (--no-cache); nowhere until called. Waits for
+ * the copies on their way to the directory set before (debug_copies_keep). */
 void debug_copies_set_dir(const char *cache_dir);
 
 /* A copy being looked for or made (debug_copies_find, debug_copies_keep). */
@@ -50,9 +51,10 @@ struct debug_copy {
 int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uint64_t size, bool make);
 
 /*
- * After the caller filled c->fd with the copy (filled: whether it did): appends the trailer and renames the
- * file into place, then trims the directory. Returns c->fd (still to be closed by the caller) when it was
- * filled, whether or not keeping it worked, else -1; releases the rest of c.
+ * After the caller filled c->fd with the copy (filled: whether it did): appends the trailer, and leaves the rest
+ * to a thread of its own: fdatasync, the rename into place, the trim of the directory (debug_copies_set_dir and
+ * exit wait for it). Returns c->fd (still to be closed by the caller) when it was filled, whether or not keeping
+ * it works, else -1; releases the rest of c.
  */
 int debug_copies_keep(struct debug_copy *c, bool filled);
 
