@@ -275,7 +275,9 @@ test_expect_success BPF 'a binary that only exists in another mount namespace is
 	# It runs until the recording holds samples, then the test ends it: under load the BPF load alone outlasted
 	# a program of 3 s (0 samples).
 	{ unshare -m --propagation private sh -c "mount -t tmpfs none \"$PWD/$nsdir\" && cp nsprog_src $nsdir/nsprog && exec ./$nsdir/nsprog 60000" & } &&
-	nsprog_pid() { pid=$(pgrep -f "$nsdir/nsprog 60000"); } &&
+	# Anchored: before its exec the sh -c has the same words in its command line, and so has a child it forks
+	# for mount or cp until that child execs (seen: two pids, and record -p "PID PID" refused).
+	nsprog_pid() { pid=$(pgrep -f "^\./$nsdir/nsprog 60000\$"); } &&
 	wait_until 120 nsprog_pid &&
 	test ! -e $nsdir/nsprog &&
 	{ "$STACKREC" record -F 499 -o ns.rec -p $pid & rec=$!; } &&
