@@ -365,7 +365,7 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 	size_t size, zstd = 0, left_out = 0, copy_size = 0;
 	uint64_t end;
 	int copy = -1;
-	bool ok = false, looked = false; /* looked: debug_copies_find was asked (debug_copies_keep must follow) */
+	bool ok = false;
 
 	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(ehdr))
 		return -1;
@@ -384,7 +384,6 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 	 * pages of .debug_frame. The unwinder makes none: it asks in warm conversions too, and needs one section. */
 	end = plan_jobs(&w, file, size, &ehdr, shdrs, path, zlib, false, &zstd, &left_out);
 	if (w.count && zlib) {
-		looked = true;
 		copy = debug_copies_find(&kept, fd, path, end + ehdr.e_shnum * sizeof(*shdrs), !cfi_only);
 		if (copy >= 0) {
 			ok = true;
@@ -430,9 +429,10 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 out:
 	if (w.copy != MAP_FAILED)
 		munmap(w.copy, copy_size);
-	if (looked && kept.fd >= 0 && copy == kept.fd) /* made now: kept (or not) once filled */
+	/* after every debug_copies_find (on kept as initialized, it does nothing) */
+	if (kept.fd >= 0 && copy == kept.fd) /* made now: kept (or not) once filled */
 		copy = debug_copies_keep(&kept, ok);
-	else if (looked)
+	else
 		debug_copies_keep(&kept, false);
 	free(w.jobs);
 	free(shdrs);
