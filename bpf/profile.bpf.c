@@ -206,17 +206,32 @@ static __always_inline void take_user_regs(struct sample_event *e, struct task_s
 		return;
 	sp = BPF_CORE_READ(regs, sp);
 	u->machine = USER_REGS_MACHINE_X86_64;
-	u->reg_count = USER_REGS_COUNT;
-	u->reg_mask = USER_REGS_MASK_X86_64;
-	u->regs[0] = BPF_CORE_READ(regs, bx);
-	u->regs[1] = BPF_CORE_READ(regs, bp);
-	u->regs[2] = sp;
-	u->regs[3] = BPF_CORE_READ(regs, r12);
-	u->regs[4] = BPF_CORE_READ(regs, r13);
-	u->regs[5] = BPF_CORE_READ(regs, r14);
-	u->regs[6] = BPF_CORE_READ(regs, r15);
-	u->regs[7] = BPF_CORE_READ(regs, ip);
 	u->stack_wanted = (__u32)want;
+	if (dwarf_mode) {
+		u->reg_count = USER_REGS_COUNT;
+		u->reg_mask = USER_REGS_MASK_X86_64;
+		u->regs[0] = BPF_CORE_READ(regs, bx);
+		u->regs[1] = BPF_CORE_READ(regs, bp);
+		u->regs[2] = sp;
+		u->regs[3] = BPF_CORE_READ(regs, r12);
+		u->regs[4] = BPF_CORE_READ(regs, r13);
+		u->regs[5] = BPF_CORE_READ(regs, r14);
+		u->regs[6] = BPF_CORE_READ(regs, r15);
+		u->regs[7] = BPF_CORE_READ(regs, ip);
+	} else {
+		u->reg_count = USER_REGS_COUNT_FP;
+		u->reg_mask = USER_REGS_MASK_FP_X86_64;
+		u->regs[0] = BPF_CORE_READ(regs, bp);
+		u->regs[1] = sp;
+		u->regs[2] = BPF_CORE_READ(regs, ip);
+		/*
+		 * A leaf without a frame of its own saved its return address below the frame pointer, which is
+		 * still its caller's (or an older frame's): the words from there up are the frames the walk reads
+		 * itself, and the caller's locals, bytes that only cost room.
+		 */
+		if (u->regs[0] > sp && u->regs[0] - sp < want)
+			want = u->regs[0] - sp;
+	}
 
 	end = stack_end(task, sp, main_thread);
 	if (end >= sp && end - sp < want)

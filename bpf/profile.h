@@ -45,6 +45,13 @@
 #define USER_REGS_MASK_X86_64                                                                            \
 	((1ull << 3) | (1ull << 6) | (1ull << 7) | (1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 15) | \
 	 (1ull << 16)) /* rbx rbp rsp r12 r13 r14 r15 rip */
+/*
+ * --call-graph fp: the registers the leaf fix reads (a frameless leaf's CFA is SP plus an offset, or an
+ * expression of SP and IP in a PLT entry; with BP it has a frame and the walk found its caller). The other
+ * callee-saved registers would only add bytes that change from sample to sample: 40 of the 64.
+ */
+#define USER_REGS_COUNT_FP 3
+#define USER_REGS_MASK_FP_X86_64 ((1ull << 6) | (1ull << 7) | (1ull << 16)) /* rbp rsp rip */
 
 struct user_regs_event {
 	__u16 machine;	   /* USER_REGS_MACHINE_*, 0 when no registers could be taken */

@@ -250,8 +250,13 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 	memcpy(rec->tail, (const char *)e + ips, user + kernel);
 	len += user + kernel;
 	if (e->flags & SAMPLE_USER_REGS) {
-		memcpy(rec->tail + len, &e->user_regs, sizeof(e->user_regs));
-		len += sizeof(e->user_regs);
+		/* The registers the mask says, not the whole array: an fp sample keeps 3 of its 8 (bpf/profile.h). */
+		size_t regs = offsetof(struct user_regs_event, regs) +
+			      (e->user_regs.reg_count < USER_REGS_COUNT ? e->user_regs.reg_count : USER_REGS_COUNT) *
+				      sizeof(e->user_regs.regs[0]);
+
+		memcpy(rec->tail + len, &e->user_regs, regs);
+		len += regs;
 		memcpy(rec->tail + len, e->data, stack);
 		len += stack;
 		rec->stack_bytes += stack;
