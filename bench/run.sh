@@ -625,7 +625,8 @@ if want F; then
 		"$f_eu_count"
 	out '   flags -f -i (llvm-symbolizer: --functions --inlines); stackrec first = symbol cache and decompressed debug\n'
 	out '   files emptied before each run (the first run on a machine), cold = the symbol cache alone emptied. Innermost\n'
-	out '   frame of each answer: %% named, %% with file:line, %% agreeing with llvm-symbolizer where it names one\n'
+	out '   frame of each answer: %% named, %% with file:line (lines; in fn: among the addresses inside a function\n'
+	out '   symbol, not padding between functions), %% agreeing with llvm-symbolizer where it names one\n'
 	out '   (=llvm), and besides: an ELF alias at the same address (alias) or the symbol of a part or clone of the\n'
 	out '   same function (clone: main.cold, f.isra.0, runtime.f.abi0); =eu: the same with eu-addr2line (exact names\n'
 	out '   only, on its addresses)\n\n'
@@ -633,8 +634,8 @@ if want F; then
 		eval "f_b=\$f_path_$t"
 		out '  %s: %s\n' "$t" "$f_b"
 	done
-	out '\n  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' target list tool addresses/s "(cpu)" "peak RSS" \
-		named lines =llvm alias clone =eu
+	out '\n  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %7s %6s %6s %7s\n' target list tool addresses/s "(cpu)" "peak RSS" \
+		named lines "in fn" =llvm alias clone =eu
 	# The tools of one list are timed round by round (f_tool adds one, f_time_tools runs them: in each of $reps
 	# rounds every tool once, in order), as A interleaves its profilers: a burst of other work on a shared
 	# machine then slows every tool of a round alike, not the $reps runs of one tool. f_tool LABEL SETUP ANSWERS --
@@ -694,8 +695,8 @@ if want F; then
 			wall=$(awk '{ print $1 }' "$work/f/times.$i" | median)
 			cpu=$(awk '{ print $2 + $3 }' "$work/f/times.$i" | median)
 			rss=$(awk '{ if ($4 > m) m = $4 } END { printf "%.0f MiB", m / 1024 }' "$work/f/times.$i")
-			# shellcheck disable=SC2086 # cols: six words
-			out '  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %6s %6s %7s\n' "$t" "$(basename "$list" | sed 's/.*\.//')" \
+			# shellcheck disable=SC2086 # cols: seven words
+			out '  %-6s %-9s %-20s %11s %11s %9s %7s %7s %7s %7s %6s %6s %7s\n' "$t" "$(basename "$list" | sed 's/.*\.//')" \
 				"$label" "$(awk -v n="$n" -v t="$wall" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" \
 				"$(awk -v n="$n" -v t="$cpu" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')" "$rss" $cols
 		done

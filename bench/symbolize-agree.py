@@ -5,10 +5,12 @@
 #   *_OUT     each tool's answers to the distinct addresses of LIST, asked with -a -f -i (llvm-symbolizer:
 #             --output-style=GNU -a --functions --inlines --no-demangle); '-' for a tool that did not run
 #   DETAILS   where to append the addresses on which TOOL disagrees (optional)
-# Prints one line: named% lines% agree-llvm% alias-llvm% clone-llvm% agree-eu% ('-' where there is no reference).
+# Prints one line: named% lines% lines-in-functions% agree-llvm% alias-llvm% clone-llvm% agree-eu% ('-' where there is no reference).
 #
 # Only the innermost frame of each answer is compared (the function the address is in, inlined or not, and its
-# file:line). named: a function name other than '??'; lines: a file and a line number other than 0 or '?'.
+# file:line). named: a function name other than '??'; lines: a file and a line number other than 0 or '?';
+# lines-in-functions: lines among the addresses inside a function symbol (FUNC or IFUNC, from its value to its
+# value + size, of BINARY or its debug file): the addresses a profile can hold, not the padding between functions.
 # agree-X: among the addresses X names, the share where TOOL prints the same name; alias-X: the share where the
 # two names differ but are ELF symbols at one address (of BINARY or its debug file: __memcpy_avx_unaligned_erms
 # and memcpy, __GI___libc_malloc and __libc_malloc), counted apart from agreement; clone-X: the share where
@@ -16,6 +18,7 @@
 # (main and main.cold, f and f.isra.0 or f.lto_priv.0, Go's runtime.f and runtime.f.abi0: llvm-symbolizer
 # prints the ELF symbol of the code, addr2line and stackrec the DWARF name of the function). agree-eu counts
 # exact names only.
+import bisect
 import collections
 import os
 import re
@@ -80,6 +83,34 @@ def symbol_addresses(paths):
     return syms
 
 
+def function_ranges(paths):
+    """The union of the address ranges of the function symbols (FUNC, IFUNC, with a size) of these files, as
+    sorted, disjoint (start, end) pairs: where a sampled pc or a return address can be. Padding between
+    functions is in none."""
+    ranges = []
+    for path in paths:
+        out = subprocess.run(["readelf", "-sW", path], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND":
+                start, size = int(f[1], 16), int(f[2], 0)
+                if size:
+                    ranges.append((start, start + size))
+    ranges.sort()
+    merged = []
+    for start, end in ranges:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def in_ranges(ranges, starts, a):
+    i = bisect.bisect_right(starts, a) - 1
+    return i >= 0 and a < ranges[i][1]
+
+
 def main():
     binary, listfile, llvm_out, eu_out, tool_out = sys.argv[1:6]
     details = sys.argv[6] if len(sys.argv) > 6 else None
@@ -89,7 +120,12 @@ def main():
     total = sum(weights.values())
     named = sum(w for a, w in weights.items() if tool.get(a, ("??",))[0] != "??")
     lines = sum(w for a, w in weights.items() if a in tool and tool[a][1] != "??" and tool[a][2] not in ("0", "?"))
-    cols = ["%.2f" % (100.0 * named / total), "%.2f" % (100.0 * lines / total)]
+    ranges = function_ranges([p for p in (binary, debug_file(binary)) if p])
+    starts = [r[0] for r in ranges]
+    inside = {a: w for a, w in weights.items() if in_ranges(ranges, starts, a)}
+    lines_in = sum(w for a, w in inside.items() if a in tool and tool[a][1] != "??" and tool[a][2] not in ("0", "?"))
+    cols = ["%.2f" % (100.0 * named / total), "%.2f" % (100.0 * lines / total),
+            "%.2f" % (100.0 * lines_in / sum(inside.values())) if inside else "-"]
     out = open(details, "a") if details else None
     for name, path, ref in (("llvm-symbolizer", llvm_out, llvm), ("eu-addr2line", eu_out, eu)):
         exact_only = name == "eu-addr2line"
