@@ -43,6 +43,12 @@ static void buf_add(struct buf *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
+/* The bytes add_escaped changes: ';', the control characters (but NUL, which ends the name) and DEL. */
+#define ESCAPED                                                                                          \
+	";\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a" \
+	"\x1b\x1c\x1d\x1e\x1f\x7f"
+#define ESCAPED_IN_COMM ESCAPED " "
+
 /* Appends name escaped (see the top of this file); is_comm also turns spaces into '_'. */
 static void add_escaped(struct buf *b, const char *name, bool is_comm)
 {
@@ -51,7 +57,10 @@ static void add_escaped(struct buf *b, const char *name, bool is_comm)
 	if (!*name)
 		name = "[unknown]";
 	buf_add(b, name, strlen(name));
-	for (size_t i = start; i < b->len; i++) {
+	/* strcspn skips the ordinary bytes many at a time: a JIT frame's name is a few hundred of them, and this
+	 * loop, a byte at a time, was 7% of a warm conversion of a node recording */
+	for (size_t i = start + strcspn(b->s + start, is_comm ? ESCAPED_IN_COMM : ESCAPED); i < b->len;
+	     i += 1 + strcspn(b->s + i + 1, is_comm ? ESCAPED_IN_COMM : ESCAPED)) {
 		unsigned char c = (unsigned char)b->s[i];
 
 		if (c == ';')
