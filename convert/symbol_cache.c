@@ -33,10 +33,22 @@ struct symbol_cache_pool {
 	uint32_t *slots;  /* offset + 1, 0 for an empty slot */
 	uint32_t *hashes; /* each slot's string's hash: compared before the string, and kept for the rehash */
 	size_t slot_count, used;
-	struct pointer_table stable; /* strings added by symbol_cache_add_stable, numbering stable_offsets */
-	uint32_t *stable_offsets;    /* their offsets */
-	size_t stable_capacity;
 };
+
+/*
+ * A frame of symbol_cache_add_stable as it was given: its strings by pointer (the module's, which stay put),
+ * and its index among the pending answers' distinct frames. Found again by these bytes, a frame costs one hash
+ * of them rather than a lookup per string (by pointer, then the frame by content): a C++ program's 20,000
+ * addresses had 84,203 frames, of 1,539 distinct ones, and those lookups were a fifth of a cold
+ * `stackrec symbolize`.
+ */
+struct symbol_cache_stable_frame {
+	const char *function, *system_name, *file;
+	uint32_t line, column, discriminator, start_line, flags; /* the key ends here (STABLE_KEY_SIZE) */
+	uint32_t index;
+};
+
+#define STABLE_KEY_SIZE offsetof(struct symbol_cache_stable_frame, index)
 
 static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
 static uint64_t hash_bytes(const char *s, size_t len);
@@ -380,33 +392,13 @@ static const struct symbol_cache_address *pending_find(const struct symbol_cache
 	return NULL;
 }
 
-/* The offset of stable string s in the pool (symbol_cache_add_stable): found by its pointer after the first
- * time. */
-static uint32_t pool_add_stable(struct symbol_cache_pool *p, const char *s)
+/* Frame f as an entry holds it, its strings added to pool. */
+static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f)
 {
-	bool added;
-	size_t n;
-
-	if (!s)
-		return SYMBOL_CACHE_NONE;
-	n = pointer_table_add(&p->stable, s, &added);
-	if (added) {
-		GROW(p->stable_offsets, p->stable_capacity, n + 1);
-		p->stable_offsets[n] = pool_add(p, s);
-	}
-	return p->stable_offsets[n];
-}
-
-/* Frame f as an entry holds it, its strings added to pool (stable: by pointer, pool_add_stable). */
-static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f,
-					      bool stable)
-{
-	uint32_t (*add)(struct symbol_cache_pool *, const char *) = stable ? pool_add_stable : pool_add;
-
 	return (struct symbol_cache_frame){
-		.function = add(pool, f->function),
-		.system_name = add(pool, f->system_name),
-		.file = add(pool, f->file),
+		.function = pool_add(pool, f->function),
+		.system_name = pool_add(pool, f->system_name),
+		.file = pool_add(pool, f->file),
 		.line = f->line,
 		.column = f->column,
 		.discriminator = f->discriminator,
@@ -491,6 +483,33 @@ static uint32_t frame_index(struct symbol_cache *c, const struct symbol_cache_fr
 	return (uint32_t)c->frame_count++;
 }
 
+/* The index of stable frame f among the pending answers' distinct frames (symbol_cache_stable_frame): found
+ * by its pointers and values, else stored (its strings pooled by content) and remembered so. */
+static uint32_t stable_frame_index(struct symbol_cache *c, const struct profile_frame *f)
+{
+	struct symbol_cache_runs *t = &c->stable_table;
+	struct symbol_cache_stable_frame key = { .function = f->function, .system_name = f->system_name,
+						 .file = f->file, .line = f->line, .column = f->column,
+						 .discriminator = f->discriminator, .start_line = f->start_line,
+						 .flags = f->inlined ? 1 : 0 };
+	uint32_t hash = (uint32_t)hash_bytes((const char *)&key, STABLE_KEY_SIZE);
+	struct symbol_cache_frame stored;
+	size_t j;
+
+	table_reserve(t);
+	for (j = hash & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1))
+		if (t->hashes[j] == hash && !memcmp(&c->stable_frames[t->slots[j] - 1], &key, STABLE_KEY_SIZE))
+			return c->stable_frames[t->slots[j] - 1].index;
+	stored = stored_frame(c->pool, f);
+	key.index = frame_index(c, &stored); /* may grow tables, not t */
+	GROW(c->stable_frames, c->stable_frame_capacity, c->stable_frame_count + 1);
+	c->stable_frames[c->stable_frame_count] = key;
+	t->slots[j] = (uint32_t)++c->stable_frame_count;
+	t->hashes[j] = hash;
+	t->count++;
+	return key.index;
+}
+
 /*
  * Adds a wanted answer, its frames stored as the entry stores them and their strings in the pool: keeping
  * each answer's allocated frames until the entry was written, then hashing every string again, nearly tripled
@@ -521,8 +540,13 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 		.address = address, .first_frame = (uint32_t)c->pending_frame_count, .frame_count = count };
 	GROW(c->pending_frames, c->pending_frame_capacity, c->pending_frame_count + count);
 	for (uint32_t k = 0; k < count; k++) {
-		struct symbol_cache_frame f = stored_frame(c->pool, &frames[k], stable);
+		struct symbol_cache_frame f;
 
+		if (stable) {
+			c->pending_frames[c->pending_frame_count + k] = stable_frame_index(c, &frames[k]);
+			continue;
+		}
+		f = stored_frame(c->pool, &frames[k]);
 		c->pending_frames[c->pending_frame_count + k] = frame_index(c, &f);
 	}
 	if (count) { /* stored once: an answer asked before for another address shares its run */
@@ -711,7 +735,7 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
 	for (uint32_t i = 0; i < count; i++)
-		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i], false);
+		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i]);
 	share_last_run(b);
 }
 
@@ -757,10 +781,10 @@ static void drop_pending_lookups(struct symbol_cache *c)
 	free(c->pool->hashes);
 	c->pool->slots = c->pool->hashes = NULL;
 	c->pool->slot_count = 0;
-	pointer_table_release(&c->pool->stable);
-	free(c->pool->stable_offsets);
-	c->pool->stable_offsets = NULL;
-	c->pool->stable_capacity = 0;
+	run_table_release(&c->stable_table);
+	free(c->stable_frames);
+	c->stable_frames = NULL;
+	c->stable_frame_count = c->stable_frame_capacity = 0;
 }
 
 /* Frees what build_entry left in b. */
@@ -876,17 +900,25 @@ struct file_writer {
 	char buffer[1 << 16];
 };
 
+/* Writes out what the buffer holds, its CRC taken now: over the whole buffer, not piece by piece as it was
+ * filled, as zlib's crc32 goes a byte at a time through pieces shorter than 47 bytes (an address is 16, a frame
+ * 32), and so took half of writing a C++ program's entry. */
+static void writer_flush(struct file_writer *w)
+{
+	w->crc = crc_more(w->crc, w->buffer, w->used);
+	w->ok = w->ok && write_all(w->fd, w->buffer, w->used);
+	w->used = 0;
+}
+
 static void writer_put(struct file_writer *w, const void *p, size_t n)
 {
 	if (!n)
 		return;
-	w->crc = crc_more(w->crc, p, n);
 	w->size += n;
-	if (w->used + n > sizeof(w->buffer)) {
-		w->ok = w->ok && write_all(w->fd, w->buffer, w->used);
-		w->used = 0;
-	}
+	if (w->used + n > sizeof(w->buffer))
+		writer_flush(w);
 	if (n > sizeof(w->buffer)) {
+		w->crc = crc_more(w->crc, p, n);
 		w->ok = w->ok && write_all(w->fd, p, n);
 		return;
 	}
@@ -942,7 +974,8 @@ static bool write_fresh_entry(struct symbol_cache *c, int fd, bool has_symtab, c
 		next += a->frame_count;
 	}
 	writer_put(w, b.pool.bytes, b.pool.size);
-	ok = w->ok && write_all(fd, w->buffer, w->used);
+	writer_flush(w);
+	ok = w->ok;
 	h.addresses_offset = sizeof(h);
 	h.address_count = c->pending_count;
 	h.frames_offset = h.addresses_offset + c->pending_count * sizeof(struct symbol_cache_address);
@@ -1007,8 +1040,6 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 		free(c->pool->bytes);
 		free(c->pool->slots);
 		free(c->pool->hashes);
-		pointer_table_release(&c->pool->stable);
-		free(c->pool->stable_offsets);
 		free(c->pool);
 	}
 	free(c->pending_frames);
@@ -1017,6 +1048,8 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 	free(c->pending_slots);
 	run_table_release(&c->runs);
 	run_table_release(&c->frame_table);
+	run_table_release(&c->stable_table);
+	free(c->stable_frames);
 	free(c->bucket_first);
 	if (c->map)
 		munmap(c->map, c->map_size);
