@@ -194,7 +194,8 @@ FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recor
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
 	convert/debuginfod_client.c convert/archive.c formats/recording_reader.c formats/recording_writer.c \
 	convert/input_file.c convert/zstd_sections.c convert/debug_copies.c convert/cu_index.c convert/demangle.c convert/profile.c \
-	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
+	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c \
+	convert/die_attributes.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \
