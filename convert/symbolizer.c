@@ -506,7 +506,10 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	}
 	if (nchain <= 0)
 		goto out;
-	out = xcalloc((size_t)nchain, sizeof(*out));
+	/* malloc and memset, not calloc: glibc's calloc takes no block from the thread cache, where the answer
+	 * freed before this one went, and on a cold `stackrec symbolize` on C++ cost four times as much. */
+	out = xmalloc((size_t)nchain * sizeof(*out));
+	memset(out, 0, (size_t)nchain * sizeof(*out));
 	for (int i = 0; i < nchain; i++) {
 		struct profile_frame *f;
 		size_t entry;
