@@ -396,16 +396,35 @@ static void put_address(struct text_buffer *b, uint64_t addr, int digits)
 	put_bytes(b, buf, (size_t)n + 2);
 }
 
-/* n in decimal at p, without printf (printf was most of a warm run's time); returns the end. */
+/*
+ * n in decimal at p, without printf (printf was most of a warm run's time); returns the end. Its digits are
+ * counted first and written in place, two at a time: a digit at a time into a buffer then copied was a tenth
+ * of a cold run on a C++ program's skewed list (two numbers a frame, each a memcpy call).
+ */
 static char *format_uint(char *p, uint32_t n)
 {
-	char buf[10], *q = buf + sizeof(buf);
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				    "8081828384858687888990919293949596979899";
+	int digits = 1;
+	char *end;
 
-	do
-		*--q = (char)('0' + n % 10);
-	while (n /= 10);
-	memcpy(p, q, (size_t)(buf + sizeof(buf) - q));
-	return p + (buf + sizeof(buf) - q);
+	for (uint32_t limit = 10; digits < 10 && n >= limit; limit *= 10)
+		digits++;
+	end = p + digits;
+	p = end;
+	while (n >= 100) {
+		p -= 2;
+		memcpy(p, &pairs[2 * (n % 100)], 2);
+		n /= 100;
+	}
+	if (n >= 10) {
+		p -= 2;
+		memcpy(p, &pairs[2 * n], 2);
+	} else {
+		*--p = (char)('0' + n);
+	}
+	return end;
 }
 
 #define LITERAL(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1) /* a string literal at p: its end */
