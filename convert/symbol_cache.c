@@ -33,14 +33,20 @@ struct symbol_cache_pool {
 	uint32_t *slots;  /* offset + 1, 0 for an empty slot */
 	uint32_t *hashes; /* each slot's string's hash: compared before the string, and kept for the rehash */
 	size_t slot_count, used;
+	struct pointer_table stable; /* strings added by symbol_cache_add_stable, numbering stable_offsets */
+	uint32_t *stable_offsets;    /* their offsets */
+	size_t stable_capacity;
 };
 
 /*
- * A frame of symbol_cache_add_stable as it was given: its strings by pointer (the module's, which stay put),
- * and its index among the pending answers' distinct frames. Found again by these bytes, a frame costs one hash
- * of them rather than a lookup per string (by pointer, then the frame by content): a C++ program's 20,000
- * addresses had 84,203 frames, of 1,539 distinct ones, and those lookups were a fifth of a cold
- * `stackrec symbolize`.
+ * A frame of symbol_cache_add_stable as it was given, its strings by pointer (the module's, which stay put),
+ * and its index among the pending answers' distinct frames + 1 (0: an empty slot). The frames given last are
+ * kept in RECENT_FRAMES slots, each frame in the one its hash chooses: found there, a frame costs one hash of
+ * these bytes, rather than a lookup per string (pool_add_stable) and one of the frame by content (frame_index).
+ * The callers of a C++ program's inlined code are on the chain of most of its addresses: its 20,000 addresses
+ * had 84,203 frames, of 1,539 distinct ones, and those lookups were a fifth of a cold `stackrec symbolize`. A
+ * slot per frame, not a table of every frame seen: in C, whose frames repeat less, a table of every frame took
+ * 1.3 MB more on libc, for no time saved.
  */
 struct symbol_cache_stable_frame {
 	const char *function, *system_name, *file;
@@ -49,6 +55,7 @@ struct symbol_cache_stable_frame {
 };
 
 #define STABLE_KEY_SIZE offsetof(struct symbol_cache_stable_frame, index)
+#define RECENT_FRAMES 1024 /* 48 KiB: on that C++ program, 2,048 saved 2% more of its instructions, 512 cost 3% */
 
 static uint32_t pool_add(struct symbol_cache_pool *p, const char *s);
 static uint64_t hash_bytes(const char *s, size_t len);
@@ -392,13 +399,33 @@ static const struct symbol_cache_address *pending_find(const struct symbol_cache
 	return NULL;
 }
 
-/* Frame f as an entry holds it, its strings added to pool. */
-static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f)
+/* The offset of stable string s in the pool (symbol_cache_add_stable): found by its pointer after the first
+ * time. */
+static uint32_t pool_add_stable(struct symbol_cache_pool *p, const char *s)
 {
+	bool added;
+	size_t n;
+
+	if (!s)
+		return SYMBOL_CACHE_NONE;
+	n = pointer_table_add(&p->stable, s, &added);
+	if (added) {
+		GROW(p->stable_offsets, p->stable_capacity, n + 1);
+		p->stable_offsets[n] = pool_add(p, s);
+	}
+	return p->stable_offsets[n];
+}
+
+/* Frame f as an entry holds it, its strings added to pool (stable: by pointer, pool_add_stable). */
+static struct symbol_cache_frame stored_frame(struct symbol_cache_pool *pool, const struct profile_frame *f,
+					      bool stable)
+{
+	uint32_t (*add)(struct symbol_cache_pool *, const char *) = stable ? pool_add_stable : pool_add;
+
 	return (struct symbol_cache_frame){
-		.function = pool_add(pool, f->function),
-		.system_name = pool_add(pool, f->system_name),
-		.file = pool_add(pool, f->file),
+		.function = add(pool, f->function),
+		.system_name = add(pool, f->system_name),
+		.file = add(pool, f->file),
 		.line = f->line,
 		.column = f->column,
 		.discriminator = f->discriminator,
@@ -483,31 +510,26 @@ static uint32_t frame_index(struct symbol_cache *c, const struct symbol_cache_fr
 	return (uint32_t)c->frame_count++;
 }
 
-/* The index of stable frame f among the pending answers' distinct frames (symbol_cache_stable_frame): found
- * by its pointers and values, else stored (its strings pooled by content) and remembered so. */
+/* The index of stable frame f among the pending answers' distinct frames: from its slot among the recent
+ * frames (symbol_cache_stable_frame), else stored (its strings pooled by pointer) and put in that slot. */
 static uint32_t stable_frame_index(struct symbol_cache *c, const struct profile_frame *f)
 {
-	struct symbol_cache_runs *t = &c->stable_table;
 	struct symbol_cache_stable_frame key = { .function = f->function, .system_name = f->system_name,
 						 .file = f->file, .line = f->line, .column = f->column,
 						 .discriminator = f->discriminator, .start_line = f->start_line,
 						 .flags = f->inlined ? 1 : 0 };
-	uint32_t hash = (uint32_t)hash_bytes((const char *)&key, STABLE_KEY_SIZE);
+	struct symbol_cache_stable_frame *slot;
 	struct symbol_cache_frame stored;
-	size_t j;
 
-	table_reserve(t);
-	for (j = hash & (t->slot_count - 1); t->slots[j]; j = (j + 1) & (t->slot_count - 1))
-		if (t->hashes[j] == hash && !memcmp(&c->stable_frames[t->slots[j] - 1], &key, STABLE_KEY_SIZE))
-			return c->stable_frames[t->slots[j] - 1].index;
-	stored = stored_frame(c->pool, f);
-	key.index = frame_index(c, &stored); /* may grow tables, not t */
-	GROW(c->stable_frames, c->stable_frame_capacity, c->stable_frame_count + 1);
-	c->stable_frames[c->stable_frame_count] = key;
-	t->slots[j] = (uint32_t)++c->stable_frame_count;
-	t->hashes[j] = hash;
-	t->count++;
-	return key.index;
+	if (!c->recent_frames)
+		c->recent_frames = xcalloc(RECENT_FRAMES, sizeof(*c->recent_frames));
+	slot = &c->recent_frames[hash_bytes((const char *)&key, STABLE_KEY_SIZE) & (RECENT_FRAMES - 1)];
+	if (slot->index && !memcmp(slot, &key, STABLE_KEY_SIZE))
+		return slot->index - 1;
+	stored = stored_frame(c->pool, f, true);
+	key.index = frame_index(c, &stored) + 1;
+	*slot = key;
+	return key.index - 1;
 }
 
 /*
@@ -546,7 +568,7 @@ static void insert(struct symbol_cache *c, uint64_t address, const struct profil
 			c->pending_frames[c->pending_frame_count + k] = stable_frame_index(c, &frames[k]);
 			continue;
 		}
-		f = stored_frame(c->pool, &frames[k]);
+		f = stored_frame(c->pool, &frames[k], false);
 		c->pending_frames[c->pending_frame_count + k] = frame_index(c, &f);
 	}
 	if (count) { /* stored once: an answer asked before for another address shares its run */
@@ -735,7 +757,7 @@ static void add_answer(struct builder *b, uint64_t address, const struct profile
 		.address = address, .first_frame = (uint32_t)b->frame_count, .frame_count = count };
 	GROW(b->frames, b->frame_capacity, b->frame_count + count);
 	for (uint32_t i = 0; i < count; i++)
-		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i]);
+		b->frames[b->frame_count++] = stored_frame(&b->pool, &frames[i], false);
 	share_last_run(b);
 }
 
@@ -781,10 +803,12 @@ static void drop_pending_lookups(struct symbol_cache *c)
 	free(c->pool->hashes);
 	c->pool->slots = c->pool->hashes = NULL;
 	c->pool->slot_count = 0;
-	run_table_release(&c->stable_table);
-	free(c->stable_frames);
-	c->stable_frames = NULL;
-	c->stable_frame_count = c->stable_frame_capacity = 0;
+	pointer_table_release(&c->pool->stable);
+	free(c->pool->stable_offsets);
+	c->pool->stable_offsets = NULL;
+	c->pool->stable_capacity = 0;
+	free(c->recent_frames);
+	c->recent_frames = NULL;
 }
 
 /* Frees what build_entry left in b. */
@@ -1040,6 +1064,8 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 		free(c->pool->bytes);
 		free(c->pool->slots);
 		free(c->pool->hashes);
+		pointer_table_release(&c->pool->stable);
+		free(c->pool->stable_offsets);
 		free(c->pool);
 	}
 	free(c->pending_frames);
@@ -1048,8 +1074,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 	free(c->pending_slots);
 	run_table_release(&c->runs);
 	run_table_release(&c->frame_table);
-	run_table_release(&c->stable_table);
-	free(c->stable_frames);
+	free(c->recent_frames);
 	free(c->bucket_first);
 	if (c->map)
 		munmap(c->map, c->map_size);
