@@ -443,13 +443,6 @@ static const struct symbolizer_die_name *call_site(struct symbolizer_module *st,
 	return e;
 }
 
-static bool is_function_scope(Dwarf_Die *die)
-{
-	int tag = dwarf_tag(die);
-
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
-}
-
 /* The source position of addr from the line table of its CU. */
 static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_Addr dwarf_addr,
 		    struct profile_frame *f)
@@ -513,16 +506,17 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	for (int i = 0; i < nchain; i++) {
 		struct profile_frame *f;
 		size_t entry;
+		int tag = dwarf_tag(&chain[i]);
 
-		if (!is_function_scope(&chain[i]))
-			continue;
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point)
+			continue; /* not a function's scope */
 		f = &out[count];
 		entry = die_entry(st, &chain[i]);
 		if (!frame_from_die(st, f, entry, options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
 			f->function = frame_string(st, "??");
 			f->system_name = frame_string(st, "??");
-		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(st, cudie)) {
+		} else if (tag == DW_TAG_subprogram && mangling_language(st, cudie)) {
 			name_from_symbol(st, &chain[i], entry, dbias, options, f);
 		}
 		if (prev < 0) {
@@ -536,7 +530,7 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 			f->file = frame_string(st, call->call_file);
 		}
 		count++;
-		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+		if (tag != DW_TAG_inlined_subroutine)
 			break; /* the physical function: the chain ends here */
 		prev = i;
 		prev_entry = entry;
