@@ -480,7 +480,9 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 		return 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
 		count++;
-	*chain = xmalloc((size_t)count * sizeof(**chain));
+	/* One array for every chain, not one allocated and freed per address. */
+	GROW(index->chain, index->chain_capacity, (size_t)count);
+	*chain = index->chain;
 	count = 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
 		(*chain)[count++] = u->nodes[n].die;
@@ -507,5 +509,6 @@ void scope_index_release(struct scope_index *index)
 	free(index->units);
 	pointer_table_release(&index->abbrevs);
 	free(index->may_have_ranges);
+	free(index->chain);
 	memset(index, 0, sizeof(*index));
 }

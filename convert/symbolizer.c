@@ -472,7 +472,7 @@ static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_
 static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, const struct symbolizer_options *options,
 			     struct profile_frame **frames, Dwarf_Die *cu_out, Dwarf_Addr *cu_bias, bool *have_cu)
 {
-	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL;
+	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL, *libdw_chain = NULL;
 	struct profile_frame *out = NULL;
 	uint32_t count = 0;
 	Dwarf_Addr dbias;
@@ -495,7 +495,8 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
 		if (nscopes <= 0)
 			goto out;
-		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+		nchain = dwarf_getscopes_die(&scopes[0], &libdw_chain);
+		chain = libdw_chain; /* ours to free, unlike the index's */
 	}
 	if (nchain <= 0)
 		goto out;
@@ -539,7 +540,7 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		out[j].inlined = true;
 out:
 	free(scopes);
-	free(chain);
+	free(libdw_chain);
 	if (!count) {
 		free(out);
 		return 0;
