@@ -176,7 +176,7 @@ $(OUT)/fuzz/fuzz-symbol-cache: tests/fuzz/fuzz-symbol-cache.c $(FUZZ_SYMBOL_CACH
 		convert/profile.h util.h cache_dir.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SYMBOL_CACHE_SRCS) -lz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SYMBOL_CACHE_SRCS) -ldeflate -lz
 
 $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
 	$(call msg,CC,$@)

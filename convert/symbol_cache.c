@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "../cache_dir.h"
@@ -126,26 +127,22 @@ static void run_table_release(struct symbol_cache_runs *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* crc continued over the n bytes at p (zlib takes uInt lengths). */
+/*
+ * crc (zlib's CRC-32, the format's) continued over the n bytes at p. libdeflate computes the same CRC-32 as zlib's
+ * crc32 (the gzip polynomial), with the CPU's carry-less multiply where there is one: zlib's took 2.7M
+ * instructions for a C++ program's 700 KB entry, a fiftieth of a cold run, and as much again for each warm run's
+ * check of the entry. zlib still combines two CRCs (crc32_combine).
+ */
 static uLong crc_more(uLong crc, const void *p, size_t n)
 {
-	const unsigned char *bytes = p;
-
-	while (n) {
-		uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-
-		crc = crc32(crc, bytes, chunk);
-		bytes += chunk;
-		n -= chunk;
-	}
-	return crc;
+	return libdeflate_crc32((uint32_t)crc, p, n);
 }
 
 static uint32_t entry_crc(const void *data, size_t size)
 {
 	size_t skip = offsetof(struct symbol_cache_header, flags);
 
-	return (uint32_t)crc_more(crc32(0, Z_NULL, 0), (const unsigned char *)data + skip, size - skip);
+	return (uint32_t)crc_more(0, (const unsigned char *)data + skip, size - skip);
 }
 
 /*
@@ -895,7 +892,7 @@ static void build_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 	h.strings_offset = h.frames_offset + b.frame_count * sizeof(*b.frames);
 	h.strings_size = b.pool.size;
 	h.file_size = h.strings_offset + h.strings_size;
-	crc = crc_more(crc32(0, Z_NULL, 0), (const char *)&h + skip, sizeof(h) - skip);
+	crc = crc_more(0, (const char *)&h + skip, sizeof(h) - skip);
 	crc = crc_more(crc, b.addresses, b.address_count * sizeof(*b.addresses));
 	crc = crc_more(crc, b.frames, b.frame_count * sizeof(*b.frames));
 	h.crc = (uint32_t)crc_more(crc, b.pool.bytes, b.pool.size);
@@ -935,8 +932,8 @@ struct file_writer {
 };
 
 /* Writes out what the buffer holds, its CRC taken now: over the whole buffer, not piece by piece as it was
- * filled, as zlib's crc32 goes a byte at a time through pieces shorter than 47 bytes (an address is 16, a frame
- * 32), and so took half of writing a C++ program's entry. */
+ * filled (an address is 16 bytes, a frame 32), which zlib's crc32 went through a byte at a time, half of writing
+ * a C++ program's entry. */
 static void writer_flush(struct file_writer *w)
 {
 	w->crc = crc_more(w->crc, w->buffer, w->used);
@@ -980,7 +977,7 @@ static bool write_fresh_entry(struct symbol_cache *c, int fd, bool has_symtab, c
 	builder_start(&b, &h, c, has_symtab, debug_reason);
 	w->fd = fd;
 	w->ok = lseek(fd, sizeof(h), SEEK_SET) == (off_t)sizeof(h);
-	w->crc = crc32(0, Z_NULL, 0);
+	w->crc = 0;
 	for (size_t i = 0; i < c->pending_count; i++) {
 		struct symbol_cache_address a = c->pending[i];
 		uint32_t *known = &b.run_of_pending[a.first_frame];
@@ -1017,7 +1014,7 @@ static bool write_fresh_entry(struct symbol_cache *c, int fd, bool has_symtab, c
 	h.strings_offset = h.frames_offset + (uint64_t)frames * sizeof(struct symbol_cache_frame);
 	h.strings_size = b.pool.size;
 	h.file_size = h.strings_offset + h.strings_size;
-	crc = crc_more(crc32(0, Z_NULL, 0), (const char *)&h + skip, sizeof(h) - skip);
+	crc = crc_more(0, (const char *)&h + skip, sizeof(h) - skip);
 	h.crc = (uint32_t)crc32_combine(crc, w->crc, (z_off_t)w->size);
 	ok = ok && w->size + sizeof(h) == h.file_size && pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h);
 	free(w);
