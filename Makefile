@@ -176,7 +176,7 @@ $(OUT)/fuzz/fuzz-symbol-cache: tests/fuzz/fuzz-symbol-cache.c $(FUZZ_SYMBOL_CACH
 		convert/profile.h util.h cache_dir.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SYMBOL_CACHE_SRCS) -lz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SYMBOL_CACHE_SRCS) -ldeflate -lz
 
 $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
 	$(call msg,CC,$@)
@@ -194,7 +194,8 @@ FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recor
 FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c convert/debug_file.c \
 	convert/debuginfod_client.c convert/archive.c formats/recording_reader.c formats/recording_writer.c \
 	convert/input_file.c convert/zstd_sections.c convert/debug_copies.c convert/cu_index.c convert/demangle.c convert/profile.c \
-	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c
+	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c \
+	convert/die_attributes.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \

@@ -122,7 +122,7 @@ static size_t pointer_slot(const struct pointer_table *t, const void *key)
 	return i;
 }
 
-size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added)
+size_t pointer_table_insert(struct pointer_table *t, const void *key, bool *added)
 {
 	size_t i;
 

@@ -139,8 +139,24 @@ struct pointer_table {
 	size_t capacity, count;
 };
 
-/* key's number; when key is new it is added with the next number (the count before) and *added is set. */
-size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added);
+/* pointer_table_add for a key not in t. */
+size_t pointer_table_insert(struct pointer_table *t, const void *key, bool *added);
+
+/* key's number; when key is new it is added with the next number (the count before) and *added is set. Inline
+ * for a key already there, the common case (the symbolizer asks for each DIE of each chain: a call each was a
+ * twentieth of a cold `stackrec symbolize` on C++). */
+static inline size_t pointer_table_add(struct pointer_table *t, const void *key, bool *added)
+{
+	size_t mask = t->capacity - 1;
+
+	*added = false;
+	if (t->capacity) {
+		for (size_t i = address_hash((uintptr_t)key) & mask; t->keys[i]; i = (i + 1) & mask)
+			if (t->keys[i] == key)
+				return t->numbers[i];
+	}
+	return pointer_table_insert(t, key, added);
+}
 void pointer_table_release(struct pointer_table *t);
 
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
@@ -151,7 +167,11 @@ void pointer_table_release(struct pointer_table *t);
 int thread_start_without_signals(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size);
-#define GROW(array, capacity, needed) \
-	grow_array((void **)&(array), &(capacity), (needed), sizeof(*(array)))
+/* The test inline: most calls find the room there (a cold `stackrec symbolize` made 100,000 calls for it). */
+#define GROW(array, capacity, needed)                                                          \
+	do {                                                                                   \
+		if ((size_t)(needed) > (capacity))                                             \
+			grow_array((void **)&(array), &(capacity), (needed), sizeof(*(array))); \
+	} while (0)
 
 #endif

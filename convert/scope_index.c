@@ -23,7 +23,8 @@ struct scope_node {
 	Dwarf_Die die;
 	uint32_t first_range, range_count; /* into scope_unit.ranges */
 	uint32_t parent, first_child, next_sibling;
-	uint32_t depth;	 /* 0 for the unit's children */
+	uint32_t sorted_first, sorted_count; /* its children's ranges by address in scope_unit.sorted (sort_children) */
+	uint16_t depth;	 /* 0 for the unit's children; at most MAX_DEPTH */
 	bool expanded;	 /* its children were walked (first_child is then final) */
 };
 
@@ -43,7 +44,12 @@ struct scope_unit {
 	uint32_t first_top;	    /* the first child of the unit DIE */
 	struct scope_range *top;    /* the top level's ranges sorted by address, when they do not overlap */
 	size_t top_count;
+	uint32_t *sorted;	    /* indexes into ranges: each sorted group of children (sort_children) */
+	size_t sorted_count, sorted_capacity;
 };
+
+/* Children of one scope, from how many ranges on, are searched by address rather than one after another. */
+#define SORTED_MIN_RANGES 4 /* on cxxwork: 8 took 1.2% more instructions, 2 1% fewer (libc: 0.2% more) */
 
 static bool may_have_scopes(int tag)
 {
@@ -134,7 +140,8 @@ static int keep(struct walk *w, Dwarf_Die *die)
 	u->nodes[u->node_count++] = (struct scope_node){ .die = *die, .first_range = (uint32_t)first,
 							 .range_count = (uint32_t)(u->range_count - first),
 							 .parent = w->parent, .first_child = NO_NODE,
-							 .next_sibling = NO_NODE, .depth = w->depth };
+							 .next_sibling = NO_NODE, .sorted_first = NO_NODE,
+							 .depth = (uint16_t)w->depth };
 	for (size_t i = first; i < u->range_count; i++)
 		u->ranges[i].node = node;
 	if (w->last_child != NO_NODE)
@@ -186,6 +193,58 @@ static int walk_die(struct scope_index *index, struct scope_unit *u, Dwarf_Die *
 	return walk_children(&w, &child);
 }
 
+struct range_by_address {
+	Dwarf_Addr low;
+	uint32_t range; /* its index in scope_unit.ranges: ranges are added in node order */
+};
+
+static int compare_by_address(const void *a, const void *b)
+{
+	const struct range_by_address *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return x->range < y->range ? -1 : x->range > y->range;
+}
+
+/*
+ * Node n's children, whose ranges are ranges[first, end) (a scope's children are walked, and added, one after
+ * another), sorted by address for a binary search (sorted_child_containing) when there are several and no two of
+ * those ranges overlap: then at most one child contains an address, the one the walk through all of them finds.
+ * Functions with many inlined calls have dozens of children, and going through all of them at every level of
+ * every address's chain was a tenth of a cold `stackrec symbolize` on C++. Where ranges overlap, which child
+ * comes first in the DWARF decides (innermost), and the children stay searched one after another.
+ */
+static void sort_children(struct scope_unit *u, uint32_t n, size_t first, size_t end)
+{
+	size_t count = end - first;
+	struct range_by_address *by_address;
+	Dwarf_Addr high = 0;
+
+	if (count < SORTED_MIN_RANGES || u->sorted_count + count > UINT32_MAX)
+		return;
+	by_address = xmalloc(count * sizeof(*by_address));
+	for (size_t i = 0; i < count; i++)
+		by_address[i] = (struct range_by_address){ .low = u->ranges[first + i].low, .range = (uint32_t)(first + i) };
+	sort_array(by_address, count, sizeof(*by_address), compare_by_address);
+	for (size_t i = 0; i < count; i++) {
+		const struct scope_range *r = &u->ranges[by_address[i].range];
+
+		if (i && r->low < high) {
+			free(by_address);
+			return; /* overlapping ranges, even of one child: searched in DWARF order */
+		}
+		if (r->high > high)
+			high = r->high;
+	}
+	GROW(u->sorted, u->sorted_capacity, u->sorted_count + count);
+	u->nodes[n].sorted_first = (uint32_t)u->sorted_count;
+	u->nodes[n].sorted_count = (uint32_t)count;
+	for (size_t i = 0; i < count; i++)
+		u->sorted[u->sorted_count++] = by_address[i].range;
+	free(by_address);
+}
+
 /*
  * Walks node n's children the first time the chain passes through it: of a unit's scopes, most are never
  * on the way to an address asked (a profile's addresses are a few per function), and walking them all was
@@ -195,6 +254,7 @@ static int walk_die(struct scope_index *index, struct scope_unit *u, Dwarf_Die *
 static int expand(struct scope_index *index, struct scope_unit *u, uint32_t n)
 {
 	Dwarf_Die die;
+	size_t first = u->range_count;
 
 	if (u->nodes[n].expanded)
 		return 0;
@@ -202,7 +262,10 @@ static int expand(struct scope_index *index, struct scope_unit *u, uint32_t n)
 	die = u->nodes[n].die;
 	if (!may_have_scopes(dwarf_tag(&die)) || !dwarf_haschildren(&die))
 		return 0;
-	return walk_die(index, u, &die, n, u->nodes[n].depth + 1);
+	if (walk_die(index, u, &die, n, u->nodes[n].depth + 1u) < 0)
+		return -1;
+	sort_children(u, n, first, u->range_count);
+	return 0;
 }
 
 static int compare_ranges(const void *a, const void *b)
@@ -323,6 +386,50 @@ static uint32_t top_containing(const struct scope_unit *u, Dwarf_Addr pc)
 	return i && pc < u->top[i - 1].high ? u->top[i - 1].node : NO_NODE;
 }
 
+/* The child of node n containing pc, by its children's sorted ranges (sort_children: they do not overlap). */
+static uint32_t sorted_child_containing(const struct scope_unit *u, uint32_t n, Dwarf_Addr pc)
+{
+	const uint32_t *sorted = u->sorted + u->nodes[n].sorted_first;
+	size_t lo = 0, hi = u->nodes[n].sorted_count;
+
+	while (lo < hi) { /* the last range starting at or before pc: lo - 1 */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->ranges[sorted[mid]].low <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < u->ranges[sorted[lo - 1]].high ? u->ranges[sorted[lo - 1]].node : NO_NODE;
+}
+
+static int innermost(struct scope_index *index, struct scope_unit *u, uint32_t n, Dwarf_Addr pc, uint32_t *best,
+		     unsigned *inlined);
+
+/*
+ * innermost() under the children of node n (expanded): through the one child containing pc when they are
+ * sorted, else through each of them.
+ */
+static int innermost_child(struct scope_index *index, struct scope_unit *u, uint32_t n, Dwarf_Addr pc,
+			   uint32_t *best, unsigned *inlined)
+{
+	uint32_t child, inner;
+	unsigned below;
+
+	if (u->nodes[n].sorted_first == NO_NODE)
+		return innermost(index, u, u->nodes[n].first_child, pc, best, inlined);
+	*best = NO_NODE;
+	*inlined = 0;
+	child = sorted_child_containing(u, n, pc);
+	if (child == NO_NODE)
+		return 0;
+	if (expand(index, u, child) < 0 || innermost_child(index, u, child, pc, &inner, &below) < 0)
+		return -1;
+	*best = inner != NO_NODE ? inner : child;
+	*inlined = below + (dwarf_tag((Dwarf_Die *)&u->nodes[child].die) == DW_TAG_inlined_subroutine);
+	return 0;
+}
+
 /*
  * The innermost node containing pc under n and its next siblings, with *inlined the number of inlined
  * subroutines on the way to it, in *best (NO_NODE when none); each node on the way has its children read
@@ -340,7 +447,7 @@ static int innermost(struct scope_index *index, struct scope_unit *u, uint32_t n
 		unsigned below;
 		uint32_t inner;
 
-		if (expand(index, u, n) < 0 || innermost(index, u, u->nodes[n].first_child, pc, &inner, &below) < 0)
+		if (expand(index, u, n) < 0 || innermost_child(index, u, n, pc, &inner, &below) < 0)
 			return -1;
 		below += dwarf_tag((Dwarf_Die *)&u->nodes[n].die) == DW_TAG_inlined_subroutine;
 		if (*best == NO_NODE || below > *inlined) {
@@ -362,8 +469,7 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 		return -1;
 	if (u->top) { /* the top level does not overlap: its one node at pc */
 		n = top_containing(u, pc);
-		if (n != NO_NODE && (expand(index, u, n) < 0 ||
-				      innermost(index, u, u->nodes[n].first_child, pc, &inner, &inlined) < 0))
+		if (n != NO_NODE && (expand(index, u, n) < 0 || innermost_child(index, u, n, pc, &inner, &inlined) < 0))
 			goto failed;
 		if (inner == NO_NODE)
 			inner = n;
@@ -374,7 +480,9 @@ int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc
 		return 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
 		count++;
-	*chain = xmalloc((size_t)count * sizeof(**chain));
+	/* One array for every chain, not one allocated and freed per address. */
+	GROW(index->chain, index->chain_capacity, (size_t)count);
+	*chain = index->chain;
 	count = 0;
 	for (n = inner; n != NO_NODE; n = u->nodes[n].parent)
 		(*chain)[count++] = u->nodes[n].die;
@@ -395,10 +503,12 @@ void scope_index_release(struct scope_index *index)
 		free(u->nodes);
 		free(u->ranges);
 		free(u->top);
+		free(u->sorted);
 		free(u);
 	}
 	free(index->units);
 	pointer_table_release(&index->abbrevs);
 	free(index->may_have_ranges);
+	free(index->chain);
 	memset(index, 0, sizeof(*index));
 }

@@ -27,12 +27,15 @@ struct scope_index {
 	struct pointer_table abbrevs; /* the abbreviations seen, numbering may_have_ranges */
 	bool *may_have_ranges;	      /* whether DIEs of that abbreviation may have addresses */
 	size_t may_have_ranges_capacity;
+	Dwarf_Die *chain;	      /* the last chain given (scope_index_chain) */
+	size_t chain_capacity;
 };
 
 /*
  * The scopes containing DWARF address pc in the unit of cudie, innermost first, as dwarf_getscopes(cudie, pc)
  * then dwarf_getscopes_die() on its first scope give them (the unit itself last). Returns their number with
- * *chain allocated (to free), 0 when no scope contains pc, or -1 when the unit cannot be indexed.
+ * *chain set (the index's, valid until the next call: not to free), 0 when no scope contains pc, or -1 when the
+ * unit cannot be indexed.
  */
 int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain);
 

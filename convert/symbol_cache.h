@@ -104,6 +104,7 @@ bool symbol_cache_view_find(const struct symbol_cache_view *view, uint64_t addre
 			    uint32_t *count);
 
 struct symbol_cache_pool;
+struct symbol_cache_stable_frame;
 
 /* Distinct runs of frames (share_run in symbol_cache.c): open addressing on a run's hash, each slot the
  * index + 1 of the answer that owns the run (0: empty), its hash in hashes. */
@@ -131,6 +132,7 @@ struct symbol_cache {
 					    * strings in pool: 1,539 of a C++ program's 9,973 frames in 2,105 runs */
 	size_t frame_count, frame_capacity;
 	struct symbol_cache_runs frame_table; /* frames by content (slots: index + 1) */
+	struct symbol_cache_stable_frame *recent_frames; /* symbol_cache_add_stable's last frames (symbol_cache.c) */
 	struct symbol_cache_pool *pool;
 	uint32_t *pending_slots; /* open addressing on the address: index + 1, 0 for an empty slot */
 	size_t slot_count;
@@ -159,7 +161,8 @@ bool symbol_cache_peek_into(const struct symbol_cache *c, uint64_t address, stru
 void symbol_cache_add(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames, uint32_t count);
 
 /* The same, for frames whose strings stay valid and unchanged until symbol_cache_close (the module's own:
- * symbolizer_module.borrow_names): each string is pooled once per pointer, not hashed again for every frame. */
+ * symbolizer_module.borrow_names): each string is pooled once per pointer, not hashed again for every frame, and
+ * a frame given again soon after is found by its strings' pointers. */
 void symbol_cache_add_stable(struct symbol_cache *c, uint64_t address, const struct profile_frame *frames,
 			     uint32_t count);
 

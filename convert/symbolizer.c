@@ -29,6 +29,7 @@
 #include "../cache_dir.h"
 #include "../util.h"
 #include "demangle.h"
+#include "die_attributes.h"
 
 int symbolizer_options_add_debug_dir(struct symbolizer_options *options, const char *dir)
 {
@@ -269,25 +270,40 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 	return value > UINT32_MAX ? 0 : (uint32_t)value;
 }
 
-/* What is known of function DIE die, its names read the first time (struct symbolizer_die_name). Valid
- * until the next call: the table grows. */
-static struct symbolizer_die_name *die_names(struct symbolizer_module *st, Dwarf_Die *die)
+static void read_call_site(struct symbolizer_die_name *e, Dwarf_Die *die, bool has_call_file, uint32_t call_file);
+
+/* What is known of function DIE die, its names read the first time (struct symbolizer_die_name): its index
+ * in st->names (a pointer would not outlive the table's growth). An inlined subroutine's call site is read
+ * then too, in the same pass over its attributes (die_attributes.h): the chain goes on to its caller. */
+static size_t die_entry(struct symbolizer_module *st, Dwarf_Die *die)
 {
 	struct symbolizer_die_name *e;
+	struct die_attributes attrs;
 	bool added;
 	size_t n = pointer_table_add(&st->name_dies, die->addr, &added); /* a DIE's place in the DWARF data */
 
 	if (!added)
-		return &st->names[n];
+		return n;
 	GROW(st->names, st->name_capacity, n + 1);
 	e = &st->names[n];
 	*e = (struct symbolizer_die_name){ 0 };
+	if (die_attributes_read(die, &attrs)) {
+		e->linkage = attrs.linkage;
+		e->name = attrs.name;
+		e->decl_line = attrs.decl_line;
+		if (dwarf_tag(die) == DW_TAG_inlined_subroutine) {
+			e->call_line = attrs.call_line;
+			e->call_column = attrs.call_column;
+			read_call_site(e, die, attrs.has_call_file, attrs.call_file);
+		}
+		return n;
+	}
 	e->linkage = die_string(die, DW_AT_linkage_name);
 	if (!e->linkage)
 		e->linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	e->name = die_string(die, DW_AT_name);
 	e->decl_line = die_udata(die, DW_AT_decl_line, true);
-	return e;
+	return n;
 }
 
 /* A frame's function and system names from a DIE's: once per DIE (the module is always asked with the
@@ -318,11 +334,11 @@ static void read_frame_names(struct symbolizer_die_name *e, const struct symboli
 	e->function = linkage && !options->demangle ? linkage : name ? name : linkage;
 }
 
-/* Fills a frame's names from a function DIE; false when it has none. */
-static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, Dwarf_Die *die,
+/* Fills a frame's names from a function DIE's, st->names[n]; false when it has none. */
+static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f, size_t n,
 			   const struct symbolizer_options *options)
 {
-	struct symbolizer_die_name *names = die_names(st, die);
+	struct symbolizer_die_name *names = &st->names[n];
 
 	if (!names->frame_names_read)
 		read_frame_names(names, options);
@@ -363,10 +379,10 @@ static bool mangling_language(struct symbolizer_module *st, Dwarf_Die *cudie)
  * _M_invoke) is named, as binutils names it, by the ELF symbol that starts where the function does: its
  * mangled name says which instance it is. Nothing changes where no symbol starts there.
  */
-static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf_Addr dbias,
+static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, size_t n, Dwarf_Addr dbias,
 			     const struct symbolizer_options *options, struct profile_frame *f)
 {
-	struct symbolizer_die_name *e = die_names(st, die);
+	struct symbolizer_die_name *e = &st->names[n];
 
 	if (!e->symbol_read) { /* once per DIE: the answer is the DIE's, not the address's */
 		Dwarf_Attribute attr;
@@ -380,7 +396,7 @@ static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf
 		    dwarf_ranges(die, 0, &base, &low, &high) <= 0)
 			return;
 		name = elf_symbols_lookup(&st->symbols, st->file.mod, low + dbias, &sym);
-		e = die_names(st, die); /* the lookup did not add DIEs, but stay safe from the table growing */
+		e = &st->names[n]; /* the lookup did not add DIEs, but stay safe from the table growing */
 		if (!name || sym.st_value + st->file.bias != low + dbias || !strcmp(name, f->system_name))
 			return;
 		e->symbol_system = name;
@@ -394,38 +410,37 @@ static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, Dwarf
 	f->function = frame_string(st, e->symbol_function);
 }
 
-/* Where inlined subroutine die was called: its DW_AT_call_file, call_line and call_column, read once per DIE. */
-static const struct symbolizer_die_name *call_site(struct symbolizer_module *st, Dwarf_Die *die)
+/* The call site's file: DW_AT_call_file's entry call_file in the files of die's unit. Index 0 is the CU's
+ * primary source file in DWARF 5 (clang's default), and libdw's "???" placeholder in DWARF 2-4, where it means
+ * no file. */
+static void read_call_site(struct symbolizer_die_name *e, Dwarf_Die *die, bool has_call_file, uint32_t call_file)
 {
-	struct symbolizer_die_name *e = die_names(st, die);
 	Dwarf_Die cu;
 	Dwarf_Files *files;
 	size_t nfiles;
-	uint32_t call_file;
 
-	if (e->call_read)
-		return e;
 	e->call_read = true;
-	call_file = die_udata(die, DW_AT_call_file, false);
-	e->call_line = die_udata(die, DW_AT_call_line, false);
-	e->call_column = die_udata(die, DW_AT_call_column, false);
-	/* Index 0 is the CU's primary source file in DWARF 5 (clang's default), and libdw's "???" placeholder
-	 * in DWARF 2-4, where it means no file. */
-	if (dwarf_hasattr(die, DW_AT_call_file) && dwarf_diecu(die, &cu, NULL, NULL) &&
-	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && call_file < nfiles) {
+	if (has_call_file && dwarf_diecu(die, &cu, NULL, NULL) && dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 &&
+	    call_file < nfiles) {
 		const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
 
 		if (file && strcmp(file, "???") != 0)
 			e->call_file = file;
 	}
-	return e;
 }
 
-static bool is_function_scope(Dwarf_Die *die)
+/* Where inlined subroutine die (st->names[n]) was called: its DW_AT_call_file, call_line and call_column,
+ * read once per DIE (die_entry reads them with its names). */
+static const struct symbolizer_die_name *call_site(struct symbolizer_module *st, Dwarf_Die *die, size_t n)
 {
-	int tag = dwarf_tag(die);
+	struct symbolizer_die_name *e = &st->names[n];
 
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+	if (e->call_read)
+		return e;
+	e->call_line = die_udata(die, DW_AT_call_line, false);
+	e->call_column = die_udata(die, DW_AT_call_column, false);
+	read_call_site(e, die, dwarf_hasattr(die, DW_AT_call_file), die_udata(die, DW_AT_call_file, false));
+	return e;
 }
 
 /* The source position of addr from the line table of its CU. */
@@ -457,12 +472,13 @@ static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_
 static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, const struct symbolizer_options *options,
 			     struct profile_frame **frames, Dwarf_Die *cu_out, Dwarf_Addr *cu_bias, bool *have_cu)
 {
-	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL;
+	Dwarf_Die cudie_mem, *cudie, *scopes = NULL, *chain = NULL, *libdw_chain = NULL;
 	struct profile_frame *out = NULL;
 	uint32_t count = 0;
 	Dwarf_Addr dbias;
 	int nscopes, nchain;
 	int prev = -1; /* index in chain of the previous (inner) function scope */
+	size_t prev_entry = 0; /* its st->names entry */
 
 	*have_cu = false;
 	if (st->no_dwarf)
@@ -479,44 +495,52 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 		nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
 		if (nscopes <= 0)
 			goto out;
-		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+		nchain = dwarf_getscopes_die(&scopes[0], &libdw_chain);
+		chain = libdw_chain; /* ours to free, unlike the index's */
 	}
 	if (nchain <= 0)
 		goto out;
-	out = xcalloc((size_t)nchain, sizeof(*out));
+	/* malloc and memset, not calloc: glibc's calloc takes no block from the thread cache, where the answer
+	 * freed before this one went, and on a cold `stackrec symbolize` on C++ cost four times as much. */
+	out = xmalloc((size_t)nchain * sizeof(*out));
+	memset(out, 0, (size_t)nchain * sizeof(*out));
 	for (int i = 0; i < nchain; i++) {
 		struct profile_frame *f;
+		size_t entry;
+		int tag = dwarf_tag(&chain[i]);
 
-		if (!is_function_scope(&chain[i]))
-			continue;
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point)
+			continue; /* not a function's scope */
 		f = &out[count];
-		if (!frame_from_die(st, f, &chain[i], options)) {
+		entry = die_entry(st, &chain[i]);
+		if (!frame_from_die(st, f, entry, options)) {
 			/* An anonymous function scope: keep the chain, name it as addr2line does. */
 			f->function = frame_string(st, "??");
 			f->system_name = frame_string(st, "??");
-		} else if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && mangling_language(st, cudie)) {
-			name_from_symbol(st, &chain[i], dbias, options, f);
+		} else if (tag == DW_TAG_subprogram && mangling_language(st, cudie)) {
+			name_from_symbol(st, &chain[i], entry, dbias, options, f);
 		}
 		if (prev < 0) {
 			line_of(st, cudie, addr - dbias, f);
 		} else {
 			/* Positioned where the inner scope was inlined into this one. */
-			const struct symbolizer_die_name *call = call_site(st, &chain[prev]);
+			const struct symbolizer_die_name *call = call_site(st, &chain[prev], prev_entry);
 
 			f->line = call->call_line;
 			f->column = call->call_column;
 			f->file = frame_string(st, call->call_file);
 		}
 		count++;
-		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+		if (tag != DW_TAG_inlined_subroutine)
 			break; /* the physical function: the chain ends here */
 		prev = i;
+		prev_entry = entry;
 	}
 	for (uint32_t j = 0; j + 1 < count; j++)
 		out[j].inlined = true;
 out:
 	free(scopes);
-	free(chain);
+	free(libdw_chain);
 	if (!count) {
 		free(out);
 		return 0;
