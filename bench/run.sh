@@ -302,18 +302,27 @@ if want A; then
 
 note "A. record cost: $a_iter iterations of cpu-fp, $reps runs per mode at $freqs Hz"
 mkdir -p "$work/a"
+# Round r starts at the r-th entry of (unprofiled, the profilers): in a fixed order each profiler ran after
+# the same one every round (stackrec fp right after the unprofiled run, perf -g after stackrec dwarf), and
+# whatever one run leaves behind (perf's build-ID pass, a dirty page cache, a cooled CPU) weighed on the
+# next one alike every time; rotated, every entry takes every place once in as many rounds as there are.
+a_order=(base)
+for mode in $modes; do
+	if mode_supported "$mode"; then a_order+=("$mode"); fi
+done
 for hz in $freqs; do
-	for _ in $(seq 1 "$reps"); do
-		"$work/cpu-fp" "$a_iter" "$work/a/time" >/dev/null
-		cut -d' ' -f1 "$work/a/time" >>"$work/a/$hz-base.wall"
-		cut -d' ' -f2 "$work/a/time" >>"$work/a/$hz-base.cpu"
-		for mode in $modes; do
-			mode_supported "$mode" || continue
-			record_mode "$mode" "$hz" "$work/a/rec" -- "$work/cpu-fp" "$a_iter" "$work/a/time"
+	for round in $(seq 1 "$reps"); do
+		for k in $(seq 0 $((${#a_order[@]} - 1))); do
+			mode=${a_order[$(((k + round - 1) % ${#a_order[@]}))]}
+			if [ "$mode" = base ]; then
+				"$work/cpu-fp" "$a_iter" "$work/a/time" >/dev/null
+			else
+				record_mode "$mode" "$hz" "$work/a/rec" -- "$work/cpu-fp" "$a_iter" "$work/a/time"
+				echo "$R_SAMPLES $R_LOST $R_BYTES" >>"$work/a/$hz-$mode.counts"
+				rm -f "$work/a/rec" "$work/a/rec".*
+			fi
 			cut -d' ' -f1 "$work/a/time" >>"$work/a/$hz-$mode.wall"
 			cut -d' ' -f2 "$work/a/time" >>"$work/a/$hz-$mode.cpu"
-			echo "$R_SAMPLES $R_LOST $R_BYTES" >>"$work/a/$hz-$mode.counts"
-			rm -f "$work/a/rec" "$work/a/rec".*
 		done
 	done
 done
@@ -321,8 +330,8 @@ done
 base_all=$(cat "$work"/a/*-base.wall | median)
 out 'A. Record cost: cpu-fp (gcc -O2 -fno-omit-frame-pointer), %s iterations, unprofiled %.2f s (median)\n' \
 	"$a_iter" "$(awk -v n="$base_all" 'BEGIN { print n / 1e9 }')"
-out '   slowdown = median wall time of the work loop profiled / unprofiled, %s runs each, interleaved (cpu: the\n' "$reps"
-out '   same with the process CPU time); samples = median; lost = sum over the runs;\n'
+out '   slowdown = median wall time of the work loop profiled / unprofiled, %s runs each, interleaved, each round\n' "$reps"
+out '   starting at the next (cpu: the same with the process CPU time); samples = median; lost = sum over the runs;\n'
 out '   bytes/sample = file bytes / samples over the runs; size vs perf = bytes/sample / perf'"'"'s, same mode\n\n'
 out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' Hz profiler slowdown "(cpu)" samples lost bytes/sample "size vs perf"
 for hz in $freqs; do
