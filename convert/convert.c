@@ -35,6 +35,7 @@
 #include "placed.h"
 #include "process_maps.h"
 #include "profile.h"
+#include "raw_sample_memo.h"
 #include "stack_memo.h"
 #include "symbolizer.h"
 #include "unwind.h"
@@ -62,6 +63,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
+	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
 	struct placed_location placed[PLACED_LOCATIONS];
 	struct { /* the last period sample_period found: most samples are of the process and period before them */
 		bool used;
@@ -620,9 +622,33 @@ static void remembered_leaf(struct convert *c, const uint32_t *value, const uint
 	repair_leaf(c, ips, in, (const struct unwind_leaf_recipe *)(value + SAMPLE_LEAF_RECIPE), leaf);
 }
 
-static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
+/* What the profile counts of a sample; comm, when not NULL, its name as a string. */
+static struct profile_sample_info sample_info(const struct srec_sample *s, const char *comm)
 {
-	struct convert *c = ctx;
+	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
+	 * that. */
+	return (struct profile_sample_info){
+		.pid = s->pid,
+		.tid = s->tid,
+		.comm = comm,
+		.kind = s->kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
+			: s->kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
+						       : PROFILE_SAMPLE_ON_CPU,
+		.time_ns = s->time_ns,
+		.weight_ns = s->kind == SREC_SAMPLE_EVENT ? 0 : s->weight,
+		.user_error = s->user_stack_error,
+		.kernel_error = s->kernel_stack_error,
+	};
+}
+
+/*
+ * A sample block the long way: parsed, its stack found (by the fp memos, or unwound) and counted. Returns the
+ * profile stack it was counted in, or UINT32_MAX for a block that made no sense; *answer says what else counting
+ * it did, for the raw sample memo (its stack set by the caller).
+ */
+static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const void *body, uint32_t size,
+						       struct raw_sample_answer *answer)
+{
 	struct profile *p = &c->profile;
 	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frames[SREC_MAX_STACK_DEPTH + 1];
@@ -644,16 +670,14 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	bool memo;
 	int regs;
 
-	if (type != SREC_BLOCK_SAMPLE)
-		return 0;
 	if (recording_parse_sample(body, size, &s, &ips) < 0) {
 		c->bad_blocks++;
-		return 0;
+		return UINT32_MAX;
 	}
 	regs = recording_parse_user_regs(body, size, &s, &regs_header, &input.regs, &input.stack);
 	if (regs < 0 || recording_parse_sample_event(body, size, &s, &event, &event_name) < 0) {
 		c->bad_blocks++;
-		return 0;
+		return UINT32_MAX;
 	}
 	if (regs == 0) {
 		input.pid = s.pid;
@@ -662,20 +686,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in = &input;
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
-	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
-	 * that. */
-	info = (struct profile_sample_info){
-		.pid = s.pid,
-		.tid = s.tid,
-		.comm = comm,
-		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
-			: s.kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
-						      : PROFILE_SAMPLE_ON_CPU,
-		.time_ns = s.time_ns,
-		.weight_ns = s.kind == SREC_SAMPLE_EVENT ? 0 : s.weight,
-		.user_error = s.user_stack_error,
-		.kernel_error = s.kernel_stack_error,
-	};
+	info = sample_info(&s, comm);
 	memo = !(s.flags & SREC_SAMPLE_USER_UNWIND) && s.kind != SREC_SAMPLE_EVENT && !p->probe_count &&
 	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH;
 	if (memo) {
@@ -686,7 +697,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 			index = remembered_stack(remembered, &leaf);
 			if (index != UINT32_MAX) {
 				profile_count_sample(p, index, &info);
-				return 0;
+				return index;
 			}
 			p->leaf_fixes -= leaf.fixed; /* counted again the long way */
 		}
@@ -729,6 +740,9 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER,
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
+		answer->stopped = true;
+		answer->truncated = end == UNWIND_TRUNCATED;
+		answer->stop_reason = why;
 	}
 	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
 	memset(cfas, 0, depth * sizeof(*cfas));
@@ -749,6 +763,60 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 					     .address = event.address,
 					     .name = event_name[0] ? xstrdup(event_name) : NULL,
 				     });
+	return index;
+}
+
+/*
+ * count_sample, and when raw (the sample may be remembered: hash and period are raw_sample_memo_hash's and
+ * sample_period's) what it did, in the raw sample memo.
+ */
+static int count_new_sample(struct convert *c, const void *body, uint32_t size, bool raw, uint64_t hash,
+			    uint64_t period)
+{
+	struct raw_sample_answer answer = { 0 };
+	uint64_t leaf_fixes = c->profile.leaf_fixes;
+	uint32_t index = count_sample(c, body, size, &answer);
+
+	if (raw && index != UINT32_MAX) {
+		answer.stack = index;
+		answer.leaf_fixes = (uint32_t)(c->profile.leaf_fixes - leaf_fixes);
+		raw_sample_memo_add(&c->raw, hash, body, size, period, &answer);
+	}
+	return 0;
+}
+
+/*
+ * Pass 2's callback. A sample block met before byte for byte (but its time, weight and CPU) in the same period of
+ * its process's mappings is counted as that one was, by the raw sample memo (raw_sample_memo.h): no parsing, no
+ * fp memo look-ups, no dwarf walk. Not events (each is kept with its details) nor recordings with probes (a
+ * frame's context depends on the sample's time), as the fp sample memo.
+ */
+static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct convert *c = ctx;
+	struct profile *p = &c->profile;
+	const struct raw_sample_answer *known;
+	struct profile_sample_info info;
+	uint64_t hash, period;
+	struct srec_sample s;
+
+	if (type != SREC_BLOCK_SAMPLE)
+		return 0;
+	if (size < sizeof(s) || p->probe_count || !raw_sample_memo_wanted(&c->raw, size))
+		return count_new_sample(c, body, size, false, 0, 0);
+	memcpy(&s, body, sizeof(s));
+	if (s.kind == SREC_SAMPLE_EVENT)
+		return count_new_sample(c, body, size, false, 0, 0);
+	period = sample_period(c, s.pid, s.time_ns);
+	hash = raw_sample_memo_hash(body, size);
+	known = raw_sample_memo_find(&c->raw, hash, body, size, period);
+	if (!known)
+		return count_new_sample(c, body, size, true, hash, period);
+	p->leaf_fixes += known->leaf_fixes;
+	if (known->stopped)
+		profile_count_unwind_stop(p, known->truncated, known->stop_reason);
+	info = sample_info(&s, NULL);
+	profile_count_sample(p, known->stack, &info);
 	return 0;
 }
 
@@ -1006,6 +1074,7 @@ int cmd_convert(int argc, char **argv)
 	stack_memo_init(&c->samples);
 	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
+	raw_sample_memo_init(&c->raw);
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);
@@ -1024,6 +1093,7 @@ int cmd_convert(int argc, char **argv)
 	unwinder_free(c->unwinder);
 	stack_memo_release(&c->stacks);
 	stack_memo_release(&c->samples);
+	raw_sample_memo_release(&c->raw);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];

@@ -1,0 +1,192 @@
+/*
+ * raw_sample_memo.c — sample blocks met again byte for byte (see raw_sample_memo.h).
+ */
+#include "raw_sample_memo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../formats/recording.h"
+#include "../util.h"
+
+/* Where the key starts, after time_ns and weight; and the word whose low half is the CPU, left out too. */
+#define KEY_FROM offsetof(struct srec_sample, pid)
+#define CPU_WORD offsetof(struct srec_sample, cpu)
+#define REST_FROM (CPU_WORD + sizeof(uint64_t))
+_Static_assert(KEY_FROM == 16 && CPU_WORD == 24 && offsetof(struct srec_sample, kind) == 28,
+	       "a sample's pid and tid are the key's first word, its cpu the low half of the second");
+
+/*
+ * The most bytes after the header's first 32 that the hash reads: a dwarf sample may carry 64 KiB of stack, whose
+ * bytes past its registers and first frames seldom tell samples apart that those do not; the compare reads them
+ * all the same.
+ */
+#define HASHED_BYTES 256
+
+/* Blocks of RAW_SAMPLE_SMALL bytes or more are left out while the memo is paused (raw_sample_memo_wanted). */
+#define WINDOW 1024	  /* look-ups judged together */
+#define WINDOW_HITS 64	  /* fewer hits than this in a window pause the memo ... */
+#define PAUSE (15 * WINDOW) /* ... for this many large blocks */
+
+struct raw_sample_entry {
+	uint64_t hash, period;
+	uint32_t size;
+	struct raw_sample_answer answer;
+	uint64_t head[2]; /* the block's bytes 16 to 32, the CPU zeroed */
+	unsigned char rest[]; /* its bytes from 32 on */
+};
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* The block's bytes 16 to 32 as the key has them: pid and tid, then kind and flags without the CPU below them. */
+static inline void key_head(const unsigned char *p, uint64_t head[2])
+{
+	head[0] = load64(p + KEY_FROM);
+	head[1] = load64(p + CPU_WORD) & ~(uint64_t)UINT32_MAX;
+}
+
+void raw_sample_memo_init(struct raw_sample_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->max_bytes = RAW_SAMPLE_MEMO_MAX_BYTES;
+}
+
+/*
+ * Two chains of one exclusive or and one multiplication a word, four words a turn, as stack_memo.c's key_hash:
+ * the hash is most of a repeated sample's cost. A weaker hash costs at most a longer probe: blocks are compared
+ * whole.
+ */
+uint64_t raw_sample_memo_hash(const void *body, uint32_t size)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
+	const unsigned char *p = body, *end;
+	uint64_t head[2], a, b, h;
+	uint32_t n = size - REST_FROM;
+
+	key_head(p, head);
+	a = (size ^ head[0]) * k;
+	b = head[1] * k2;
+	if (n > HASHED_BYTES)
+		n = HASHED_BYTES;
+	p += REST_FROM;
+	end = p + n;
+	for (; end - p >= 32; p += 32) {
+		a = (a ^ load64(p)) * k;
+		b = (b ^ load64(p + 8)) * k2;
+		a = (a ^ load64(p + 16)) * k;
+		b = (b ^ load64(p + 24)) * k2;
+	}
+	for (; end - p >= 8; p += 8)
+		a = (a ^ load64(p)) * k;
+	if (p < end) { /* a dwarf sample's stack bytes may end anywhere */
+		uint64_t w = 0;
+
+		memcpy(&w, p, (size_t)(end - p));
+		b = (b ^ w) * k2;
+	}
+	h = a ^ (b << 31 | b >> 33);
+	h ^= h >> 32;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static inline bool same(const struct raw_sample_entry *e, uint64_t hash, const unsigned char *p, uint32_t size,
+			uint64_t period)
+{
+	uint64_t head[2];
+
+	if (e->hash != hash || e->size != size || e->period != period)
+		return false;
+	key_head(p, head);
+	return e->head[0] == head[0] && e->head[1] == head[1] && !memcmp(e->rest, p + REST_FROM, size - REST_FROM);
+}
+
+const struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
+						     uint32_t size, uint64_t period)
+{
+	const struct raw_sample_answer *found = NULL;
+
+	for (size_t i = hash & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1))
+		if (same(m->slots[i], hash, body, size, period)) {
+			found = &m->slots[i]->answer;
+			break;
+		}
+	m->window_hits += found != NULL;
+	if (++m->window_lookups == WINDOW) {
+		if (m->window_hits < WINDOW_HITS)
+			m->paused = PAUSE;
+		m->window_lookups = m->window_hits = 0;
+	}
+	return found;
+}
+
+static void grow(struct raw_sample_memo *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 256;
+	struct raw_sample_entry **slots = xcalloc(cap, sizeof(*slots));
+
+	for (size_t i = 0; i < m->cap; i++) {
+		struct raw_sample_entry *e = m->slots[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = e;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+}
+
+void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *body, uint32_t size, uint64_t period,
+			 const struct raw_sample_answer *answer)
+{
+	size_t bytes = sizeof(struct raw_sample_entry) + (size - REST_FROM) + 2 * sizeof(*m->slots);
+	const unsigned char *p = body;
+	struct raw_sample_entry *e;
+	size_t i;
+
+	if (m->bytes + bytes > m->max_bytes) {
+		struct raw_sample_memo fresh;
+
+		raw_sample_memo_init(&fresh); /* start over: memory stays bounded whatever the recording */
+		fresh.max_bytes = m->max_bytes;
+		fresh.window_lookups = m->window_lookups;
+		fresh.window_hits = m->window_hits;
+		fresh.paused = m->paused;
+		raw_sample_memo_release(m);
+		*m = fresh;
+		if (bytes > m->max_bytes)
+			return;
+	}
+	if (2 * (m->count + 1) > m->cap)
+		grow(m);
+	e = xmalloc(sizeof(*e) + (size - REST_FROM));
+	e->hash = hash;
+	e->period = period;
+	e->size = size;
+	e->answer = *answer;
+	key_head(p, e->head);
+	memcpy(e->rest, p + REST_FROM, size - REST_FROM);
+	for (i = hash & (m->cap - 1); m->slots[i]; i = (i + 1) & (m->cap - 1))
+		;
+	m->slots[i] = e;
+	m->count++;
+	m->bytes += bytes;
+}
+
+void raw_sample_memo_release(struct raw_sample_memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i]);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}

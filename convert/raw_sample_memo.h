@@ -1,0 +1,67 @@
+/*
+ * raw_sample_memo.h — a sample block met again byte for byte, answered with what counting it did the first time.
+ *
+ * A recording of a steady program repeats its samples exactly: 50,000 samples of a 10 s cpu-bound fp recording are
+ * 91 distinct blocks but for their time, weight and CPU, and a dwarf one's, registers and copied stack bytes
+ * included, are 123. Everything convert makes of a sample but its count follows from those bytes and the period
+ * of its process's mappings' history (process_maps_period): the user frames (an fp walk and its leaf repair, or a
+ * dwarf walk, which reads nothing but the sample's registers and stack bytes), the kernel frames, the error and
+ * cut-stack markers, and so the profile stack. So a repeated sample costs one hash of its block and one compare,
+ * not its parsing, the look-ups of the fp memos (stack_memo.h) or a dwarf walk. Not for events (kept one by one)
+ * nor recordings with probes (a frame's context depends on the sample's time): the caller leaves those out.
+ *
+ * The key leaves out the block's time_ns, weight and cpu (struct srec_sample): the caller counts the sample with
+ * its own time and weight, and the CPU is read by nothing. Memory is bounded (RAW_SAMPLE_MEMO_MAX_BYTES: past it
+ * the memo starts over), and a memo that seldom answers stops costing its hash: see raw_sample_memo_wanted.
+ */
+#ifndef STACKREC_CONVERT_RAW_SAMPLE_MEMO_H
+#define STACKREC_CONVERT_RAW_SAMPLE_MEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAW_SAMPLE_MEMO_MAX_BYTES (32u << 20)
+#define RAW_SAMPLE_SMALL 1024 /* blocks smaller than this are always looked up: a miss costs little */
+
+/* What counting a sample did, for a repeat of it to do again: beside its count, the summary counters it moved. */
+struct raw_sample_answer {
+	uint32_t stack;		 /* the profile stack it was counted in */
+	uint32_t leaf_fixes;	 /* how much it added to profile.leaf_fixes (fp: 1 when its leaf's caller was put back) */
+	const char *stop_reason; /* when stopped: profile_count_unwind_stop's reason (static, or NULL) */
+	bool stopped;		 /* its user stack was cut or lost: profile_count_unwind_stop was called */
+	bool truncated;		 /* and with this */
+};
+
+struct raw_sample_memo {
+	struct raw_sample_entry **slots; /* open addressing; NULL is empty */
+	size_t cap, count, bytes;
+	size_t max_bytes; /* RAW_SAMPLE_MEMO_MAX_BYTES (a test may set less) */
+	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */
+	uint32_t window_lookups, window_hits, paused;
+};
+
+void raw_sample_memo_init(struct raw_sample_memo *m);
+/*
+ * Whether to look a block of size bytes up at all: not a large one for a while after a window of look-ups that
+ * found few (every sample distinct, as a dwarf recording's of a program whose stacks hold changing values), where
+ * remembering blocks of up to 64 KiB of stack bytes that never come again would cost more than it saves.
+ */
+static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m, uint32_t size)
+{
+	if (!m->paused || size < RAW_SAMPLE_SMALL)
+		return true;
+	m->paused--;
+	return false;
+}
+/* The hash of a sample block of size bytes (at least the 64 of struct srec_sample), for find and add. */
+uint64_t raw_sample_memo_hash(const void *body, uint32_t size);
+/* The answer remembered for this block in this period of its process's mappings, or NULL. */
+const struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
+						     uint32_t size, uint64_t period);
+/* Remembers the answer for a block that raw_sample_memo_find did not find (hash: raw_sample_memo_hash's). */
+void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *body, uint32_t size, uint64_t period,
+			 const struct raw_sample_answer *answer);
+void raw_sample_memo_release(struct raw_sample_memo *m);
+
+#endif
