@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,8 +779,14 @@ static int count_new_sample(struct convert *c, const void *body, uint32_t size, 
 	uint32_t index = count_sample(c, body, size, &answer);
 
 	if (raw && index != UINT32_MAX) {
+		struct srec_sample s;
+
+		memcpy(&s, body, sizeof(s));
 		answer.stack = index;
 		answer.leaf_fixes = (uint32_t)(c->profile.leaf_fixes - leaf_fixes);
+		answer.off_cpu = s.kind == SREC_SAMPLE_OFF_CPU;
+		answer.user_error = s.user_stack_error;
+		answer.kernel_error = s.kernel_stack_error;
 		raw_sample_memo_add(&c->raw, hash, body, size, period, &answer);
 	}
 	return 0;
@@ -794,30 +801,49 @@ static int count_new_sample(struct convert *c, const void *body, uint32_t size, 
 static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct convert *c = ctx;
-	struct profile *p = &c->profile;
-	const struct raw_sample_answer *known;
-	struct profile_sample_info info;
-	uint64_t hash, period;
-	struct srec_sample s;
+	struct raw_sample_answer *known;
+	uint64_t hash, period, time_ns, weight;
+	uint32_t pid;
+	uint16_t kind;
 
 	if (type != SREC_BLOCK_SAMPLE)
 		return 0;
-	if (size < sizeof(s) || p->probe_count || !raw_sample_memo_wanted(&c->raw, size))
+	if (size < sizeof(struct srec_sample) || c->profile.probe_count || !raw_sample_memo_wanted(&c->raw, size))
 		return count_new_sample(c, body, size, false, 0, 0);
-	memcpy(&s, body, sizeof(s));
-	if (s.kind == SREC_SAMPLE_EVENT)
+	/* Only what a repeat needs is read, not the whole header. */
+	memcpy(&kind, (const char *)body + offsetof(struct srec_sample, kind), sizeof(kind));
+	if (kind == SREC_SAMPLE_EVENT)
 		return count_new_sample(c, body, size, false, 0, 0);
-	period = sample_period(c, s.pid, s.time_ns);
+	memcpy(&pid, (const char *)body + offsetof(struct srec_sample, pid), sizeof(pid));
+	memcpy(&time_ns, (const char *)body + offsetof(struct srec_sample, time_ns), sizeof(time_ns));
+	memcpy(&weight, (const char *)body + offsetof(struct srec_sample, weight), sizeof(weight));
+	period = sample_period(c, pid, time_ns);
 	hash = raw_sample_memo_hash(body, size);
 	known = raw_sample_memo_find(&c->raw, hash, body, size, period);
 	if (!known)
 		return count_new_sample(c, body, size, true, hash, period);
-	p->leaf_fixes += known->leaf_fixes;
-	if (known->stopped)
-		profile_count_unwind_stop(p, known->truncated, known->stop_reason);
-	info = sample_info(&s, NULL);
-	profile_count_sample(p, known->stack, &info);
+	known->repeats++;
+	known->repeat_weight_ns += weight;
+	if (c->profile.keep_timeline)
+		profile_keep_sample(&c->profile, time_ns, weight, known->stack);
 	return 0;
+}
+
+/* The raw sample memo's spill function: a remembered sample's repeats, into the profile at once. */
+static void count_repeats(void *ctx, const struct raw_sample_answer *a)
+{
+	struct profile *p = ctx;
+	struct profile_sample_info info = {
+		.kind = a->off_cpu ? PROFILE_SAMPLE_OFF_CPU : PROFILE_SAMPLE_ON_CPU,
+		.weight_ns = a->repeat_weight_ns,
+		.user_error = a->user_error,
+		.kernel_error = a->kernel_error,
+	};
+
+	p->leaf_fixes += a->repeats * a->leaf_fixes;
+	if (a->stopped)
+		profile_count_unwind_stops(p, a->truncated, a->stop_reason, a->repeats);
+	profile_count_samples(p, a->stack, &info, a->repeats);
 }
 
 /* Pass 3: the values of the probe hits that frames show. */
@@ -1074,7 +1100,7 @@ int cmd_convert(int argc, char **argv)
 	stack_memo_init(&c->samples);
 	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
-	raw_sample_memo_init(&c->raw);
+	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);

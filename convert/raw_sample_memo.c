@@ -51,10 +51,12 @@ static inline void key_head(const unsigned char *p, uint64_t head[2])
 	head[1] = load64(p + CPU_WORD) & ~(uint64_t)UINT32_MAX;
 }
 
-void raw_sample_memo_init(struct raw_sample_memo *m)
+void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill, void *spill_ctx)
 {
 	memset(m, 0, sizeof(*m));
 	m->max_bytes = RAW_SAMPLE_MEMO_MAX_BYTES;
+	m->spill = spill;
+	m->spill_ctx = spill_ctx;
 }
 
 /*
@@ -107,10 +109,10 @@ static inline bool same(const struct raw_sample_entry *e, uint64_t hash, const u
 	return e->head[0] == head[0] && e->head[1] == head[1] && !memcmp(e->rest, p + REST_FROM, size - REST_FROM);
 }
 
-const struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
-						     uint32_t size, uint64_t period)
+struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
+					       uint32_t size, uint64_t period)
 {
-	const struct raw_sample_answer *found = NULL;
+	struct raw_sample_answer *found = NULL;
 
 	for (size_t i = hash & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1))
 		if (same(m->slots[i], hash, body, size, period)) {
@@ -157,7 +159,7 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 	if (m->bytes + bytes > m->max_bytes) {
 		struct raw_sample_memo fresh;
 
-		raw_sample_memo_init(&fresh); /* start over: memory stays bounded whatever the recording */
+		raw_sample_memo_init(&fresh, m->spill, m->spill_ctx); /* start over: memory stays bounded */
 		fresh.max_bytes = m->max_bytes;
 		fresh.window_lookups = m->window_lookups;
 		fresh.window_hits = m->window_hits;
@@ -174,6 +176,7 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 	e->period = period;
 	e->size = size;
 	e->answer = *answer;
+	e->answer.repeats = e->answer.repeat_weight_ns = 0;
 	key_head(p, e->head);
 	memcpy(e->rest, p + REST_FROM, size - REST_FROM);
 	for (i = hash & (m->cap - 1); m->slots[i]; i = (i + 1) & (m->cap - 1))
@@ -185,8 +188,13 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 
 void raw_sample_memo_release(struct raw_sample_memo *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
+	/* In slot order, which depends on the hashes only: what the spill function does with the repeats must not
+	 * depend on their order (convert's adds them up). */
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slots[i] && m->slots[i]->answer.repeats)
+			m->spill(m->spill_ctx, &m->slots[i]->answer);
 		free(m->slots[i]);
+	}
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

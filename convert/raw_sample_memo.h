@@ -24,14 +24,25 @@
 #define RAW_SAMPLE_MEMO_MAX_BYTES (32u << 20)
 #define RAW_SAMPLE_SMALL 1024 /* blocks smaller than this are always looked up: a miss costs little */
 
-/* What counting a sample did, for a repeat of it to do again: beside its count, the summary counters it moved. */
+/*
+ * What counting a sample did, for its repeats to do again: count it in its stack, with its kind and errors, and
+ * move the summary counters it moved. Its repeats are counted here (repeats, repeat_weight_ns) and handed to the
+ * spill function all at once, when the memo starts over or is released: a repeat's own cost is then its look-up,
+ * not the profile's dozen counters.
+ */
 struct raw_sample_answer {
 	uint32_t stack;		 /* the profile stack it was counted in */
 	uint32_t leaf_fixes;	 /* how much it added to profile.leaf_fixes (fp: 1 when its leaf's caller was put back) */
 	const char *stop_reason; /* when stopped: profile_count_unwind_stop's reason (static, or NULL) */
 	bool stopped;		 /* its user stack was cut or lost: profile_count_unwind_stop was called */
 	bool truncated;		 /* and with this */
+	bool off_cpu;		 /* an off-CPU sample (else on-CPU: events are never remembered) */
+	int32_t user_error, kernel_error;
+	uint64_t repeats, repeat_weight_ns; /* repeats found since it was added or spilled, and their weights' sum */
 };
+
+/* Counts answer's repeats (answer->repeats is not 0) wherever they belong: the profile, for convert. */
+typedef void raw_sample_spill_fn(void *ctx, const struct raw_sample_answer *answer);
 
 struct raw_sample_memo {
 	struct raw_sample_entry **slots; /* open addressing; NULL is empty */
@@ -39,9 +50,12 @@ struct raw_sample_memo {
 	size_t max_bytes; /* RAW_SAMPLE_MEMO_MAX_BYTES (a test may set less) */
 	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */
 	uint32_t window_lookups, window_hits, paused;
+	raw_sample_spill_fn *spill;
+	void *spill_ctx;
 };
 
-void raw_sample_memo_init(struct raw_sample_memo *m);
+/* spill is called for every answer with repeats before the memo forgets it (starting over, or released). */
+void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill, void *spill_ctx);
 /*
  * Whether to look a block of size bytes up at all: not a large one for a while after a window of look-ups that
  * found few (every sample distinct, as a dwarf recording's of a program whose stacks hold changing values), where
@@ -56,12 +70,17 @@ static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m, uint32_t si
 }
 /* The hash of a sample block of size bytes (at least the 64 of struct srec_sample), for find and add. */
 uint64_t raw_sample_memo_hash(const void *body, uint32_t size);
-/* The answer remembered for this block in this period of its process's mappings, or NULL. */
-const struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
-						     uint32_t size, uint64_t period);
-/* Remembers the answer for a block that raw_sample_memo_find did not find (hash: raw_sample_memo_hash's). */
+/* The answer remembered for this block in this period of its process's mappings (the caller counts a repeat in
+ * it), or NULL. */
+struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
+					       uint32_t size, uint64_t period);
+/*
+ * Remembers the answer (without repeats) for a block that raw_sample_memo_find did not find (hash:
+ * raw_sample_memo_hash's).
+ */
 void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *body, uint32_t size, uint64_t period,
 			 const struct raw_sample_answer *answer);
+/* Spills every answer's repeats, then frees the memo. */
 void raw_sample_memo_release(struct raw_sample_memo *m);
 
 #endif
