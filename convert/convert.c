@@ -768,7 +768,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 }
 
 /*
- * count_sample, and when raw (the sample may be remembered: hash and period are raw_sample_memo_hash's and
+ * count_sample, and when raw (the sample may be remembered: hash and period are raw_sample_memo_find's and
  * sample_period's) what it did, in the raw sample memo.
  */
 static int count_new_sample(struct convert *c, const void *body, uint32_t size, bool raw, uint64_t hash,
@@ -818,8 +818,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	memcpy(&time_ns, (const char *)body + offsetof(struct srec_sample, time_ns), sizeof(time_ns));
 	memcpy(&weight, (const char *)body + offsetof(struct srec_sample, weight), sizeof(weight));
 	period = sample_period(c, pid, time_ns);
-	hash = raw_sample_memo_hash(body, size);
-	known = raw_sample_memo_find(&c->raw, hash, body, size, period);
+	known = raw_sample_memo_find(&c->raw, body, size, period, &hash);
 	if (!known)
 		return count_new_sample(c, body, size, true, hash, period);
 	known->repeats++;

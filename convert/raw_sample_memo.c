@@ -61,37 +61,40 @@ void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill,
 }
 
 /*
- * Two chains of one exclusive or and one multiplication a word, four words a turn, as stack_memo.c's key_hash:
- * the hash is most of a repeated sample's cost. A weaker hash costs at most a longer probe: blocks are compared
- * whole.
+ * Two chains of one exclusive or and one multiplication a word, as stack_memo.c's key_hash: the hash is most of a
+ * repeated sample's cost. A weaker hash costs at most a longer probe: blocks are compared whole. The usual case,
+ * all HASHED_BYTES there, without a loop.
  */
-uint64_t raw_sample_memo_hash(const void *body, uint32_t size)
+static inline __attribute__((always_inline)) uint64_t block_hash(const unsigned char *p, uint32_t size)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
-	const unsigned char *p = body, *end;
+	const unsigned char *end;
 	uint64_t head[2], a, b, h;
 	uint32_t n = size - REST_FROM;
 
 	key_head(p, head);
 	a = (size ^ head[0]) * k;
 	b = head[1] * k2;
-	if (n > HASHED_BYTES)
-		n = HASHED_BYTES;
 	p += REST_FROM;
-	end = p + n;
-	for (; end - p >= 32; p += 32) {
+	if (n >= HASHED_BYTES) {
+		_Static_assert(HASHED_BYTES == 64, "the usual case hashes eight words");
 		a = (a ^ load64(p)) * k;
 		b = (b ^ load64(p + 8)) * k2;
 		a = (a ^ load64(p + 16)) * k;
 		b = (b ^ load64(p + 24)) * k2;
-	}
-	for (; end - p >= 8; p += 8)
-		a = (a ^ load64(p)) * k;
-	if (p < end) { /* a dwarf sample's stack bytes may end anywhere */
-		uint64_t w = 0;
+		a = (a ^ load64(p + 32)) * k;
+		b = (b ^ load64(p + 40)) * k2;
+		a = (a ^ load64(p + 48)) * k;
+		b = (b ^ load64(p + 56)) * k2;
+	} else {
+		for (end = p + n; end - p >= 8; p += 8)
+			a = (a ^ load64(p)) * k;
+		if (p < end) { /* a dwarf sample's stack bytes may end anywhere */
+			uint64_t w = 0;
 
-		memcpy(&w, p, (size_t)(end - p));
-		b = (b ^ w) * k2;
+			memcpy(&w, p, (size_t)(end - p));
+			b = (b ^ w) * k2;
+		}
 	}
 	h = a ^ (b << 31 | b >> 33);
 	h ^= h >> 32;
@@ -110,23 +113,28 @@ static inline bool same(const struct raw_sample_entry *e, uint64_t hash, const u
 	return e->head[0] == head[0] && e->head[1] == head[1] && !memcmp(e->rest, p + REST_FROM, size - REST_FROM);
 }
 
-struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
-					       uint32_t size, uint64_t period)
+/* A window of look-ups is over: pause the memo for large blocks if it found few. */
+static void judge_window(struct raw_sample_memo *m)
 {
-	struct raw_sample_answer *found = NULL;
+	if (m->window_hits < WINDOW_HITS)
+		m->paused = PAUSE;
+	m->window_lookups = m->window_hits = 0;
+}
 
-	for (size_t i = hash & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1))
-		if (same(m->slots[i], hash, body, size, period)) {
-			found = &m->slots[i]->answer;
-			break;
+struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const void *body, uint32_t size,
+					       uint64_t period, uint64_t *hash)
+{
+	uint64_t h = block_hash(body, size);
+
+	*hash = h;
+	if (++m->window_lookups == WINDOW)
+		judge_window(m);
+	for (size_t i = h & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1))
+		if (same(m->slots[i], h, body, size, period)) {
+			m->window_hits++;
+			return &m->slots[i]->answer;
 		}
-	m->window_hits += found != NULL;
-	if (++m->window_lookups == WINDOW) {
-		if (m->window_hits < WINDOW_HITS)
-			m->paused = PAUSE;
-		m->window_lookups = m->window_hits = 0;
-	}
-	return found;
+	return NULL;
 }
 
 static void grow(struct raw_sample_memo *m)

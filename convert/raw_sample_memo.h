@@ -68,16 +68,13 @@ static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m, uint32_t si
 	m->paused--;
 	return false;
 }
-/* The hash of a sample block of size bytes (at least the 64 of struct srec_sample), for find and add. */
-uint64_t raw_sample_memo_hash(const void *body, uint32_t size);
-/* The answer remembered for this block in this period of its process's mappings (the caller counts a repeat in
- * it), or NULL. */
-struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, uint64_t hash, const void *body,
-					       uint32_t size, uint64_t period);
 /*
- * Remembers the answer (without repeats) for a block that raw_sample_memo_find did not find (hash:
- * raw_sample_memo_hash's).
+ * The answer remembered for this block of size bytes (at least the 64 of struct srec_sample) in this period of its
+ * process's mappings (the caller counts a repeat in it), or NULL; *hash is the block's, for raw_sample_memo_add.
  */
+struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const void *body, uint32_t size,
+					       uint64_t period, uint64_t *hash);
+/* Remembers the answer (without repeats) for a block that raw_sample_memo_find did not find (hash: its). */
 void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *body, uint32_t size, uint64_t period,
 			 const struct raw_sample_answer *answer);
 /* Spills every answer's repeats, then frees the memo. */

@@ -305,33 +305,32 @@ static void test_raw_sample_memo(void)
 	unsigned char block[sizeof(s) + 3 * sizeof(uint64_t) + 5] = { 0 }, other[sizeof(block)];
 	uint32_t size = sizeof(block);
 	struct raw_sample_answer answer = { .stack = 0 }, *found;
-	uint64_t spilled[2] = { 0 }, counted = 0;
+	uint64_t spilled[2] = { 0 }, counted = 0, hash;
 	bool right = true, bounded = true;
 
 	memcpy(block, &s, sizeof(s));
 	memcpy(block + sizeof(s), (const uint64_t[]){ 0x401000, 0x402000, 0x403000 }, 3 * sizeof(uint64_t));
 	memcpy(block + size - 5, "stack", 5);
 	raw_sample_memo_init(&m, add_repeats, spilled);
-	ok(!raw_sample_memo_find(&m, raw_sample_memo_hash(block, size), block, size, 1),
-	   "raw sample memo: empty, nothing found");
-	raw_sample_memo_add(&m, raw_sample_memo_hash(block, size), block, size, 1, &answer);
+	ok(!raw_sample_memo_find(&m, block, size, 1, &hash), "raw sample memo: empty, nothing found");
+	raw_sample_memo_add(&m, hash, block, size, 1, &answer);
 	memcpy(other, block, size);
 	s.time_ns = 2000, s.weight = 9, s.cpu = 1;
 	memcpy(other, &s, sizeof(s));
-	found = raw_sample_memo_find(&m, raw_sample_memo_hash(other, size), other, size, 1);
+	found = raw_sample_memo_find(&m, other, size, 1, &hash);
 	ok(found && found->stack == 0, "raw sample memo: a block is found again at another time, weight and CPU");
 	if (found)
 		found->repeats++;
-	ok(!raw_sample_memo_find(&m, raw_sample_memo_hash(other, size), other, size, 2),
+	ok(!raw_sample_memo_find(&m, other, size, 2, &hash),
 	   "raw sample memo: another period is another sample");
-	ok(!raw_sample_memo_find(&m, raw_sample_memo_hash(other, size - 1), other, size - 1, 1),
+	ok(!raw_sample_memo_find(&m, other, size - 1, 1, &hash),
 	   "raw sample memo: a shorter block is another sample");
 	for (uint32_t i = offsetof(struct srec_sample, pid); i < size; i++) {
 		if (i >= offsetof(struct srec_sample, cpu) && i < offsetof(struct srec_sample, kind))
 			continue;
 		memcpy(other, block, size);
 		other[i] ^= 1;
-		right &= !raw_sample_memo_find(&m, raw_sample_memo_hash(other, size), other, size, 1);
+		right &= !raw_sample_memo_find(&m, other, size, 1, &hash);
 	}
 	ok(right, "raw sample memo: a block that differs in any byte but its time, weight and CPU is another sample");
 	raw_sample_memo_release(&m);
@@ -345,14 +344,14 @@ static void test_raw_sample_memo(void)
 		uint64_t ip = i / 3; /* each block three times: added, then found twice (unless the memo started over) */
 
 		memcpy(block + sizeof(s), &ip, sizeof(ip));
-		found = raw_sample_memo_find(&m, raw_sample_memo_hash(block, size), block, size, 1);
+		found = raw_sample_memo_find(&m, block, size, 1, &hash);
 		if (found) {
 			right &= found->stack == ip % 2;
 			found->repeats++;
 			counted++;
 		} else {
 			answer.stack = (uint32_t)(ip % 2);
-			raw_sample_memo_add(&m, raw_sample_memo_hash(block, size), block, size, 1, &answer);
+			raw_sample_memo_add(&m, hash, block, size, 1, &answer);
 		}
 		bounded &= m.bytes <= m.max_bytes;
 	}
