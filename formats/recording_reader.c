@@ -143,11 +143,14 @@ static void undo_time_deltas(unsigned char *bytes, size_t len)
 			}
 		}
 		if (bh.type == SREC_BLOCK_SAMPLE_TIMED_BY_FRAME && next < count) {
-			/* Its delta, gathered from the planes, goes where SAMPLE_TIME_DELTA has it. */
-			uint64_t delta = 0;
+			/* Its delta, gathered from the planes, goes where SAMPLE_TIME_DELTA has it. Written out: gcc kept
+			 * the loop, 56 instructions a sample (35 now), as much as the rest of undoing the deltas. */
+			const unsigned char *d = planes + next;
+			uint64_t delta = (uint64_t)d[0] | (uint64_t)d[count] << 8 | (uint64_t)d[2 * count] << 16 |
+					 (uint64_t)d[3 * count] << 24 | (uint64_t)d[4 * count] << 32 |
+					 (uint64_t)d[5 * count] << 40 | (uint64_t)d[6 * count] << 48 |
+					 (uint64_t)d[7 * count] << 56;
 
-			for (size_t k = 0; k < 8; k++)
-				delta |= (uint64_t)planes[k * count + next] << (8 * k);
 			next++;
 			if (bh.size >= sizeof(delta))
 				memcpy(bytes + off + sizeof(bh), &delta, sizeof(delta));
