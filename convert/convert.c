@@ -5,8 +5,10 @@
  * facts, the processes' mappings and execs, the kallsyms snapshot and the recorder's counters. Pass 2
  * streams the samples into the profile, which keeps only distinct stacks and locations, so memory grows
  * with what is distinct and never with the number of samples (but for the frames pass 1 decoded, kept for
- * pass 2 when they take at most RECORDING_KEEP_MAX, and the fp stack memo). Then every distinct location is
- * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
+ * pass 2 when they take at most RECORDING_KEEP_MAX, and the bounded memos: raw samples, fp stacks and fp
+ * samples). A sample met before byte for byte is counted without being looked at again (raw_sample_memo.h).
+ * Then every distinct location is symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the
+ * format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
  * one-line error and exits EXIT_PARTIAL (3). Output to -o goes through a temporary file and a rename (output_create), so
