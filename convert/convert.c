@@ -647,8 +647,8 @@ static struct profile_sample_info sample_info(const struct srec_sample *s, const
 
 /*
  * A sample block the long way: parsed, its stack found (by the fp memos, or unwound) and counted. Returns the
- * profile stack it was counted in, or UINT32_MAX for a block that made no sense; *answer says what else counting
- * it did, for the raw sample memo (its stack set by the caller).
+ * profile stack it was counted in, or UINT32_MAX for a block that made no sense; *answer (unless NULL) says what
+ * else counting it did, for the raw sample memo (its stack set by the caller).
  */
 static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const void *body, uint32_t size,
 						       struct raw_sample_answer *answer)
@@ -744,9 +744,11 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER,
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
-		answer->stopped = true;
-		answer->truncated = end == UNWIND_TRUNCATED;
-		answer->stop_reason = why;
+		if (answer) {
+			answer->stopped = true;
+			answer->truncated = end == UNWIND_TRUNCATED;
+			answer->stop_reason = why;
+		}
 	}
 	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
 	memset(cfas, 0, depth * sizeof(*cfas));
@@ -771,17 +773,16 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 }
 
 /*
- * count_sample, and when raw (the sample may be remembered: hash and period are raw_sample_memo_find's and
- * sample_period's) what it did, in the raw sample memo.
+ * count_sample, and what it did in the raw sample memo, which did not find the block (hash and period are
+ * raw_sample_memo_find's and sample_period's).
  */
-static int count_new_sample(struct convert *c, const void *body, uint32_t size, bool raw, uint64_t hash,
-			    uint64_t period)
+static int count_new_sample(struct convert *c, const void *body, uint32_t size, uint64_t hash, uint64_t period)
 {
 	struct raw_sample_answer answer = { 0 };
 	uint64_t leaf_fixes = c->profile.leaf_fixes;
 	uint32_t index = count_sample(c, body, size, &answer);
 
-	if (raw && index != UINT32_MAX) {
+	if (index != UINT32_MAX) {
 		struct srec_sample s;
 
 		memcpy(&s, body, sizeof(s));
@@ -811,19 +812,23 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 
 	if (type != SREC_BLOCK_SAMPLE)
 		return 0;
-	if (size < sizeof(struct srec_sample) || c->profile.probe_count || !raw_sample_memo_wanted(&c->raw, size))
-		return count_new_sample(c, body, size, false, 0, 0);
+	if (size < sizeof(struct srec_sample) || c->profile.probe_count || !raw_sample_memo_wanted(&c->raw)) {
+		count_sample(c, body, size, NULL);
+		return 0;
+	}
 	/* Only what a repeat needs is read, not the whole header. */
 	memcpy(&kind, (const char *)body + offsetof(struct srec_sample, kind), sizeof(kind));
-	if (kind == SREC_SAMPLE_EVENT)
-		return count_new_sample(c, body, size, false, 0, 0);
+	if (kind == SREC_SAMPLE_EVENT) {
+		count_sample(c, body, size, NULL);
+		return 0;
+	}
 	memcpy(&pid, (const char *)body + offsetof(struct srec_sample, pid), sizeof(pid));
 	memcpy(&time_ns, (const char *)body + offsetof(struct srec_sample, time_ns), sizeof(time_ns));
 	memcpy(&weight, (const char *)body + offsetof(struct srec_sample, weight), sizeof(weight));
 	period = sample_period(c, pid, time_ns);
 	known = raw_sample_memo_find(&c->raw, body, size, period, &hash);
 	if (!known)
-		return count_new_sample(c, body, size, true, hash, period);
+		return count_new_sample(c, body, size, hash, period);
 	known->repeats++;
 	known->repeat_weight_ns += weight;
 	if (c->profile.keep_timeline)

@@ -17,22 +17,18 @@ _Static_assert(KEY_FROM == 16 && CPU_WORD == 24 && offsetof(struct srec_sample, 
 	       "a sample's pid and tid are the key's first word, its cpu the low half of the second");
 
 /*
- * The most bytes after the header's first 32 that the hash reads: the errors, depths and name, then the first IPs
- * of an fp sample, or the first registers of a dwarf one, which tell most distinct samples apart; the compare reads
- * the rest all the same. Hashing all of an fp sample's 136 bytes (to 256 of a dwarf one's) cost a repeated sample
- * 38 instructions more (fp; dwarf 45), more than the longer probes this makes (dwarf: 1.5 compares a look-up).
- */
-#define HASHED_BYTES 64
-
-/*
- * Blocks of RAW_SAMPLE_SMALL bytes or more are left out while the memo is paused (raw_sample_memo_wanted): a dwarf
- * recording of a real program (python3, 2 KiB a sample) has no two samples alike, and remembering each cost 1,500
- * instructions (copy, malloc and free), 4% of a warm conversion, when 1,024 look-ups were judged at a time and
- * then 15,360 blocks left out. One block in 64 is looked up there now.
+ * The memo's look-ups are judged WINDOW at a time; a window that found fewer than a quarter leaves the next PAUSE
+ * samples out (raw_sample_memo_wanted), one in 64 looked up. A real program's samples seldom repeat byte for byte:
+ * a dwarf one's stack bytes hold changing values (python3: 1,279 samples of 2 KiB, none alike), and so do the
+ * stack words an fp sample keeps for its leaf repair (xz: 96,462 samples, 96,355 distinct). Remembering every one
+ * of them, which never came again, cost more than the memo saved elsewhere; below a quarter of repeats a hit saves
+ * about what a miss costs (fp: some 600 instructions against 200). Warm conversions of those recordings cost 0.7%
+ * (xz, fp), 0.2% (python3, fp) and 2.0% (python3, dwarf: the first window's copies of 2 KiB) more than before
+ * the memo.
  */
 #define WINDOW 256	    /* look-ups judged together */
-#define WINDOW_HITS 16	    /* fewer hits than this in a window pause the memo ... */
-#define PAUSE (63 * WINDOW) /* ... for this many large blocks */
+#define WINDOW_HITS 64	    /* fewer hits than this in a window pause the memo ... */
+#define PAUSE (63 * WINDOW) /* ... for this many samples */
 
 struct raw_sample_entry {
 	uint64_t hash, period;
@@ -66,11 +62,29 @@ void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill,
 }
 
 /*
+ * The most bytes after the header's first 32 that the hash reads: the errors, depths and name, then the first IPs
+ * of an fp sample, or the first registers of a dwarf one, which tell most distinct samples apart; the compare reads
+ * the rest all the same. Hashing all of an fp sample's 136 bytes (528 of a dwarf one's) cost a repeated sample 55
+ * instructions more (dwarf 170). Samples alike in these bytes share a hash, though: CROWD bounds how many of them
+ * the memo keeps.
+ */
+#define HASHED_BYTES 64
+
+/*
+ * The most entries of one hash (alike in their hashed bytes, unlike past them) that a look-up compares, and so that
+ * the memo keeps. xz's fp samples, 96,462 of them, alike in their first IPs and distinct in the stack words they
+ * keep for the leaf repair, shared hashes by the thousand: without a bound every look-up compared its way along
+ * them, 73 billion instructions for a warm conversion (200 million before the memo).
+ */
+#define CROWD 8
+
+/*
  * Two chains of one exclusive or and one multiplication a word, as stack_memo.c's key_hash: the hash is most of a
  * repeated sample's cost. A weaker hash costs at most a longer probe: blocks are compared whole. The usual case,
  * all HASHED_BYTES there, without a loop.
  */
-static inline __attribute__((always_inline)) uint64_t block_hash(const unsigned char *p, uint32_t size)
+static inline __attribute__((always_inline)) uint64_t block_hash(const unsigned char *p, uint32_t size,
+								 uint64_t period)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
 	const unsigned char *end;
@@ -79,7 +93,7 @@ static inline __attribute__((always_inline)) uint64_t block_hash(const unsigned 
 
 	key_head(p, head);
 	a = (size ^ head[0]) * k;
-	b = head[1] * k2;
+	b = (period ^ head[1]) * k2;
 	p += REST_FROM;
 	if (n >= HASHED_BYTES) {
 		_Static_assert(HASHED_BYTES == 64, "the usual case hashes eight words");
@@ -107,18 +121,17 @@ static inline __attribute__((always_inline)) uint64_t block_hash(const unsigned 
 	return h ^ (h >> 29);
 }
 
-static inline bool same(const struct raw_sample_entry *e, uint64_t hash, const unsigned char *p, uint32_t size,
-			uint64_t period)
+static inline bool same(const struct raw_sample_entry *e, const unsigned char *p, uint32_t size, uint64_t period)
 {
 	uint64_t head[2];
 
-	if (e->hash != hash || e->size != size || e->period != period)
+	if (e->size != size || e->period != period)
 		return false;
 	key_head(p, head);
 	return e->head[0] == head[0] && e->head[1] == head[1] && !memcmp(e->rest, p + REST_FROM, size - REST_FROM);
 }
 
-/* A window of look-ups is over: pause the memo for large blocks if it found few. */
+/* A window of look-ups is over: pause the memo if it found few. */
 static void judge_window(struct raw_sample_memo *m)
 {
 	if (m->window_hits < WINDOW_HITS)
@@ -129,16 +142,25 @@ static void judge_window(struct raw_sample_memo *m)
 struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const void *body, uint32_t size,
 					       uint64_t period, uint64_t *hash)
 {
-	uint64_t h = block_hash(body, size);
+	uint64_t h = block_hash(body, size, period);
+	uint32_t alike = 0;
 
 	*hash = h;
 	if (++m->window_lookups == WINDOW)
 		judge_window(m);
-	for (size_t i = h & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1))
-		if (same(m->slots[i], h, body, size, period)) {
+	for (size_t i = h & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1)) {
+		struct raw_sample_entry *e = m->slots[i];
+
+		if (e->hash != h)
+			continue;
+		if (same(e, body, size, period)) {
 			m->window_hits++;
-			return &m->slots[i]->answer;
+			return &e->answer;
 		}
+		if (++alike == CROWD)
+			break;
+	}
+	m->crowded = alike == CROWD;
 	return NULL;
 }
 
@@ -170,6 +192,8 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 	struct raw_sample_entry *e;
 	size_t i;
 
+	if (m->crowded) /* CROWD entries share its hash already */
+		return;
 	if (m->bytes + bytes > m->max_bytes) {
 		struct raw_sample_memo fresh;
 

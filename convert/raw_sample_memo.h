@@ -12,7 +12,7 @@
  *
  * The key leaves out the block's time_ns, weight and cpu (struct srec_sample): the caller counts the sample with
  * its own time and weight, and the CPU is read by nothing. Memory is bounded (RAW_SAMPLE_MEMO_MAX_BYTES: past it
- * the memo starts over), and a memo that seldom answers stops costing its hash: see raw_sample_memo_wanted.
+ * the memo starts over), and a memo that seldom answers costs little more: see raw_sample_memo_wanted.
  */
 #ifndef STACKREC_CONVERT_RAW_SAMPLE_MEMO_H
 #define STACKREC_CONVERT_RAW_SAMPLE_MEMO_H
@@ -22,7 +22,6 @@
 #include <stdint.h>
 
 #define RAW_SAMPLE_MEMO_MAX_BYTES (32u << 20)
-#define RAW_SAMPLE_SMALL 1024 /* blocks smaller than this are always looked up: a miss costs little */
 
 /*
  * What counting a sample did, for its repeats to do again: count it in its stack, with its kind and errors, and
@@ -50,6 +49,7 @@ struct raw_sample_memo {
 	size_t max_bytes; /* RAW_SAMPLE_MEMO_MAX_BYTES (a test may set less) */
 	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */
 	uint32_t window_lookups, window_hits, paused;
+	bool crowded; /* the last look-up met too many entries of its hash: its block is not remembered */
 	raw_sample_spill_fn *spill;
 	void *spill_ctx;
 };
@@ -57,13 +57,13 @@ struct raw_sample_memo {
 /* spill is called for every answer with repeats before the memo forgets it (starting over, or released). */
 void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill, void *spill_ctx);
 /*
- * Whether to look a block of size bytes up at all: not a large one for a while after a window of look-ups that
- * found few (every sample distinct, as a dwarf recording's of a program whose stacks hold changing values), where
- * remembering blocks of up to 64 KiB of stack bytes that never come again would cost more than it saves.
+ * Whether to look the next sample up at all: not for a while after a window of look-ups that found few (a real
+ * program's samples, whose stack bytes hold changing values), where remembering samples that never come again
+ * costs more than the memo saves.
  */
-static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m, uint32_t size)
+static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m)
 {
-	if (!m->paused || size < RAW_SAMPLE_SMALL)
+	if (!m->paused)
 		return true;
 	m->paused--;
 	return false;
@@ -74,7 +74,10 @@ static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m, uint32_t si
  */
 struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const void *body, uint32_t size,
 					       uint64_t period, uint64_t *hash);
-/* Remembers the answer (without repeats) for a block that raw_sample_memo_find did not find (hash: its). */
+/*
+ * Remembers the answer (without repeats) for the block that raw_sample_memo_find did not find last (hash: its),
+ * unless too many blocks alike in their first bytes are remembered already.
+ */
 void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *body, uint32_t size, uint64_t period,
 			 const struct raw_sample_answer *answer);
 /* Spills every answer's repeats, then frees the memo. */

@@ -302,7 +302,7 @@ static void test_raw_sample_memo(void)
 	struct raw_sample_memo m;
 	struct srec_sample s = { .time_ns = 1000, .weight = 7, .pid = 5, .tid = 6, .cpu = 0, .kind = SREC_SAMPLE_ON_CPU,
 				 .user_depth = 2, .comm = "prog" };
-	unsigned char block[sizeof(s) + 3 * sizeof(uint64_t) + 5] = { 0 }, other[sizeof(block)];
+	unsigned char block[sizeof(s) + 3 * sizeof(uint64_t) + 5] = { 0 }, other[sizeof(block)], large[200] = { 0 };
 	uint32_t size = sizeof(block);
 	struct raw_sample_answer answer = { .stack = 0 }, *found;
 	uint64_t spilled[2] = { 0 }, counted = 0, hash;
@@ -358,6 +358,30 @@ static void test_raw_sample_memo(void)
 	raw_sample_memo_release(&m);
 	ok(right && bounded && counted > 0 && spilled[0] + spilled[1] == counted,
 	   "raw sample memo: past its bound it starts over, never holding more, every repeat spilled once");
+
+	/*
+	 * Blocks alike but in their last byte, past the 96 bytes the hash reads, share a hash: a few are kept, never
+	 * mixed up.
+	 */
+	raw_sample_memo_init(&m, add_repeats, spilled);
+	right = true;
+	counted = 0;
+	memcpy(large, block, size);
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < 40; i++) {
+			large[sizeof(large) - 1] = (unsigned char)i;
+			found = raw_sample_memo_find(&m, large, sizeof(large), 1, &hash);
+			if (found) {
+				right &= found->stack == i;
+				counted++;
+			} else {
+				answer.stack = i;
+				raw_sample_memo_add(&m, hash, large, sizeof(large), 1, &answer);
+			}
+		}
+	ok(right && counted > 0 && counted < 40 && m.count == counted,
+	   "raw sample memo: of blocks that share a hash it keeps a few, and answers each with its own");
+	raw_sample_memo_release(&m);
 }
 
 /* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
