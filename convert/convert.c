@@ -1108,6 +1108,7 @@ int cmd_convert(int argc, char **argv)
 	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
 	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
+	c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);

@@ -50,6 +50,7 @@ struct raw_sample_memo {
 	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */
 	uint32_t window_lookups, window_hits, paused;
 	bool crowded; /* the last look-up met too many entries of its hash: its block is not remembered */
+	bool dwarf; /* the recording's samples are dwarf ones (--call-graph dwarf): hashed by their last registers */
 	raw_sample_spill_fn *spill;
 	void *spill_ctx;
 };
