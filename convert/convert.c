@@ -5,8 +5,10 @@
  * facts, the processes' mappings and execs, the kallsyms snapshot and the recorder's counters. Pass 2
  * streams the samples into the profile, which keeps only distinct stacks and locations, so memory grows
  * with what is distinct and never with the number of samples (but for the frames pass 1 decoded, kept for
- * pass 2 when they take at most RECORDING_KEEP_MAX, and the fp stack memo). Then every distinct location is
- * symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the format writes it.
+ * pass 2 when they take at most RECORDING_KEEP_MAX, and the bounded memos: raw samples, fp stacks and fp
+ * samples). A sample met before byte for byte is counted without being looked at again (raw_sample_memo.h).
+ * Then every distinct location is symbolized once (symbolizer.c), the profile is sorted (profile_finish) and the
+ * format writes it.
  *
  * A damaged or cut-short recording converts everything intact, writes the output, prints the reader's
  * one-line error and exits EXIT_PARTIAL (3). Output to -o goes through a temporary file and a rename (output_create), so
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 #include "placed.h"
 #include "process_maps.h"
 #include "profile.h"
+#include "raw_sample_memo.h"
 #include "stack_memo.h"
 #include "symbolizer.h"
 #include "unwind.h"
@@ -62,6 +66,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
+	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
 	struct placed_location placed[PLACED_LOCATIONS];
 	struct { /* the last period sample_period found: most samples are of the process and period before them */
 		bool used;
@@ -193,9 +198,10 @@ struct guess_range {
 /*
  * A module of the first process is prepared for the symbolizer while pass 1 reads the file (module_prefetch_
  * guess) once a sample of that process is seen to have an address in one of its mappings: preparing every
- * module the program maps read the DWARF of its libm, say, on every warm run, though no sample needed it.
+ * module the program maps read the DWARF of its libm, say, on every warm run, though no sample needed it. Out of
+ * line: inlined, it made load_block save and restore registers for every sample (20 instructions of its 32).
  */
-static void guess_from_sample(struct convert *c, const void *body, uint32_t size)
+static __attribute__((noinline)) void guess_from_sample(struct convert *c, const void *body, uint32_t size)
 {
 	struct srec_sample s;
 	const uint64_t *ips;
@@ -620,9 +626,33 @@ static void remembered_leaf(struct convert *c, const uint32_t *value, const uint
 	repair_leaf(c, ips, in, (const struct unwind_leaf_recipe *)(value + SAMPLE_LEAF_RECIPE), leaf);
 }
 
-static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
+/* What the profile counts of a sample; comm, when not NULL, its name as a string. */
+static struct profile_sample_info sample_info(const struct srec_sample *s, const char *comm)
 {
-	struct convert *c = ctx;
+	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
+	 * that. */
+	return (struct profile_sample_info){
+		.pid = s->pid,
+		.tid = s->tid,
+		.comm = comm,
+		.kind = s->kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
+			: s->kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
+						       : PROFILE_SAMPLE_ON_CPU,
+		.time_ns = s->time_ns,
+		.weight_ns = s->kind == SREC_SAMPLE_EVENT ? 0 : s->weight,
+		.user_error = s->user_stack_error,
+		.kernel_error = s->kernel_stack_error,
+	};
+}
+
+/*
+ * A sample block the long way: parsed, its stack found (by the fp memos, or unwound) and counted. Returns the
+ * profile stack it was counted in, or UINT32_MAX for a block that made no sense; *answer (unless NULL) says what
+ * else counting it did, for the raw sample memo (its stack set by the caller).
+ */
+static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const void *body, uint32_t size,
+						       struct raw_sample_answer *answer)
+{
 	struct profile *p = &c->profile;
 	uint32_t locations[2 * SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frames[SREC_MAX_STACK_DEPTH + 1];
@@ -644,16 +674,14 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	bool memo;
 	int regs;
 
-	if (type != SREC_BLOCK_SAMPLE)
-		return 0;
 	if (recording_parse_sample(body, size, &s, &ips) < 0) {
 		c->bad_blocks++;
-		return 0;
+		return UINT32_MAX;
 	}
 	regs = recording_parse_user_regs(body, size, &s, &regs_header, &input.regs, &input.stack);
 	if (regs < 0 || recording_parse_sample_event(body, size, &s, &event, &event_name) < 0) {
 		c->bad_blocks++;
-		return 0;
+		return UINT32_MAX;
 	}
 	if (regs == 0) {
 		input.pid = s.pid;
@@ -662,20 +690,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in = &input;
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
-	/* Any kind but off-CPU and event is counted as on-CPU, as recordings before off-CPU recording had only
-	 * that. */
-	info = (struct profile_sample_info){
-		.pid = s.pid,
-		.tid = s.tid,
-		.comm = comm,
-		.kind = s.kind == SREC_SAMPLE_OFF_CPU ? PROFILE_SAMPLE_OFF_CPU
-			: s.kind == SREC_SAMPLE_EVENT ? PROFILE_SAMPLE_EVENT
-						      : PROFILE_SAMPLE_ON_CPU,
-		.time_ns = s.time_ns,
-		.weight_ns = s.kind == SREC_SAMPLE_EVENT ? 0 : s.weight,
-		.user_error = s.user_stack_error,
-		.kernel_error = s.kernel_stack_error,
-	};
+	info = sample_info(&s, comm);
 	memo = !(s.flags & SREC_SAMPLE_USER_UNWIND) && s.kind != SREC_SAMPLE_EVENT && !p->probe_count &&
 	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH;
 	if (memo) {
@@ -686,7 +701,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 			index = remembered_stack(remembered, &leaf);
 			if (index != UINT32_MAX) {
 				profile_count_sample(p, index, &info);
-				return 0;
+				return index;
 			}
 			p->leaf_fixes -= leaf.fixed; /* counted again the long way */
 		}
@@ -729,6 +744,11 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 		locations[depth++] = profile_intern_marker(p, PROFILE_LOCATION_USER,
 							   end == UNWIND_TRUNCATED ? "[truncated]" : "[incomplete]");
 		profile_count_unwind_stop(p, end == UNWIND_TRUNCATED, why);
+		if (answer) {
+			answer->stopped = true;
+			answer->truncated = end == UNWIND_TRUNCATED;
+			answer->stop_reason = why;
+		}
 	}
 	/* Zeroed here, as deep as the stack, not the whole array: it is 2 KiB, and this runs for every sample. */
 	memset(cfas, 0, depth * sizeof(*cfas));
@@ -749,7 +769,88 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 					     .address = event.address,
 					     .name = event_name[0] ? xstrdup(event_name) : NULL,
 				     });
+	return index;
+}
+
+/*
+ * count_sample, and what it did in the raw sample memo, which did not find the block (hash and period are
+ * raw_sample_memo_find's and sample_period's).
+ */
+static int count_new_sample(struct convert *c, const void *body, uint32_t size, uint64_t hash, uint64_t period)
+{
+	struct raw_sample_answer answer = { 0 };
+	uint64_t leaf_fixes = c->profile.leaf_fixes;
+	uint32_t index = count_sample(c, body, size, &answer);
+
+	if (index != UINT32_MAX) {
+		struct srec_sample s;
+
+		memcpy(&s, body, sizeof(s));
+		answer.stack = index;
+		answer.leaf_fixes = (uint32_t)(c->profile.leaf_fixes - leaf_fixes);
+		answer.off_cpu = s.kind == SREC_SAMPLE_OFF_CPU;
+		answer.user_error = s.user_stack_error;
+		answer.kernel_error = s.kernel_stack_error;
+		raw_sample_memo_add(&c->raw, hash, body, size, period, &answer);
+	}
 	return 0;
+}
+
+/*
+ * Pass 2's callback. A sample block met before byte for byte (but its time, weight and CPU) in the same period of
+ * its process's mappings is counted as that one was, by the raw sample memo (raw_sample_memo.h): no parsing, no
+ * fp memo look-ups, no dwarf walk. Not events (each is kept with its details) nor recordings with probes (a
+ * frame's context depends on the sample's time), as the fp sample memo.
+ */
+static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	struct convert *c = ctx;
+	struct raw_sample_answer *known;
+	uint64_t hash, period, time_ns, weight;
+	uint32_t pid;
+	uint16_t kind;
+
+	if (type != SREC_BLOCK_SAMPLE)
+		return 0;
+	if (size < sizeof(struct srec_sample) || c->profile.probe_count || !raw_sample_memo_wanted(&c->raw)) {
+		count_sample(c, body, size, NULL);
+		return 0;
+	}
+	/* Only what a repeat needs is read, not the whole header. */
+	memcpy(&kind, (const char *)body + offsetof(struct srec_sample, kind), sizeof(kind));
+	if (kind == SREC_SAMPLE_EVENT) {
+		count_sample(c, body, size, NULL);
+		return 0;
+	}
+	memcpy(&pid, (const char *)body + offsetof(struct srec_sample, pid), sizeof(pid));
+	memcpy(&time_ns, (const char *)body + offsetof(struct srec_sample, time_ns), sizeof(time_ns));
+	memcpy(&weight, (const char *)body + offsetof(struct srec_sample, weight), sizeof(weight));
+	period = sample_period(c, pid, time_ns);
+	known = raw_sample_memo_find(&c->raw, body, size, period, &hash);
+	if (!known)
+		return count_new_sample(c, body, size, hash, period);
+	known->repeats++;
+	known->repeat_weight_ns += weight;
+	if (c->profile.keep_timeline)
+		profile_keep_sample(&c->profile, time_ns, weight, known->stack);
+	return 0;
+}
+
+/* The raw sample memo's spill function: a remembered sample's repeats, into the profile at once. */
+static void count_repeats(void *ctx, const struct raw_sample_answer *a)
+{
+	struct profile *p = ctx;
+	struct profile_sample_info info = {
+		.kind = a->off_cpu ? PROFILE_SAMPLE_OFF_CPU : PROFILE_SAMPLE_ON_CPU,
+		.weight_ns = a->repeat_weight_ns,
+		.user_error = a->user_error,
+		.kernel_error = a->kernel_error,
+	};
+
+	p->leaf_fixes += a->repeats * a->leaf_fixes;
+	if (a->stopped)
+		profile_count_unwind_stops(p, a->truncated, a->stop_reason, a->repeats);
+	profile_count_samples(p, a->stack, &info, a->repeats);
 }
 
 /* Pass 3: the values of the probe hits that frames show. */
@@ -1006,6 +1107,8 @@ int cmd_convert(int argc, char **argv)
 	stack_memo_init(&c->samples);
 	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
+	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
+	c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
 	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
 	if (sym.jobs > 1 && !c->prefetch)
 		c->prefetch = module_prefetch_new(&sym);
@@ -1024,6 +1127,7 @@ int cmd_convert(int argc, char **argv)
 	unwinder_free(c->unwinder);
 	stack_memo_release(&c->stacks);
 	stack_memo_release(&c->samples);
+	raw_sample_memo_release(&c->raw);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];

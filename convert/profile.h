@@ -299,6 +299,13 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
  * kind, locations and context: what profile_add_sample does once it has found the stack.
  */
 void profile_count_sample(struct profile *p, uint32_t index, const struct profile_sample_info *sample);
+/*
+ * Counts n samples (not events) of stack index at once, as n calls of profile_count_sample would, sample's weight_ns
+ * being their weights' sum; but keeps none of them in the timeline (profile_keep_sample keeps one).
+ */
+void profile_count_samples(struct profile *p, uint32_t index, const struct profile_sample_info *sample, uint64_t n);
+/* Keeps a sample of stack index in the timeline (keep_timeline set), as profile_count_sample does. */
+void profile_keep_sample(struct profile *p, uint64_t time_ns, uint64_t weight_ns, uint32_t index);
 /* Adds an event whose stack profile_add_sample (kind PROFILE_SAMPLE_EVENT) returned; takes event->name. */
 void profile_add_event(struct profile *p, const struct profile_event *event);
 /* The metrics of the event of tid at time_ns, else the latest interval reading of pid before it, or NULL. */
@@ -306,6 +313,8 @@ const struct profile_metrics *profile_metrics_near(const struct profile *p, uint
 						   uint64_t time_ns);
 /* Counts a sample whose user stack did not reach its outermost frame, and why (a static string or NULL). */
 void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason);
+/* The same for n samples at once. */
+void profile_count_unwind_stops(struct profile *p, bool truncated, const char *reason, uint64_t n);
 /* Gives frameless locations an unnamed frame, sorts stacks deterministically (and the timeline by time,
  * its stack indexes following the stacks), frees the lookup tables. */
 void profile_finish(struct profile *p);

@@ -143,11 +143,14 @@ static void undo_time_deltas(unsigned char *bytes, size_t len)
 			}
 		}
 		if (bh.type == SREC_BLOCK_SAMPLE_TIMED_BY_FRAME && next < count) {
-			/* Its delta, gathered from the planes, goes where SAMPLE_TIME_DELTA has it. */
-			uint64_t delta = 0;
+			/* Its delta, gathered from the planes, goes where SAMPLE_TIME_DELTA has it. Written out: gcc kept
+			 * the loop, 56 instructions a sample (35 now), as much as the rest of undoing the deltas. */
+			const unsigned char *d = planes + next;
+			uint64_t delta = (uint64_t)d[0] | (uint64_t)d[count] << 8 | (uint64_t)d[2 * count] << 16 |
+					 (uint64_t)d[3 * count] << 24 | (uint64_t)d[4 * count] << 32 |
+					 (uint64_t)d[5 * count] << 40 | (uint64_t)d[6 * count] << 48 |
+					 (uint64_t)d[7 * count] << 56;
 
-			for (size_t k = 0; k < 8; k++)
-				delta |= (uint64_t)planes[k * count + next] << (8 * k);
 			next++;
 			if (bh.size >= sizeof(delta))
 				memcpy(bytes + off + sizeof(bh), &delta, sizeof(delta));
@@ -672,6 +675,14 @@ int recording_reader_for_each(struct recording_reader *r, recording_block_fn fn,
 					warning("'%s': block at offset %zu of the frame at %zu runs past its frame",
 						r->path, pos, off);
 				break;
+			}
+			if (bh.type == SREC_BLOCK_SAMPLE) { /* nearly every block: none of the questions below */
+				r->damage.blocks++;
+				ret = fn(ctx, bh.type, frame + pos + sizeof(bh), bh.size);
+				if (ret)
+					goto done;
+				pos += sizeof(bh) + padded;
+				continue;
 			}
 			if (bh.type == SREC_BLOCK_END && !r->damage.has_end) {
 				struct srec_end end;

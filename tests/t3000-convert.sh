@@ -404,6 +404,43 @@ test_expect_success 'repeated fp samples that kept other registers are repaired 
 	test_cmp expect actual
 '
 
+# Samples repeated byte for byte but for their time, weight and CPU are counted from the raw sample memo
+# (raw_sample_memo.h), their repeats in the profile all at once: each counts its own weight and time, and what the
+# first counted besides it counts too. An fp sample whose leaf's caller is put back, a dwarf one in a library
+# whose file is gone (its CFI unknown: [incomplete]), and an off-CPU one of three weights, each on CPUs 0 and 1 at
+# other times.
+test_expect_success 'samples repeated but for time, weight and CPU count their own weights, and what the first did' '
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	in_main=$(runtime $(ret_after_call main outer)) &&
+	{
+		text_mapping 300 prog $(build_id prog) 1 &&
+		echo "mapping 300 7f0000000000 7f0000100000 0 $PWD/libgone.so - 1" &&
+		echo "repeat-timed 3 sample 300 300 p 1000 $pc,$in_main - top=$in_outer" &&
+		echo "repeat-timed 2 sample 300 300 p 5000000 - - top=0 dwarf=7f0000001000" &&
+		for w in 5000 7000 11000; do
+			echo "repeat-timed 2 sample 300 300 p 9000000 $(user_stack) - kind=off weight=$w" || return 1
+		done &&
+		echo "end"
+	} >script.raw &&
+	write_rec raw.rec <script.raw >/dev/null &&
+	stackrec convert raw.rec --explain >actual 2>explain &&
+	cat >expect <<-\EOF &&
+	p;[incomplete];[libgone.so] 2
+	p;main;outer;middle;leaf 3
+	EOF
+	test_cmp expect actual &&
+	grep "^explain: 27.3% of samples had a frameless leaf" explain &&
+	grep "^explain: 18.2% of samples end in \[incomplete\]: the module.s file was not found" explain &&
+	stackrec convert raw.rec --kind off >actual &&
+	echo "p;main;outer;middle;leaf 46" >expect &&
+	test_cmp expect actual &&
+	stackrec convert raw.rec -f trace -o raw.trace &&
+	grep -c "\"type\":\"sample\"" raw.trace >actual &&
+	echo 11 >expect &&
+	test_cmp expect actual &&
+	grep "\"total_samples\":11,\"total_weight_ns\":5046000," raw.trace
+'
+
 test_expect_success 'a cut-short recording converts its intact frames and exits 1 with one line' '
 	second=$(sed -n 2p offsets) &&
 	head -c $((second + 20)) good.rec >cut.rec &&

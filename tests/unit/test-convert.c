@@ -43,6 +43,7 @@
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
+#include "../../convert/raw_sample_memo.h"
 #include "../../convert/stack_memo.h"
 #include "../../convert/elf_symbols.h"
 #include "../../formats/output.h"
@@ -283,6 +284,104 @@ static void test_stack_memo(void)
 	}
 	ok(right && bounded, "stack memo: past its bound it starts over, never holding more, never answering wrong");
 	stack_memo_release(&m);
+}
+
+/* The raw sample memo's spill function for the test: adds up the repeats it is handed. */
+static void add_repeats(void *ctx, const struct raw_sample_answer *a)
+{
+	((uint64_t *)ctx)[a->stack] += a->repeats;
+}
+
+/*
+ * The raw sample memo answers a block met again whatever its time, weight and CPU, and nothing for a block that
+ * differs in any other byte (its last one too), in size or in period; over its byte bound it starts over, never
+ * holding more, and every repeat it counted reaches the spill function once.
+ */
+static void test_raw_sample_memo(void)
+{
+	struct raw_sample_memo m;
+	struct srec_sample s = { .time_ns = 1000, .weight = 7, .pid = 5, .tid = 6, .cpu = 0, .kind = SREC_SAMPLE_ON_CPU,
+				 .user_depth = 2, .comm = "prog" };
+	unsigned char block[sizeof(s) + 3 * sizeof(uint64_t) + 5] = { 0 }, other[sizeof(block)], large[200] = { 0 };
+	uint32_t size = sizeof(block);
+	struct raw_sample_answer answer = { .stack = 0 }, *found;
+	uint64_t spilled[2] = { 0 }, counted = 0, hash;
+	bool right = true, bounded = true;
+
+	memcpy(block, &s, sizeof(s));
+	memcpy(block + sizeof(s), (const uint64_t[]){ 0x401000, 0x402000, 0x403000 }, 3 * sizeof(uint64_t));
+	memcpy(block + size - 5, "stack", 5);
+	raw_sample_memo_init(&m, add_repeats, spilled);
+	ok(!raw_sample_memo_find(&m, block, size, 1, &hash), "raw sample memo: empty, nothing found");
+	raw_sample_memo_add(&m, hash, block, size, 1, &answer);
+	memcpy(other, block, size);
+	s.time_ns = 2000, s.weight = 9, s.cpu = 1;
+	memcpy(other, &s, sizeof(s));
+	found = raw_sample_memo_find(&m, other, size, 1, &hash);
+	ok(found && found->stack == 0, "raw sample memo: a block is found again at another time, weight and CPU");
+	if (found)
+		found->repeats++;
+	ok(!raw_sample_memo_find(&m, other, size, 2, &hash),
+	   "raw sample memo: another period is another sample");
+	ok(!raw_sample_memo_find(&m, other, size - 1, 1, &hash),
+	   "raw sample memo: a shorter block is another sample");
+	for (uint32_t i = offsetof(struct srec_sample, pid); i < size; i++) {
+		if (i >= offsetof(struct srec_sample, cpu) && i < offsetof(struct srec_sample, kind))
+			continue;
+		memcpy(other, block, size);
+		other[i] ^= 1;
+		right &= !raw_sample_memo_find(&m, other, size, 1, &hash);
+	}
+	ok(right, "raw sample memo: a block that differs in any byte but its time, weight and CPU is another sample");
+	raw_sample_memo_release(&m);
+	ok(spilled[0] == 1, "raw sample memo: its repeats are spilled when it is released");
+
+	spilled[0] = 0;
+	raw_sample_memo_init(&m, add_repeats, spilled);
+	m.max_bytes = 4096;
+	right = true;
+	for (uint64_t i = 0; i < 10000; i++) {
+		uint64_t ip = i / 3; /* each block three times: added, then found twice (unless the memo started over) */
+
+		memcpy(block + sizeof(s), &ip, sizeof(ip));
+		found = raw_sample_memo_find(&m, block, size, 1, &hash);
+		if (found) {
+			right &= found->stack == ip % 2;
+			found->repeats++;
+			counted++;
+		} else {
+			answer.stack = (uint32_t)(ip % 2);
+			raw_sample_memo_add(&m, hash, block, size, 1, &answer);
+		}
+		bounded &= m.bytes <= m.max_bytes;
+	}
+	raw_sample_memo_release(&m);
+	ok(right && bounded && counted > 0 && spilled[0] + spilled[1] == counted,
+	   "raw sample memo: past its bound it starts over, never holding more, every repeat spilled once");
+
+	/*
+	 * Blocks alike but in their last byte, past the 96 bytes the hash reads, share a hash: a few are kept, never
+	 * mixed up.
+	 */
+	raw_sample_memo_init(&m, add_repeats, spilled);
+	right = true;
+	counted = 0;
+	memcpy(large, block, size);
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < 40; i++) {
+			large[sizeof(large) - 1] = (unsigned char)i;
+			found = raw_sample_memo_find(&m, large, sizeof(large), 1, &hash);
+			if (found) {
+				right &= found->stack == i;
+				counted++;
+			} else {
+				answer.stack = i;
+				raw_sample_memo_add(&m, hash, large, sizeof(large), 1, &answer);
+			}
+		}
+	ok(right && counted > 0 && counted < 40 && m.count == counted,
+	   "raw sample memo: of blocks that share a hash it keeps a few, and answers each with its own");
+	raw_sample_memo_release(&m);
 }
 
 /* A child forked without exec resolves through its parent's mappings at the fork (perf's thread__clone_maps). */
@@ -845,6 +944,7 @@ static int run_tests(void)
 	test_process_maps();
 	test_process_maps_fork();
 	test_stack_memo();
+	test_raw_sample_memo();
 	test_kernel_symbols();
 	test_demangle();
 	test_pointer_table();
