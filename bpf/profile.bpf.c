@@ -629,12 +629,15 @@ int BPF_PROG(on_signal, int sig, struct kernel_siginfo *info, struct k_sigaction
 	if (!ev)
 		goto out;
 	ev->signo = sig;
+	/* Read through bpf_probe_read_kernel, not dereferenced: newer verifiers (6.1x) type this argument as a
+	 * scalar, since a tracepoint's pointer may encode an error, and refuse a direct load. A pointer that
+	 * cannot be read leaves code and address 0. */
 	if (info) {
-		ev->code = info->si_code;
+		ev->code = BPF_CORE_READ(info, si_code);
 		/* A faulting address only for a signal the kernel raised (si_code > 0); one sent by kill() or
 		 * tgkill() (SI_USER, SI_TKILL, ...) holds the sender's pid and uid there, and SIGABRT has none. */
 		if (sig != 6 && ev->code > 0)
-			ev->address = (__u64)info->_sifields._sigfault._addr;
+			ev->address = (__u64)BPF_CORE_READ(info, _sifields._sigfault._addr);
 	}
 	/* The two innermost kernel frames are this program and bpf_trace_run3, not the thread's. */
 	send_event(ctx, ev, 2);
