@@ -375,15 +375,17 @@ out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --pe
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
 out '   perf script and report --no-inline for node (docs/performance.md);\n'
 out '   stackrec: its symbol cache and decompressed debug files emptied before each conversion (cold), then the\n'
-out '   same conversion again (warm)\n\n'
-out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "perf" "perf script" "perf report" "stackrec vs"
-out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" "warm" samples "+ fold" "-g folded" "perf script"
+out '   same conversion again (warm); read = stackrec info of the recording (every block decompressed and\n'
+out '   every sample parsed), warm/read = median warm time / median read time\n\n'
+out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "" "" "perf" "perf script" "perf report" "stackrec vs"
+out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" "warm" "read" "warm/read" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
 # b_workload LABEL HZ PERF-OPTS -- COMMAND...: one row per call-graph mode; PERF-OPTS go to perf script and
 # perf report
 b_workload() {
 	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate warm_rate ratio
+	local read_rate warm_vs_read
 	shift 4
 	for cg in fp dwarf; do
 		for tool in sr perf; do
@@ -403,6 +405,11 @@ b_workload() {
 							die "stackrec convert failed: $(tail -n 3 "$rec.log")"
 						echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.$pass"
 					done
+					# read: what reading the recording alone costs, the floor a warm conversion is held to
+					t0=$(now_ns)
+					"$stackrec" info "$rec" >/dev/null 2>>"$rec.log" ||
+						die "stackrec info failed: $(tail -n 3 "$rec.log")"
+					echo $(($(now_ns) - t0)) >>"$work/b/$label-$mode.read"
 				else
 					# perf script into a file, then the folding step; the two times summed
 					# shellcheck disable=SC2086 # perf_opts: words
@@ -427,13 +434,17 @@ b_workload() {
 			ss=$(cat "$work/b/$label-sr-$cg.samples")
 			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
 			warm_rate=$(rate "$ss" "$work/b/$label-sr-$cg.warm")
+			read_rate=$(rate "$ss" "$work/b/$label-sr-$cg.read")
+			warm_vs_read=$(awk -v w="$(median <"$work/b/$label-sr-$cg.warm")" -v r="$(median <"$work/b/$label-sr-$cg.read")" \
+				'BEGIN { printf "%.2fx", r ? w / r : 0 }')
 			ratio=-
 			[ "$script_rate" = aborted ] ||
 				ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
 		else
-			ss=n/a convert_rate="n/a" warm_rate=n/a ratio=n/a
+			ss=n/a convert_rate="n/a" warm_rate=n/a read_rate=n/a warm_vs_read=n/a ratio=n/a
 		fi
-		out '  %-14s %9s %17s %12s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$warm_rate" "$ps" "$script_rate" "$report_rate" "$ratio"
+		out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$warm_rate" \
+			"$read_rate" "$warm_vs_read" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
 }
 b_workload cpu-fp "$b_hz" "" -- "$work/cpu-fp" "$b_iter"
