@@ -45,15 +45,6 @@ struct leaf_rule {
 
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
-/*
- * A CFI rule's registers by how cfi_step finds the caller's: left as they are (CFI_SAME), or found some other
- * way (neither that nor undefined); bit i for DWARF register i. A step visits only these, not all CFI_REGS
- * (most of a rule's registers are undefined: visiting each was most of a warm dwarf conversion).
- */
-struct rule_regs {
-	uint32_t same, other;
-};
-
 /* A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule. */
 struct placed_frame {
 	struct placed_key key;
@@ -62,7 +53,6 @@ struct placed_frame {
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
-	struct rule_regs regs; /* rule's */
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -312,10 +302,6 @@ static inline __attribute__((always_inline)) bool caller_value(const struct cfi_
 	}
 }
 
-/*
- * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
- * the outermost frame (the return address is undefined), -1 when the step cannot be made.
- */
 /* The CFA under rule for the callee's registers. false when it cannot be computed. */
 static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
 {
@@ -327,36 +313,58 @@ static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *
 	return true;
 }
 
-static struct rule_regs rule_regs_of(const struct cfi_rule *rule)
+/*
+ * cfi_step by the rule's plan (cfi_rules.h) where every word it reads lies inside the copy: 1 or -1 as the
+ * general way would answer (*caller and *pc the same), or 0 where the plan does not apply.
+ */
+static inline __attribute__((always_inline)) int planned_step(const struct cfi_step_plan *plan, uint8_t ra_reg,
+							      uint64_t cfa, const struct regs *callee,
+							      const struct memory *m, struct regs *caller, uint64_t *pc)
 {
-	struct rule_regs r = { 0 };
+	uint64_t lowest = cfa + (uint64_t)plan->lowest, at = lowest - m->base;
+	const uint8_t *words;
 
-	for (unsigned int i = 0; rule && i < CFI_REGS; i++) {
-		if (rule->regs[i].kind == CFI_SAME)
-			r.same |= 1u << i;
-		else if (rule->regs[i].kind != CFI_UNDEFINED)
-			r.other |= 1u << i;
-	}
-	return r;
+	/* Neither below the stack pointer (the general way's popped-register case) nor past the copy, nor past 2^64
+	 * (the general way's addresses wrap there, and would be below the stack pointer). */
+	if (lowest < m->base || at > m->size || m->size - at < plan->span || lowest > UINT64_MAX - plan->span)
+		return 0;
+	words = m->bytes + at;
+	memcpy(caller->v, callee->v, sizeof(caller->v));
+	for (unsigned int k = 0; k < plan->count; k++)
+		memcpy(&caller->v[plan->reg[k]], words + plan->delta[k], sizeof(uint64_t));
+	caller->known = (plan->same & callee->known) | plan->saved;
+	/* The ABI's rule, as the general way applies it: the caller's stack pointer is the CFA unless saved. */
+	if (!(plan->saved & (1u << CFI_REG_SP)))
+		set(caller, CFI_REG_SP, cfa);
+	if (!known(caller, ra_reg))
+		return -1;
+	*pc = caller->v[ra_reg];
+	return 1;
 }
 
-/* regs: rule's (rule_regs_of). */
-static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const struct regs *callee, struct memory *m,
-		    struct regs *caller, uint64_t *pc, uint64_t *cfa_out)
+/*
+ * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
+ * the outermost frame (the return address is undefined), -1 when the step cannot be made.
+ */
+static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
+		    uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
+	int planned;
 
 	if (!cfa_of(rule, callee, m, &cfa))
 		return -1;
 	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
+	if (rule->plan.usable && (planned = planned_step(&rule->plan, rule->ra_reg, cfa, callee, m, caller, pc)))
+		return planned;
 	/* The registers the rule leaves as they are, known where the callee's are: copied whole, one block, rather
 	 * than one by one (a dozen a step); the values of the others are read nowhere until set, as known says. */
 	memcpy(caller->v, callee->v, sizeof(caller->v));
-	caller->known = regs.same & callee->known;
+	caller->known = rule->same_regs & callee->known;
 	/* In register order, as the stack is read (m says why the last read failed). */
-	for (uint32_t other = regs.other; other; other &= other - 1) {
+	for (uint32_t other = rule->other_regs; other; other &= other - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(other);
 		const struct cfi_reg *c = &rule->regs[i];
 
@@ -396,7 +404,7 @@ static int return_address_step(const struct cfi_rule *rule, const struct regs *c
 	uint64_t cfa;
 
 	if (rule->ra_reg == CFI_REG_SP) /* cfi_step's rule for the stack pointer would apply to it */
-		return cfi_step(rule, rule_regs_of(rule), callee, m, &caller, pc, &cfa);
+		return cfi_step(rule, callee, m, &caller, pc, &cfa);
 	if (!cfa_of(rule, callee, m, &cfa))
 		return -1;
 	if (c->kind == CFI_UNDEFINED)
@@ -528,7 +536,7 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
  * resolved (module, file offset) and its CFI rule, as unwind_resolve and rule_for find them.
  */
 static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
-					  struct unwind_frame *f, bool *missing, struct rule_regs *regs)
+					  struct unwind_frame *f, bool *missing)
 {
 	struct placed_key key = placed_key(pid, period, f);
 	bool found;
@@ -539,14 +547,12 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 		f->module = p->module;
 		f->file_offset = p->file_offset;
 		*missing = p->missing;
-		*regs = p->regs;
 		return p->rule;
 	}
 	unwind_resolve(u, pid, time_ns, f);
 	rule = rule_for(u, f, missing);
-	*regs = rule_regs_of(rule);
 	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
-				    .generation = u->rules.generation, .rule = rule, .regs = *regs };
+				    .generation = u->rules.generation, .rule = rule };
 	return rule;
 }
 
@@ -618,21 +624,20 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
-		struct rule_regs regs;
 		bool missing;
 		int step;
 
 		f->pc = pc;
 		f->is_return_address = !activation;
 		f->method = method;
-		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing, &regs);
+		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing);
 		if (missing) {
 			reason = "the module's file was not found";
 			goto out;
 		}
 		f->cfa = 0;
 		if (rule) {
-			step = cfi_step(rule, regs, r, &m, caller, &pc, &f->cfa);
+			step = cfi_step(rule, r, &m, caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
