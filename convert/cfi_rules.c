@@ -157,8 +157,8 @@ static void derive(struct cfi_rule *rule)
 	}
 	plan->same = rule->same_regs;
 	/* The offsets come from the file: bounded first, so that their difference cannot overflow. */
-	if (!common || !plan->count || plan->lowest < INT64_MIN / 2 || highest > INT64_MAX / 2 ||
-	    highest - plan->lowest > CFI_PLAN_MAX_SPAN) {
+	if (!common || !(plan->saved & (1u << rule->ra_reg)) || plan->lowest < INT64_MIN / 2 ||
+	    highest > INT64_MAX / 2 || highest - plan->lowest > CFI_PLAN_MAX_SPAN) {
 		memset(plan, 0, sizeof(*plan));
 		return;
 	}

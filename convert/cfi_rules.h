@@ -50,7 +50,7 @@ struct cfi_reg {
 #define CFI_PLAN_MAX_SPAN 4096 /* bytes from the lowest saved word to the highest: larger rules are not planned */
 
 struct cfi_step_plan {
-	bool usable;	   /* the rule has the common form and saves at least one register */
+	bool usable;	   /* the rule has the common form and saves the return address */
 	uint8_t count;	   /* registers saved at CFA + offset */
 	uint32_t same;	   /* bit r: the caller's register r is the callee's (where the callee's is known) */
 	uint32_t saved;	   /* bit r: saved at CFA + offset */

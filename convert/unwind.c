@@ -86,6 +86,7 @@ struct unwinder {
 	struct leaf_rule leaves[LEAF_RULES];
 	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
+	bool plans_off; /* unwinder_use_plans(false): every CFI step the general way */
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -314,51 +315,54 @@ static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *
 }
 
 /*
- * cfi_step by the rule's plan (cfi_rules.h) where every word it reads lies inside the copy: 1 or -1 as the
- * general way would answer (*caller and *pc the same), or 0 where the plan does not apply.
+ * cfi_step by the rule's plan (cfi_rules.h), inlined in the walk, in place: true with r the caller's registers,
+ * *pc and *cfa_out as cfi_step would set them (it would return 1), or false, nothing changed, where the plan
+ * does not apply (the general way then answers). The plan saves the return address, so a step by it always
+ * finds the caller. In place: the registers the rule leaves as they are stay, the others it does not save are
+ * no longer known, so nothing is copied.
  */
-static inline __attribute__((always_inline)) int planned_step(const struct cfi_step_plan *plan, uint8_t ra_reg,
-							      uint64_t cfa, const struct regs *callee,
-							      const struct memory *m, struct regs *caller, uint64_t *pc)
+static inline __attribute__((always_inline)) bool planned_step(const struct cfi_rule *rule, struct regs *r,
+							       const struct memory *m, uint64_t *pc, uint64_t *cfa_out)
 {
-	uint64_t lowest = cfa + (uint64_t)plan->lowest, at = lowest - m->base;
+	const struct cfi_step_plan *plan = &rule->plan;
+	uint64_t cfa, lowest, at;
 	const uint8_t *words;
 
+	if (!(r->known & (1u << rule->cfa_reg)))
+		return false;
+	cfa = r->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
+	lowest = cfa + (uint64_t)plan->lowest;
+	at = lowest - m->base;
 	/* Neither below the stack pointer (the general way's popped-register case) nor past the copy, nor past 2^64
 	 * (the general way's addresses wrap there, and would be below the stack pointer). */
 	if (lowest < m->base || at > m->size || m->size - at < plan->span || lowest > UINT64_MAX - plan->span)
-		return 0;
+		return false;
 	words = m->bytes + at;
-	memcpy(caller->v, callee->v, sizeof(caller->v));
+	r->known = (plan->same & r->known) | plan->saved;
 	for (unsigned int k = 0; k < plan->count; k++)
-		memcpy(&caller->v[plan->reg[k]], words + plan->delta[k], sizeof(uint64_t));
-	caller->known = (plan->same & callee->known) | plan->saved;
+		memcpy(&r->v[plan->reg[k]], words + plan->delta[k], sizeof(uint64_t));
 	/* The ABI's rule, as the general way applies it: the caller's stack pointer is the CFA unless saved. */
 	if (!(plan->saved & (1u << CFI_REG_SP)))
-		set(caller, CFI_REG_SP, cfa);
-	if (!known(caller, ra_reg))
-		return -1;
-	*pc = caller->v[ra_reg];
-	return 1;
+		set(r, CFI_REG_SP, cfa);
+	*cfa_out = cfa;
+	*pc = r->v[rule->ra_reg];
+	return true;
 }
 
 /*
  * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
  * the outermost frame (the return address is undefined), -1 when the step cannot be made.
  */
-static int cfi_step(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, struct regs *caller,
-		    uint64_t *pc, uint64_t *cfa_out)
+static __attribute__((noinline)) int cfi_step(const struct cfi_rule *rule, const struct regs *callee,
+					       struct memory *m, struct regs *caller, uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
-	int planned;
 
 	if (!cfa_of(rule, callee, m, &cfa))
 		return -1;
 	*cfa_out = cfa;
 	if (rule->regs[rule->ra_reg].kind == CFI_UNDEFINED)
 		return 0;
-	if (rule->plan.usable && (planned = planned_step(&rule->plan, rule->ra_reg, cfa, callee, m, caller, pc)))
-		return planned;
 	/* The registers the rule leaves as they are, known where the callee's are: copied whole, one block, rather
 	 * than one by one (a dozen a step); the values of the others are read nowhere until set, as known says. */
 	memcpy(caller->v, callee->v, sizeof(caller->v));
@@ -450,6 +454,11 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
 	u->callbacks.cfi_only = true; /* the symbolizer opens the same files again for names and lines */
 	cfi_rules_init(&u->rules);
 	return u;
+}
+
+void unwinder_use_plans(struct unwinder *u, bool use)
+{
+	u->plans_off = !use;
 }
 
 void unwinder_free(struct unwinder *u)
@@ -610,9 +619,10 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	enum profile_unwind method = PROFILE_UNWIND_PC;
 	bool activation = true;
 	uint32_t n = 0;
-	uint64_t pc;
+	uint64_t pc, callee_sp;
 	const char *reason = NULL;
 	uint64_t period;
+	bool plans = !u->plans_off; /* read once: the compiler cannot know the frames' stores leave it */
 
 	*end = UNWIND_LOST;
 	if (!load_input(&u->slots, in, r, &m)) {
@@ -636,6 +646,21 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			goto out;
 		}
 		f->cfa = 0;
+		callee_sp = r->v[CFI_REG_SP];
+		if (rule && rule->plan.usable && plans && planned_step(rule, r, &m, &pc, &f->cfa)) {
+			/* The general way's checks below, of a step that found the caller (r is the caller's now). */
+			method = PROFILE_UNWIND_CFI;
+			activation = rule->signal_frame;
+			if (pc == 0) {
+				*end = UNWIND_COMPLETE;
+				goto out;
+			}
+			if (!rule->signal_frame && r->v[CFI_REG_SP] <= callee_sp) {
+				reason = "stack pointer did not move up";
+				goto out;
+			}
+			continue;
+		}
 		if (rule) {
 			step = cfi_step(rule, r, &m, caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
@@ -673,7 +698,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
 		if (!rule || !rule->signal_frame) {
-			if (caller->v[CFI_REG_SP] <= r->v[CFI_REG_SP]) {
+			if (caller->v[CFI_REG_SP] <= callee_sp) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}

@@ -107,6 +107,11 @@ bool unwind_leaf_caller_by(struct unwinder *u, const struct unwind_leaf_recipe *
 void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
 /* The open file of profile module `module` (opened on first use), or NULL when it cannot be found. */
 const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module);
+/*
+ * Whether CFI steps may take a rule's plan (cfi_rules.h), the default, or always the general way: the answers
+ * are the same, which tests/fuzz/fuzz-unwind.c checks by walking each input both ways.
+ */
+void unwinder_use_plans(struct unwinder *u, bool use);
 void unwinder_free(struct unwinder *u);
 
 #endif
