@@ -45,7 +45,10 @@ struct leaf_rule {
 
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
-/* A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule. */
+/*
+ * A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule, and what the
+ * caller made of it (unwind_kept_location).
+ */
 struct placed_frame {
 	struct placed_key key;
 	bool missing;
@@ -53,6 +56,8 @@ struct placed_frame {
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
+	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
+	uint32_t location; /* the caller's, or UNWIND_NO_LOCATION */
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -86,6 +91,7 @@ struct unwinder {
 	struct leaf_rule leaves[LEAF_RULES];
 	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
+	uint32_t stamps; /* the placed entries filled so far */
 	bool plans_off; /* unwinder_use_plans(false): every CFI step the general way */
 };
 
@@ -552,17 +558,29 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 	struct placed_frame *p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
 	const struct cfi_rule *rule;
 
+	f->placed = (uint32_t)(p - u->placed);
 	if (found && p->generation == u->rules.generation) {
 		f->module = p->module;
 		f->file_offset = p->file_offset;
+		f->placed_stamp = p->stamp;
 		*missing = p->missing;
 		return p->rule;
 	}
 	unwind_resolve(u, pid, time_ns, f);
 	rule = rule_for(u, f, missing);
+	/* Never stamp 0: the stamp of no entry. */
 	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
-				    .generation = u->rules.generation, .rule = rule };
+				    .generation = u->rules.generation, .rule = rule,
+				    .stamp = ++u->stamps ? u->stamps : ++u->stamps, .location = UNWIND_NO_LOCATION };
+	f->placed_stamp = p->stamp;
 	return rule;
+}
+
+uint32_t *unwind_kept_location(struct unwinder *u, const struct unwind_frame *f)
+{
+	struct placed_frame *p = &u->placed[f->placed % PLACED_FRAMES];
+
+	return p->stamp == f->placed_stamp ? &p->location : NULL;
 }
 
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */

@@ -46,6 +46,8 @@ struct unwind_frame {
 	 * caller's. Probe context is matched to calls by it (enrich.h).
 	 */
 	uint64_t cfa;
+	/* unwind_user_stack's: which entry of its memo of frames holds this one's place, and which filling of it */
+	uint32_t placed, placed_stamp;
 };
 
 /* What a sample kept of its user context. */
@@ -67,6 +69,15 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
  */
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why);
+/*
+ * Where the caller keeps what it made of frame f of the last unwind_user_stack (convert: its profile location)
+ * with the unwinder's memo of the frame's place, UNWIND_NO_LOCATION until it does: a frame met again in the same
+ * process and period of its mappings (placed.h) then costs the caller no look-up of its own. NULL when another
+ * frame has since taken the memo entry.
+ */
+#define UNWIND_NO_LOCATION UINT32_MAX
+uint32_t *unwind_kept_location(struct unwinder *u, const struct unwind_frame *f);
+
 /*
  * Frame-pointer mode: when the leaf function at leaf_pc has no frame of its own there (its CFA is not
  * computed from the frame pointer), its caller's return address, read from the copied top of stack.
