@@ -165,6 +165,8 @@ static void derive(struct cfi_rule *rule)
 	plan->span = (uint32_t)(highest - plan->lowest) + sizeof(uint64_t);
 	for (unsigned int k = 0; k < plan->count; k++)
 		plan->delta[k] = (uint16_t)(rule->regs[plan->reg[k]].offset - plan->lowest);
+	plan->reg[plan->count] = plan->reg[plan->count - 1];
+	plan->delta[plan->count] = plan->delta[plan->count - 1];
 	plan->usable = true;
 }
 

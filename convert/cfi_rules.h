@@ -56,8 +56,11 @@ struct cfi_step_plan {
 	uint32_t saved;	   /* bit r: saved at CFA + offset */
 	int64_t lowest;	   /* the lowest of those offsets */
 	uint32_t span;	   /* highest offset - lowest + 8: the bytes from CFA + lowest that the loads read */
-	uint8_t reg[CFI_REGS];	  /* the saved registers, in register order */
-	uint16_t delta[CFI_REGS]; /* where each was saved: offset - lowest */
+	/* The saved registers, in register order, and where each was saved (offset - lowest); an odd count's last
+	 * one again after it, so that a step loads two at a time (loading one twice is harmless): fewer loop
+	 * turns, of a loop most of a planned step's instructions were. */
+	uint8_t reg[CFI_REGS + 1];
+	uint16_t delta[CFI_REGS + 1];
 };
 
 struct cfi_rule {

@@ -345,8 +345,11 @@ static inline __attribute__((always_inline)) bool planned_step(const struct cfi_
 		return false;
 	words = m->bytes + at;
 	r->known = (plan->same & r->known) | plan->saved;
-	for (unsigned int k = 0; k < plan->count; k++)
+	/* count read once: the compiler cannot know the stores to r leave the plan as it is. */
+	for (unsigned int k = 0, count = plan->count; k < count; k += 2) { /* an odd count's last again: cfi_rules.h */
 		memcpy(&r->v[plan->reg[k]], words + plan->delta[k], sizeof(uint64_t));
+		memcpy(&r->v[plan->reg[k + 1]], words + plan->delta[k + 1], sizeof(uint64_t));
+	}
 	/* The ABI's rule, as the general way applies it: the caller's stack pointer is the CFA unless saved. */
 	if (!(plan->saved & (1u << CFI_REG_SP)))
 		set(r, CFI_REG_SP, cfa);
