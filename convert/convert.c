@@ -729,13 +729,11 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
 		for (uint32_t i = 0; i < user; i++) {
-			uint32_t *kept = unwind_kept_location(c->unwinder, &frames[i]);
-
-			locations[depth] = kept && *kept != UNWIND_NO_LOCATION
-						   ? *kept
-						   : placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
-			if (kept)
-				*kept = locations[depth];
+			locations[depth] = frames[i].location;
+			if (locations[depth] == UNWIND_NO_LOCATION) {
+				locations[depth] = placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
+				unwind_keep_location(c->unwinder, &frames[i], locations[depth]);
+			}
 			depth++;
 		}
 	} else {

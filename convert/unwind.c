@@ -47,7 +47,7 @@ struct leaf_rule {
 
 /*
  * A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule, and what the
- * caller made of it (unwind_kept_location).
+ * caller made of it (unwind_keep_location).
  */
 struct placed_frame {
 	struct placed_key key;
@@ -57,7 +57,7 @@ struct placed_frame {
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
 	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
-	uint32_t location; /* the caller's, or UNWIND_NO_LOCATION */
+	uint32_t location; /* the caller's (unwind_keep_location), or UNWIND_NO_LOCATION */
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -566,6 +566,7 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 		f->module = p->module;
 		f->file_offset = p->file_offset;
 		f->placed_stamp = p->stamp;
+		f->location = p->location;
 		*missing = p->missing;
 		return p->rule;
 	}
@@ -576,14 +577,16 @@ static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint
 				    .generation = u->rules.generation, .rule = rule,
 				    .stamp = ++u->stamps ? u->stamps : ++u->stamps, .location = UNWIND_NO_LOCATION };
 	f->placed_stamp = p->stamp;
+	f->location = UNWIND_NO_LOCATION;
 	return rule;
 }
 
-uint32_t *unwind_kept_location(struct unwinder *u, const struct unwind_frame *f)
+void unwind_keep_location(struct unwinder *u, const struct unwind_frame *f, uint32_t location)
 {
 	struct placed_frame *p = &u->placed[f->placed % PLACED_FRAMES];
 
-	return p->stamp == f->placed_stamp ? &p->location : NULL;
+	if (p->stamp == f->placed_stamp)
+		p->location = location;
 }
 
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */

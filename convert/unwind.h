@@ -46,7 +46,12 @@ struct unwind_frame {
 	 * caller's. Probe context is matched to calls by it (enrich.h).
 	 */
 	uint64_t cfa;
-	/* unwind_user_stack's: which entry of its memo of frames holds this one's place, and which filling of it */
+	/*
+	 * unwind_user_stack's: what the caller made of this frame when it met it before in the same process and
+	 * period of its mappings (unwind_keep_location), or UNWIND_NO_LOCATION; and which entry of its memo of
+	 * frames holds this one's place, and which filling of it.
+	 */
+	uint32_t location;
 	uint32_t placed, placed_stamp;
 };
 
@@ -70,13 +75,13 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why);
 /*
- * Where the caller keeps what it made of frame f of the last unwind_user_stack (convert: its profile location)
- * with the unwinder's memo of the frame's place, UNWIND_NO_LOCATION until it does: a frame met again in the same
- * process and period of its mappings (placed.h) then costs the caller no look-up of its own. NULL when another
- * frame has since taken the memo entry.
+ * Keeps what the caller made of frame f of the last unwind_user_stack (convert: its profile location) with the
+ * unwinder's memo of the frame's place, unless another frame has since taken the memo entry: a frame met again
+ * in the same process and period of its mappings (placed.h) then comes with it (unwind_frame.location), and
+ * costs the caller no look-up of its own.
  */
 #define UNWIND_NO_LOCATION UINT32_MAX
-uint32_t *unwind_kept_location(struct unwinder *u, const struct unwind_frame *f);
+void unwind_keep_location(struct unwinder *u, const struct unwind_frame *f, uint32_t location);
 
 /*
  * Frame-pointer mode: when the leaf function at leaf_pc has no frame of its own there (its CFA is not
