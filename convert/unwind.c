@@ -58,6 +58,14 @@ struct placed_frame {
 	const struct cfi_rule *rule;
 	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
 	uint32_t location; /* the caller's (unwind_keep_location), or UNWIND_NO_LOCATION */
+	/*
+	 * The frame found above this one the last time, at caller_pc (0: none yet): its entry and filling. The
+	 * same place again when the next walk through here finds the same pc above: this entry says the process,
+	 * the period of its mappings and how that frame was found (by this frame's rule, or by its frame pointer),
+	 * so the rest of that frame's key is this one's. Most frames have the caller they had before: no hash.
+	 */
+	uint64_t caller_pc;
+	uint32_t caller, caller_stamp;
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -550,35 +558,47 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 }
 
 /*
- * Frame f of process pid (pc and is_return_address set) at time_ns, in the period of its mappings' history:
- * resolved (module, file offset) and its CFI rule, as unwind_resolve and rule_for find them.
+ * Frame f of process pid (pc, is_return_address and method set) at time_ns, in the period of its mappings'
+ * history: its entry of the memo, with its module, file offset and CFI rule as unwind_resolve and rule_for find
+ * them (also set in f). callee: the entry of the frame below f in the walk, NULL for the first.
  */
-static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
-					  struct unwind_frame *f, bool *missing)
+static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
+					struct unwind_frame *f, struct placed_frame *callee)
 {
-	struct placed_key key = placed_key(pid, period, f);
-	bool found;
-	struct placed_frame *p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
+	struct placed_frame *p;
+	struct placed_key key;
+	bool found, missing;
 	const struct cfi_rule *rule;
 
-	f->placed = (uint32_t)(p - u->placed);
-	if (found && p->generation == u->rules.generation) {
-		f->module = p->module;
-		f->file_offset = p->file_offset;
-		f->placed_stamp = p->stamp;
-		f->location = p->location;
-		*missing = p->missing;
-		return p->rule;
+	if (callee && callee->caller_pc == f->pc) {
+		p = &u->placed[callee->caller];
+		if (p->stamp == callee->caller_stamp && p->generation == u->rules.generation)
+			goto placed;
 	}
-	unwind_resolve(u, pid, time_ns, f);
-	rule = rule_for(u, f, missing);
-	/* Never stamp 0: the stamp of no entry. */
-	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
-				    .generation = u->rules.generation, .rule = rule,
-				    .stamp = ++u->stamps ? u->stamps : ++u->stamps, .location = UNWIND_NO_LOCATION };
+	key = placed_key(pid, period, f);
+	p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
+	if (!found || p->generation != u->rules.generation) {
+		unwind_resolve(u, pid, time_ns, f);
+		rule = rule_for(u, f, &missing);
+		/* Never stamp 0: the stamp of no entry. */
+		*p = (struct placed_frame){ .key = key, .missing = missing, .module = f->module,
+					    .file_offset = f->file_offset, .generation = u->rules.generation,
+					    .rule = rule, .stamp = ++u->stamps ? u->stamps : ++u->stamps,
+					    .location = UNWIND_NO_LOCATION };
+	}
+	/* Not where f took the callee's own entry: its key, which says how f was found, is gone. */
+	if (callee && callee != p) {
+		callee->caller_pc = f->pc;
+		callee->caller = (uint32_t)(p - u->placed);
+		callee->caller_stamp = p->stamp;
+	}
+placed:
+	f->module = p->module;
+	f->file_offset = p->file_offset;
+	f->placed = (uint32_t)(p - u->placed);
 	f->placed_stamp = p->stamp;
-	f->location = UNWIND_NO_LOCATION;
-	return rule;
+	f->location = p->location;
+	return p;
 }
 
 void unwind_keep_location(struct unwinder *u, const struct unwind_frame *f, uint32_t location)
@@ -647,6 +667,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	const char *reason = NULL;
 	uint64_t period;
 	bool plans = !u->plans_off; /* read once: the compiler cannot know the frames' stores leave it */
+	struct placed_frame *placed = NULL; /* the last frame's */
 
 	*end = UNWIND_LOST;
 	if (!load_input(&u->slots, in, r, &m)) {
@@ -658,14 +679,14 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
-		bool missing;
 		int step;
 
 		f->pc = pc;
 		f->is_return_address = !activation;
 		f->method = method;
-		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing);
-		if (missing) {
+		placed = place_frame(u, in->pid, in->time_ns, period, f, placed);
+		rule = placed->rule;
+		if (placed->missing) {
 			reason = "the module's file was not found";
 			goto out;
 		}
