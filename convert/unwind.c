@@ -56,6 +56,7 @@ struct placed_frame {
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
+	uint32_t index;	   /* of the entry in unwinder.placed */
 	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
 	uint32_t location; /* the caller's (unwind_keep_location), or UNWIND_NO_LOCATION */
 	/*
@@ -347,9 +348,9 @@ static inline __attribute__((always_inline)) bool planned_step(const struct cfi_
 	cfa = r->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
 	lowest = cfa + (uint64_t)plan->lowest;
 	at = lowest - m->base;
-	/* Neither below the stack pointer (the general way's popped-register case) nor past the copy, nor past 2^64
-	 * (the general way's addresses wrap there, and would be below the stack pointer). */
-	if (lowest < m->base || at > m->size || m->size - at < plan->span || lowest > UINT64_MAX - plan->span)
+	/* Neither below the stack pointer (the general way's popped-register case: at wraps past the copy's size,
+	 * which ends below 2^64 in a walk that takes plans) nor past the copy. */
+	if (m->size < plan->span || at > m->size - plan->span)
 		return false;
 	words = m->bytes + at;
 	r->known = (plan->same & r->known) | plan->saved;
@@ -571,7 +572,7 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 	const struct cfi_rule *rule;
 
 	if (callee && callee->caller_pc == f->pc) {
-		p = &u->placed[callee->caller];
+		p = &u->placed[callee->caller % PLACED_FRAMES];
 		if (p->stamp == callee->caller_stamp && p->generation == u->rules.generation)
 			goto placed;
 	}
@@ -583,19 +584,20 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 		/* Never stamp 0: the stamp of no entry. */
 		*p = (struct placed_frame){ .key = key, .missing = missing, .module = f->module,
 					    .file_offset = f->file_offset, .generation = u->rules.generation,
-					    .rule = rule, .stamp = ++u->stamps ? u->stamps : ++u->stamps,
+					    .rule = rule, .index = (uint32_t)(p - u->placed),
+					    .stamp = ++u->stamps ? u->stamps : ++u->stamps,
 					    .location = UNWIND_NO_LOCATION };
 	}
 	/* Not where f took the callee's own entry: its key, which says how f was found, is gone. */
 	if (callee && callee != p) {
 		callee->caller_pc = f->pc;
-		callee->caller = (uint32_t)(p - u->placed);
+		callee->caller = p->index;
 		callee->caller_stamp = p->stamp;
 	}
 placed:
 	f->module = p->module;
 	f->file_offset = p->file_offset;
-	f->placed = (uint32_t)(p - u->placed);
+	f->placed = p->index;
 	f->placed_stamp = p->stamp;
 	f->location = p->location;
 	return p;
@@ -666,7 +668,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t pc, callee_sp;
 	const char *reason = NULL;
 	uint64_t period;
-	bool plans = !u->plans_off; /* read once: the compiler cannot know the frames' stores leave it */
+	bool plans;
 	struct placed_frame *placed = NULL; /* the last frame's */
 
 	*end = UNWIND_LOST;
@@ -674,6 +676,9 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		reason = "registers of another machine";
 		goto out;
 	}
+	/* Read once: the compiler cannot know the frames' stores leave u->plans_off. A planned step's bounds check
+	 * is one compare where the copy ends below 2^64 (values are hostile). */
+	plans = !u->plans_off && m.base <= UINT64_MAX - m.size;
 	period = process_maps_period(u->maps, in->pid, in->time_ns);
 	pc = r->v[CFI_REG_RA];
 	while (n < max) {
