@@ -126,6 +126,50 @@ static void free_rule(struct cfi_rule *rule)
 	free(rule);
 }
 
+/* The register masks and the step plan of a rule whose other fields are set (cfi_rules.h). */
+static void derive(struct cfi_rule *rule)
+{
+	struct cfi_step_plan *plan = &rule->plan;
+	int64_t highest = INT64_MIN;
+	bool common = !rule->cfa_is_expression;
+
+	plan->lowest = INT64_MAX;
+	for (unsigned int i = 0; i < CFI_REGS; i++) {
+		const struct cfi_reg *c = &rule->regs[i];
+
+		if (c->kind == CFI_SAME) {
+			rule->same_regs |= 1u << i;
+		} else if (c->kind != CFI_UNDEFINED) {
+			rule->other_regs |= 1u << i;
+			/* libdw says the stack pointer is the CFA (val_offset(0)); a step sets it to the CFA whatever
+			 * its rule, unless saved: the plan does too. */
+			if (c->kind == CFI_VAL_OFFSET && i == CFI_REG_SP)
+				continue;
+			if (c->kind != CFI_OFFSET) {
+				common = false;
+				continue;
+			}
+			plan->saved |= 1u << i;
+			plan->reg[plan->count++] = (uint8_t)i;
+			plan->lowest = c->offset < plan->lowest ? c->offset : plan->lowest;
+			highest = c->offset > highest ? c->offset : highest;
+		}
+	}
+	plan->same = rule->same_regs;
+	/* The offsets come from the file: bounded first, so that their difference cannot overflow. */
+	if (!common || !(plan->saved & (1u << rule->ra_reg)) || plan->lowest < INT64_MIN / 2 ||
+	    highest > INT64_MAX / 2 || highest - plan->lowest > CFI_PLAN_MAX_SPAN) {
+		memset(plan, 0, sizeof(*plan));
+		return;
+	}
+	plan->span = (uint32_t)(highest - plan->lowest) + sizeof(uint64_t);
+	for (unsigned int k = 0; k < plan->count; k++)
+		plan->delta[k] = (uint16_t)(rule->regs[plan->reg[k]].offset - plan->lowest);
+	plan->reg[plan->count] = plan->reg[plan->count - 1];
+	plan->delta[plan->count] = plan->delta[plan->count - 1];
+	plan->usable = true;
+}
+
 static struct cfi_rule *compile(Dwarf_Frame *frame)
 {
 	struct cfi_rule *rule = xcalloc(1, sizeof(*rule));
@@ -150,6 +194,7 @@ static struct cfi_rule *compile(Dwarf_Frame *frame)
 	for (int i = 0; i < CFI_REGS; i++)
 		if (!compile_reg(frame, i, &rule->regs[i]))
 			goto bad;
+	derive(rule);
 	return rule;
 bad:
 	free_rule(rule);

@@ -39,6 +39,30 @@ struct cfi_reg {
 	Dwarf_Op *ops; /* owned by the rule; libdw's own may not outlive the frame it came from */
 };
 
+/*
+ * A rule of the common form, as one step applies it: the CFA a register plus an offset, and every register that
+ * is neither left as it is nor undefined saved at the CFA plus an offset (gcc's and clang's code has little
+ * else). Where the words of all those offsets lie inside the copied stack, checked once for them all, a step is
+ * a block copy of the callee's registers and `count` loads: no rule kinds looked at, no bounds checked per
+ * register (they were most of a warm dwarf conversion). Anywhere else (a word past the copy or below it, the
+ * CFA's register unknown) the step takes the general way, which gives the same answer there.
+ */
+#define CFI_PLAN_MAX_SPAN 4096 /* bytes from the lowest saved word to the highest: larger rules are not planned */
+
+struct cfi_step_plan {
+	bool usable;	   /* the rule has the common form and saves the return address */
+	uint8_t count;	   /* registers saved at CFA + offset */
+	uint32_t same;	   /* bit r: the caller's register r is the callee's (where the callee's is known) */
+	uint32_t saved;	   /* bit r: saved at CFA + offset */
+	int64_t lowest;	   /* the lowest of those offsets */
+	uint32_t span;	   /* highest offset - lowest + 8: the bytes from CFA + lowest that the loads read */
+	/* The saved registers, in register order, and where each was saved (offset - lowest); an odd count's last
+	 * one again after it, so that a step loads two at a time (loading one twice is harmless): fewer loop
+	 * turns, of a loop most of a planned step's instructions were. */
+	uint8_t reg[CFI_REGS + 1];
+	uint16_t delta[CFI_REGS + 1];
+};
+
 struct cfi_rule {
 	bool cfa_is_expression; /* else CFA = register cfa_reg + cfa_offset */
 	bool signal_frame;	/* the caller was interrupted, not called: its pc is exact */
@@ -48,6 +72,10 @@ struct cfi_rule {
 	int64_t cfa_offset;
 	Dwarf_Op *cfa_ops;
 	struct cfi_reg regs[CFI_REGS];
+	/* Bit r for DWARF register r: the registers whose rule is CFI_SAME, and those whose rule is neither that
+	 * nor undefined (a step visits only these, not all CFI_REGS: most of a rule's registers are undefined). */
+	uint32_t same_regs, other_regs;
+	struct cfi_step_plan plan; /* derived from the fields above, as they are */
 };
 
 /* Where a module's CFI is; the unwinder fills it when it opens the module. */

@@ -728,8 +728,14 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
-		for (uint32_t i = 0; i < user; i++)
-			locations[depth++] = placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
+		for (uint32_t i = 0; i < user; i++) {
+			locations[depth] = frames[i].location;
+			if (locations[depth] == UNWIND_NO_LOCATION) {
+				locations[depth] = placed_location(c, s.pid, s.time_ns, period, &frames[i], true);
+				unwind_keep_location(c->unwinder, &frames[i], locations[depth]);
+			}
+			depth++;
+		}
 	} else {
 		depth += walked_locations(c, &s, ips, in, locations + depth, &leaf); /* CFAs unknown (user stays 0) */
 	}

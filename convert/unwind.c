@@ -46,15 +46,9 @@ struct leaf_rule {
 #define LEAF_RULES 1024 /* remembered, direct-mapped by (module, file offset) */
 
 /*
- * A CFI rule's registers by how cfi_step finds the caller's: left as they are (CFI_SAME), or found some other
- * way (neither that nor undefined); bit i for DWARF register i. A step visits only these, not all CFI_REGS
- * (most of a rule's registers are undefined: visiting each was most of a warm dwarf conversion).
+ * A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule, and what the
+ * caller made of it (unwind_keep_location).
  */
-struct rule_regs {
-	uint32_t same, other;
-};
-
-/* A dwarf walk's frame, remembered by its place (placed.h): its module, file offset and CFI rule. */
 struct placed_frame {
 	struct placed_key key;
 	bool missing;
@@ -62,7 +56,17 @@ struct placed_frame {
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
-	struct rule_regs regs; /* rule's */
+	uint32_t index;	   /* of the entry in unwinder.placed */
+	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
+	uint32_t location; /* the caller's (unwind_keep_location), or UNWIND_NO_LOCATION */
+	/*
+	 * The frame found above this one the last time, at caller_pc (0: none yet): its entry and filling. The
+	 * same place again when the next walk through here finds the same pc above: this entry says the process,
+	 * the period of its mappings and how that frame was found (by this frame's rule, or by its frame pointer),
+	 * so the rest of that frame's key is this one's. Most frames have the caller they had before: no hash.
+	 */
+	uint64_t caller_pc;
+	uint32_t caller, caller_stamp;
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -96,6 +100,8 @@ struct unwinder {
 	struct leaf_rule leaves[LEAF_RULES];
 	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
+	uint32_t stamps; /* the placed entries filled so far */
+	bool plans_off; /* unwinder_use_plans(false): every CFI step the general way */
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -312,10 +318,6 @@ static inline __attribute__((always_inline)) bool caller_value(const struct cfi_
 	}
 }
 
-/*
- * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
- * the outermost frame (the return address is undefined), -1 when the step cannot be made.
- */
 /* The CFA under rule for the callee's registers. false when it cannot be computed. */
 static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *rule, const struct regs *callee, struct memory *m, uint64_t *cfa)
 {
@@ -327,22 +329,50 @@ static inline __attribute__((always_inline)) bool cfa_of(const struct cfi_rule *
 	return true;
 }
 
-static struct rule_regs rule_regs_of(const struct cfi_rule *rule)
+/*
+ * cfi_step by the rule's plan (cfi_rules.h), inlined in the walk, in place: true with r the caller's registers,
+ * *pc and *cfa_out as cfi_step would set them (it would return 1), or false, nothing changed, where the plan
+ * does not apply (the general way then answers). The plan saves the return address, so a step by it always
+ * finds the caller. In place: the registers the rule leaves as they are stay, the others it does not save are
+ * no longer known, so nothing is copied.
+ */
+static inline __attribute__((always_inline)) bool planned_step(const struct cfi_rule *rule, struct regs *r,
+							       const struct memory *m, uint64_t *pc, uint64_t *cfa_out)
 {
-	struct rule_regs r = { 0 };
+	const struct cfi_step_plan *plan = &rule->plan;
+	uint64_t cfa, lowest, at;
+	const uint8_t *words;
 
-	for (unsigned int i = 0; rule && i < CFI_REGS; i++) {
-		if (rule->regs[i].kind == CFI_SAME)
-			r.same |= 1u << i;
-		else if (rule->regs[i].kind != CFI_UNDEFINED)
-			r.other |= 1u << i;
+	if (!(r->known & (1u << rule->cfa_reg)))
+		return false;
+	cfa = r->v[rule->cfa_reg] + (uint64_t)rule->cfa_offset;
+	lowest = cfa + (uint64_t)plan->lowest;
+	at = lowest - m->base;
+	/* Neither below the stack pointer (the general way's popped-register case: at wraps past the copy's size,
+	 * which ends below 2^64 in a walk that takes plans) nor past the copy. */
+	if (m->size < plan->span || at > m->size - plan->span)
+		return false;
+	words = m->bytes + at;
+	r->known = (plan->same & r->known) | plan->saved;
+	/* count read once: the compiler cannot know the stores to r leave the plan as it is. */
+	for (unsigned int k = 0, count = plan->count; k < count; k += 2) { /* an odd count's last again: cfi_rules.h */
+		memcpy(&r->v[plan->reg[k]], words + plan->delta[k], sizeof(uint64_t));
+		memcpy(&r->v[plan->reg[k + 1]], words + plan->delta[k + 1], sizeof(uint64_t));
 	}
-	return r;
+	/* The ABI's rule, as the general way applies it: the caller's stack pointer is the CFA unless saved. */
+	if (!(plan->saved & (1u << CFI_REG_SP)))
+		set(r, CFI_REG_SP, cfa);
+	*cfa_out = cfa;
+	*pc = r->v[rule->ra_reg];
+	return true;
 }
 
-/* regs: rule's (rule_regs_of). */
-static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const struct regs *callee, struct memory *m,
-		    struct regs *caller, uint64_t *pc, uint64_t *cfa_out)
+/*
+ * One step with CFI: from the callee's registers to the caller's. Returns 1 with *caller and *pc set, 0 at
+ * the outermost frame (the return address is undefined), -1 when the step cannot be made.
+ */
+static __attribute__((noinline)) int cfi_step(const struct cfi_rule *rule, const struct regs *callee,
+					       struct memory *m, struct regs *caller, uint64_t *pc, uint64_t *cfa_out)
 {
 	uint64_t cfa, value;
 
@@ -354,9 +384,9 @@ static int cfi_step(const struct cfi_rule *rule, struct rule_regs regs, const st
 	/* The registers the rule leaves as they are, known where the callee's are: copied whole, one block, rather
 	 * than one by one (a dozen a step); the values of the others are read nowhere until set, as known says. */
 	memcpy(caller->v, callee->v, sizeof(caller->v));
-	caller->known = regs.same & callee->known;
+	caller->known = rule->same_regs & callee->known;
 	/* In register order, as the stack is read (m says why the last read failed). */
-	for (uint32_t other = regs.other; other; other &= other - 1) {
+	for (uint32_t other = rule->other_regs; other; other &= other - 1) {
 		unsigned int i = (unsigned int)__builtin_ctz(other);
 		const struct cfi_reg *c = &rule->regs[i];
 
@@ -396,7 +426,7 @@ static int return_address_step(const struct cfi_rule *rule, const struct regs *c
 	uint64_t cfa;
 
 	if (rule->ra_reg == CFI_REG_SP) /* cfi_step's rule for the stack pointer would apply to it */
-		return cfi_step(rule, rule_regs_of(rule), callee, m, &caller, pc, &cfa);
+		return cfi_step(rule, callee, m, &caller, pc, &cfa);
 	if (!cfa_of(rule, callee, m, &cfa))
 		return -1;
 	if (c->kind == CFI_UNDEFINED)
@@ -442,6 +472,11 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
 	u->callbacks.cfi_only = true; /* the symbolizer opens the same files again for names and lines */
 	cfi_rules_init(&u->rules);
 	return u;
+}
+
+void unwinder_use_plans(struct unwinder *u, bool use)
+{
+	u->plans_off = !use;
 }
 
 void unwinder_free(struct unwinder *u)
@@ -524,30 +559,56 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 }
 
 /*
- * Frame f of process pid (pc and is_return_address set) at time_ns, in the period of its mappings' history:
- * resolved (module, file offset) and its CFI rule, as unwind_resolve and rule_for find them.
+ * Frame f of process pid (pc, is_return_address and method set) at time_ns, in the period of its mappings'
+ * history: its entry of the memo, with its module, file offset and CFI rule as unwind_resolve and rule_for find
+ * them (also set in f). callee: the entry of the frame below f in the walk, NULL for the first.
  */
-static const struct cfi_rule *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
-					  struct unwind_frame *f, bool *missing, struct rule_regs *regs)
+static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t period,
+					struct unwind_frame *f, struct placed_frame *callee)
 {
-	struct placed_key key = placed_key(pid, period, f);
-	bool found;
-	struct placed_frame *p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
+	struct placed_frame *p;
+	struct placed_key key;
+	bool found, missing;
 	const struct cfi_rule *rule;
 
-	if (found && p->generation == u->rules.generation) {
-		f->module = p->module;
-		f->file_offset = p->file_offset;
-		*missing = p->missing;
-		*regs = p->regs;
-		return p->rule;
+	if (callee && callee->caller_pc == f->pc) {
+		p = &u->placed[callee->caller % PLACED_FRAMES];
+		if (p->stamp == callee->caller_stamp && p->generation == u->rules.generation)
+			goto placed;
 	}
-	unwind_resolve(u, pid, time_ns, f);
-	rule = rule_for(u, f, missing);
-	*regs = rule_regs_of(rule);
-	*p = (struct placed_frame){ .key = key, .missing = *missing, .module = f->module, .file_offset = f->file_offset,
-				    .generation = u->rules.generation, .rule = rule, .regs = *regs };
-	return rule;
+	key = placed_key(pid, period, f);
+	p = placed_entry(u->placed, sizeof(*u->placed), PLACED_FRAMES, &key, &found);
+	if (!found || p->generation != u->rules.generation) {
+		unwind_resolve(u, pid, time_ns, f);
+		rule = rule_for(u, f, &missing);
+		/* Never stamp 0: the stamp of no entry. */
+		*p = (struct placed_frame){ .key = key, .missing = missing, .module = f->module,
+					    .file_offset = f->file_offset, .generation = u->rules.generation,
+					    .rule = rule, .index = (uint32_t)(p - u->placed),
+					    .stamp = ++u->stamps ? u->stamps : ++u->stamps,
+					    .location = UNWIND_NO_LOCATION };
+	}
+	/* Not where f took the callee's own entry: its key, which says how f was found, is gone. */
+	if (callee && callee != p) {
+		callee->caller_pc = f->pc;
+		callee->caller = p->index;
+		callee->caller_stamp = p->stamp;
+	}
+placed:
+	f->module = p->module;
+	f->file_offset = p->file_offset;
+	f->placed = p->index;
+	f->placed_stamp = p->stamp;
+	f->location = p->location;
+	return p;
+}
+
+void unwind_keep_location(struct unwinder *u, const struct unwind_frame *f, uint32_t location)
+{
+	struct placed_frame *p = &u->placed[f->placed % PLACED_FRAMES];
+
+	if (p->stamp == f->placed_stamp)
+		p->location = location;
 }
 
 /* The sample's registers and stack, in the unwinder's terms. false when they are not for this machine. */
@@ -604,35 +665,54 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	enum profile_unwind method = PROFILE_UNWIND_PC;
 	bool activation = true;
 	uint32_t n = 0;
-	uint64_t pc;
+	uint64_t pc, callee_sp;
 	const char *reason = NULL;
 	uint64_t period;
+	bool plans;
+	struct placed_frame *placed = NULL; /* the last frame's */
 
 	*end = UNWIND_LOST;
 	if (!load_input(&u->slots, in, r, &m)) {
 		reason = "registers of another machine";
 		goto out;
 	}
+	/* Read once: the compiler cannot know the frames' stores leave u->plans_off. A planned step's bounds check
+	 * is one compare where the copy ends below 2^64 (values are hostile). */
+	plans = !u->plans_off && m.base <= UINT64_MAX - m.size;
 	period = process_maps_period(u->maps, in->pid, in->time_ns);
 	pc = r->v[CFI_REG_RA];
 	while (n < max) {
 		struct unwind_frame *f = &frames[n++];
 		const struct cfi_rule *rule;
-		struct rule_regs regs;
-		bool missing;
 		int step;
 
 		f->pc = pc;
 		f->is_return_address = !activation;
 		f->method = method;
-		rule = place_frame(u, in->pid, in->time_ns, period, f, &missing, &regs);
-		if (missing) {
+		placed = place_frame(u, in->pid, in->time_ns, period, f, placed);
+		rule = placed->rule;
+		if (placed->missing) {
 			reason = "the module's file was not found";
 			goto out;
 		}
 		f->cfa = 0;
+		callee_sp = r->v[CFI_REG_SP];
+		if (rule && rule->plan.usable && plans && planned_step(rule, r, &m, &pc, &f->cfa)) {
+			/* The general way's checks below, of a step that found the caller (r is the caller's now). */
+			method = PROFILE_UNWIND_CFI;
+			activation = rule->signal_frame;
+			if (pc == 0) {
+				*end = UNWIND_COMPLETE;
+				goto out;
+			}
+			if (!rule->signal_frame && r->v[CFI_REG_SP] <= callee_sp) {
+				reason = "stack pointer did not move up";
+				goto out;
+			}
+			continue;
+		}
 		if (rule) {
-			step = cfi_step(rule, regs, r, &m, caller, &pc, &f->cfa);
+			step = cfi_step(rule, r, &m, caller, &pc, &f->cfa);
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
@@ -668,7 +748,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
 		if (!rule || !rule->signal_frame) {
-			if (caller->v[CFI_REG_SP] <= r->v[CFI_REG_SP]) {
+			if (caller->v[CFI_REG_SP] <= callee_sp) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}

@@ -46,6 +46,13 @@ struct unwind_frame {
 	 * caller's. Probe context is matched to calls by it (enrich.h).
 	 */
 	uint64_t cfa;
+	/*
+	 * unwind_user_stack's: what the caller made of this frame when it met it before in the same process and
+	 * period of its mappings (unwind_keep_location), or UNWIND_NO_LOCATION; and which entry of its memo of
+	 * frames holds this one's place, and which filling of it.
+	 */
+	uint32_t location;
+	uint32_t placed, placed_stamp;
 };
 
 /* What a sample kept of its user context. */
@@ -67,6 +74,15 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
  */
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why);
+/*
+ * Keeps what the caller made of frame f of the last unwind_user_stack (convert: its profile location) with the
+ * unwinder's memo of the frame's place, unless another frame has since taken the memo entry: a frame met again
+ * in the same process and period of its mappings (placed.h) then comes with it (unwind_frame.location), and
+ * costs the caller no look-up of its own.
+ */
+#define UNWIND_NO_LOCATION UINT32_MAX
+void unwind_keep_location(struct unwinder *u, const struct unwind_frame *f, uint32_t location);
+
 /*
  * Frame-pointer mode: when the leaf function at leaf_pc has no frame of its own there (its CFA is not
  * computed from the frame pointer), its caller's return address, read from the copied top of stack.
@@ -107,6 +123,11 @@ bool unwind_leaf_caller_by(struct unwinder *u, const struct unwind_leaf_recipe *
 void unwind_resolve(struct unwinder *u, uint32_t pid, uint64_t time_ns, struct unwind_frame *frame);
 /* The open file of profile module `module` (opened on first use), or NULL when it cannot be found. */
 const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module);
+/*
+ * Whether CFI steps may take a rule's plan (cfi_rules.h), the default, or always the general way: the answers
+ * are the same, which tests/fuzz/fuzz-unwind.c checks by walking each input both ways.
+ */
+void unwinder_use_plans(struct unwinder *u, bool use);
 void unwinder_free(struct unwinder *u);
 
 #endif

@@ -28,7 +28,8 @@
  * mappings, a smaller frame limit.
  *
  * Each walk must return at most the frames asked for, a known end with a reason exactly when it is not
- * complete, the sampled pc as its first frame, and frames that resolve to known modules.
+ * complete, the sampled pc as its first frame, and frames that resolve to known modules; and the same walk
+ * again with every CFI step taken the general way, not by a rule's plan (unwinder_use_plans).
  */
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -197,12 +198,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct srec_user_regs h = { 0 };
 	struct unwind_input in = { .pid = PID, .time_ns = TIME_NS, .header = &h };
-	struct unwind_frame *frames;
-	enum unwind_end end;
-	const char *why = NULL;
+	struct unwind_frame *frames, *general;
+	enum unwind_end end, end_general;
+	const char *why = NULL, *why_general = NULL;
 	uint64_t *regs, ra;
 	uint8_t *stack;
-	uint32_t max, n, fuzz;
+	uint32_t max, n, n_general, fuzz;
 	int ip_index = -1;
 
 	take(&data, &size, &h, sizeof(h));
@@ -272,6 +273,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ASSERT((frames[i].method == PROFILE_UNWIND_PC) == (i == 0));
 		ASSERT(i == 0 || frames[i].pc != 0);
 	}
+	/* A CFI step by a rule's plan answers as the general way: the same walk, frame for frame. */
+	general = malloc(max * sizeof(*general));
+	if (!general)
+		abort();
+	unwinder_use_plans(unwinder, false);
+	n_general = unwind_user_stack(unwinder, &in, general, max, &end_general, &why_general);
+	unwinder_use_plans(unwinder, true);
+	ASSERT(n_general == n && end_general == end && why_general == why);
+	for (uint32_t i = 0; i < n; i++)
+		ASSERT(general[i].pc == frames[i].pc && general[i].file_offset == frames[i].file_offset &&
+		       general[i].module == frames[i].module &&
+		       general[i].is_return_address == frames[i].is_return_address &&
+		       general[i].method == frames[i].method && general[i].cfa == frames[i].cfa);
+	free(general);
 
 	/* Frame-pointer mode: the leaf caller, for the sampled pc and for one it cannot be. */
 	if (ip_index >= 0) {
