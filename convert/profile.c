@@ -276,11 +276,11 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 		s->tid = sample->tid;
 		s->kind = sample->kind;
 		memcpy(s->comm, name, sizeof(s->comm));
-		s->locations = xmalloc((depth ? depth : 1) * sizeof(*locations));
+		s->locations = arena_alloc(&p->stack_arrays, (depth ? depth : 1) * sizeof(*locations));
 		memcpy(s->locations, locations, depth * sizeof(*locations));
 		s->depth = depth;
 		if (hits) {
-			s->hits = xmalloc(depth * sizeof(*hits));
+			s->hits = arena_alloc(&p->stack_arrays, depth * sizeof(*hits));
 			memcpy(s->hits, hits, depth * sizeof(*hits));
 		}
 		set_insert(&p->tables->stacks, slot, hash, index);
@@ -590,10 +590,7 @@ void profile_release(struct profile *p)
 	}
 	for (size_t i = 0; i < p->location_count; i++)
 		profile_frames_free(p->locations[i].frames, p->locations[i].frame_count);
-	for (size_t i = 0; i < p->stack_count; i++) {
-		free(p->stacks[i].locations);
-		free(p->stacks[i].hits);
-	}
+	arena_release(&p->stack_arrays);
 	for (size_t i = 0; i < p->event_count; i++)
 		free(p->events[i].name);
 	free(p->events);

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util.h"
+
 #define PROFILE_NO_MODULE UINT32_MAX
 
 /* A file code ran from (an executable or library), the kernel, or a JIT region. */
@@ -258,6 +260,7 @@ struct profile {
 	} unwind_stops[8];
 	size_t unwind_stop_count;
 	struct profile_tables *tables; /* private to convert/profile.c while building; NULL once finished */
+	struct arena stack_arrays;     /* the stacks' locations and hits arrays, freed together by profile_release */
 	size_t module_cap, location_cap, stack_cap;
 };
 

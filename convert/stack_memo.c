@@ -119,7 +119,7 @@ void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_word
 	}
 	if (2 * (m->count + 1) > m->cap)
 		grow(m);
-	e = xmalloc(size);
+	e = arena_alloc(&m->entries, size);
 	e->hash = hash;
 	e->key_words = key_words;
 	e->count = count;
@@ -132,8 +132,7 @@ void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_word
 
 void stack_memo_release(struct stack_memo *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i]);
+	arena_release(&m->entries);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util.h"
+
 #define STACK_MEMO_MAX_BYTES (64u << 20)
 
 struct stack_memo {
 	struct stack_memo_entry **slots; /* open addressing; NULL is empty */
+	struct arena entries;		 /* where the entries are: they are all freed together */
 	size_t cap, count, bytes;
 	size_t max_bytes; /* STACK_MEMO_MAX_BYTES (a test may set less) */
 	/*
