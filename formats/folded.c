@@ -102,35 +102,6 @@ static void add_escaped(struct buf *b, const char *name, bool is_comm)
 		b->s[digits - 1] = '_';
 }
 
-static void add_frame(struct buf *b, const struct profile *p, const struct profile_location *loc, uint32_t f,
-		      const struct output_options *options)
-{
-	const struct profile_frame *frame = &loc->frames[f];
-
-	if (frame->function) {
-		add_escaped(b, frame->function, false);
-	} else if (options->addrs) {
-		char *module = loc->module < p->module_count ? profile_module_short_name(&p->modules[loc->module])
-							       : xstrdup("unknown");
-		char *s = xasprintf("[%s <0x%" PRIx64 ">]", module, loc->file_offset);
-
-		add_escaped(b, s, false);
-		free(s);
-		free(module);
-	} else {
-		char *s = profile_location_fallback_name(p, loc);
-
-		add_escaped(b, s, false);
-		free(s);
-	}
-	if (loc->kind == PROFILE_LOCATION_KERNEL)
-		buf_add(b, "_[k]", 4);
-	else if (options->annotate && loc->kind == PROFILE_LOCATION_JIT)
-		buf_add(b, "_[j]", 4);
-	else if (options->annotate && frame->inlined)
-		buf_add(b, "_[i]", 4);
-}
-
 /* A key of stack_memo (convert/stack_memo.h) made of words. */
 struct key {
 	uint64_t *w;
@@ -167,7 +138,50 @@ struct segments {
 	struct segment *of; /* by location */
 	struct stack_memo texts; /* segment text to its id */
 	struct key key;
+	struct buf scratch;	 /* where a segment is made, then copied to the arena at its size */
+	struct arena arena;	 /* the segments' texts */
+	char **fallback_names;	 /* by module, and last for no module: "[module]", made when first needed */
 };
+
+/*
+ * The name of an unnamed frame of loc: its module's, "[libc.so.6]", the same for all of the module's addresses,
+ * made once per module (a recording of a program without symbols has thousands of such locations).
+ */
+static const char *fallback_name(struct segments *segments, const struct profile *p,
+				 const struct profile_location *loc)
+{
+	size_t m = loc->module < p->module_count ? loc->module : p->module_count;
+
+	if (!segments->fallback_names[m])
+		segments->fallback_names[m] = profile_location_fallback_name(p, loc);
+	return segments->fallback_names[m];
+}
+
+static void add_frame(struct segments *segments, struct buf *b, const struct profile *p,
+		      const struct profile_location *loc, uint32_t f, const struct output_options *options)
+{
+	const struct profile_frame *frame = &loc->frames[f];
+
+	if (frame->function) {
+		add_escaped(b, frame->function, false);
+	} else if (options->addrs) {
+		char *module = loc->module < p->module_count ? profile_module_short_name(&p->modules[loc->module])
+							       : xstrdup("unknown");
+		char *s = xasprintf("[%s <0x%" PRIx64 ">]", module, loc->file_offset);
+
+		add_escaped(b, s, false);
+		free(s);
+		free(module);
+	} else {
+		add_escaped(b, fallback_name(segments, p, loc), false);
+	}
+	if (loc->kind == PROFILE_LOCATION_KERNEL)
+		buf_add(b, "_[k]", 4);
+	else if (options->annotate && loc->kind == PROFILE_LOCATION_JIT)
+		buf_add(b, "_[j]", 4);
+	else if (options->annotate && frame->inlined)
+		buf_add(b, "_[i]", 4);
+}
 
 static const struct segment *location_segment(struct segments *segments, const struct profile *p, uint32_t l,
 					      const struct output_options *options)
@@ -176,15 +190,18 @@ static const struct segment *location_segment(struct segments *segments, const s
 
 	if (!sg->text) {
 		const struct profile_location *loc = &p->locations[l];
-		struct buf b = { 0 };
+		struct buf *b = &segments->scratch;
 		uint32_t *id, count;
 
+		b->len = 0;
 		for (uint32_t f = loc->frame_count; f-- > 0;) {
-			buf_add(&b, ";", 1);
-			add_frame(&b, p, loc, f, options);
+			buf_add(b, ";", 1);
+			add_frame(segments, b, p, loc, f, options);
 		}
-		sg->text = b.s ? b.s : xstrdup("");
-		sg->len = b.len;
+		sg->text = arena_alloc(&segments->arena, b->len + 1);
+		memcpy(sg->text, b->s ? b->s : "", b->len);
+		sg->text[b->len] = '\0';
+		sg->len = b->len;
 		segments->key.n = 0;
 		key_add_bytes(&segments->key, sg->text, sg->len);
 		id = stack_memo_find(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &count);
@@ -214,7 +231,8 @@ static int compare_lines(const void *a, const void *b)
 static int folded_write(const struct profile *p, const struct output_options *options, FILE *out)
 {
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
-	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)) };
+	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)),
+				     .fallback_names = xcalloc(p->module_count + 1, sizeof(*segments.fallback_names)) };
 	struct stack_memo printed; /* a line's start and segment ids to its index in lines */
 	enum output_kind kind = output_kind_of(p, options);
 	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
@@ -303,8 +321,11 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].stack);
 	free(lines);
-	for (size_t l = 0; l < p->location_count; l++)
-		free(segments.of[l].text);
+	for (size_t m = 0; m <= p->module_count; m++)
+		free(segments.fallback_names[m]);
+	free(segments.fallback_names);
+	free(segments.scratch.s);
+	arena_release(&segments.arena);
 	free(segments.of);
 	return 0;
 }
