@@ -1143,6 +1143,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	module_prefetch_free(c->prefetch);
 	c->prefetch = NULL;
+	/* --explain and -v number what they list in the stacks' order */
+	c->profile.stacks_in_any_order = format->stacks_in_any_order && !options.thread_names && !explain && !verbose;
 	profile_finish(&c->profile);
 
 	if (write_output(format, &c->profile, &options, out_path) < 0)

@@ -465,7 +465,7 @@ static void sort_stacks(struct profile *p)
 	struct profile_stack *sorted;
 
 	if (!p->timeline_count && !p->event_count) {
-		if (p->stack_count)
+		if (p->stack_count && !p->stacks_in_any_order)
 			sort_array(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
 		return;
 	}
