@@ -506,7 +506,7 @@ void profile_finish(struct profile *p)
 
 		if (l->frame_count)
 			continue;
-		l->frames = xcalloc(1, sizeof(*l->frames));
+		l->frames = PROFILE_UNNAMED_FRAMES;
 		l->frame_count = 1;
 		if (!l->unnamed_reason)
 			l->unnamed_reason = "not symbolized";
@@ -572,8 +572,12 @@ const char *profile_process_name(const struct profile *p, uint32_t pid)
 	return NULL;
 }
 
+const struct profile_frame profile_unnamed_frame;
+
 void profile_frames_free(struct profile_frame *frames, uint32_t count)
 {
+	if (frames == PROFILE_UNNAMED_FRAMES)
+		return;
 	for (uint32_t j = 0; j < count; j++) {
 		free(frames[j].function);
 		free(frames[j].system_name);

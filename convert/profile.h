@@ -334,6 +334,12 @@ void profile_set_process_name(struct profile *p, uint32_t pid, const char *name,
 /* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
 const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
+/*
+ * The frame of an unnamed location (every field 0), which they all share rather than allocate one each (a
+ * program without symbols has one per address sampled): read-only, and left alone by profile_frames_free.
+ */
+extern const struct profile_frame profile_unnamed_frame;
+#define PROFILE_UNNAMED_FRAMES ((struct profile_frame *)&profile_unnamed_frame)
 /* Frees count frames and the array holding them (a location's, or symbolizer_name_address's). */
 void profile_frames_free(struct profile_frame *frames, uint32_t count);
 
