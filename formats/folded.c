@@ -141,6 +141,7 @@ struct segments {
 	struct buf scratch;	 /* where a segment is made, then copied to the arena at its size */
 	struct arena arena;	 /* the segments' texts */
 	char **fallback_names;	 /* by module, and last for no module: "[module]", made when first needed */
+	struct segment *unnamed; /* by module, and last for no module: the segment of its unnamed user locations */
 };
 
 /*
@@ -186,10 +187,17 @@ static void add_frame(struct segments *segments, struct buf *b, const struct pro
 static const struct segment *location_segment(struct segments *segments, const struct profile *p, uint32_t l,
 					      const struct output_options *options)
 {
-	struct segment *sg = &segments->of[l];
+	struct segment *sg = &segments->of[l], *unnamed = NULL;
+	const struct profile_location *loc = &p->locations[l];
 
+	/* Every unnamed user location of a module reads "[module]": made once, not escaped and looked up for each */
+	if (!sg->text && !options->addrs && loc->kind == PROFILE_LOCATION_USER && loc->frame_count == 1 &&
+	    !loc->frames[0].function && !loc->frames[0].inlined) {
+		unnamed = &segments->unnamed[loc->module < p->module_count ? loc->module : p->module_count];
+		if (unnamed->text)
+			*sg = *unnamed;
+	}
 	if (!sg->text) {
-		const struct profile_location *loc = &p->locations[l];
 		struct buf *b = &segments->scratch;
 		uint32_t *id, count;
 
@@ -208,6 +216,8 @@ static const struct segment *location_segment(struct segments *segments, const s
 		sg->id = id ? *id : l;
 		if (!id)
 			stack_memo_add(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &l, 1);
+		if (unnamed)
+			*unnamed = *sg;
 	}
 	return sg;
 }
@@ -232,7 +242,8 @@ static int folded_write(const struct profile *p, const struct output_options *op
 {
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
 	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)),
-				     .fallback_names = xcalloc(p->module_count + 1, sizeof(*segments.fallback_names)) };
+				     .fallback_names = xcalloc(p->module_count + 1, sizeof(*segments.fallback_names)),
+				     .unnamed = xcalloc(p->module_count + 1, sizeof(*segments.unnamed)) };
 	struct stack_memo printed; /* a line's start and segment ids to its index in lines */
 	enum output_kind kind = output_kind_of(p, options);
 	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
@@ -324,6 +335,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	for (size_t m = 0; m <= p->module_count; m++)
 		free(segments.fallback_names[m]);
 	free(segments.fallback_names);
+	free(segments.unnamed);
 	free(segments.scratch.s);
 	arena_release(&segments.arena);
 	free(segments.of);
