@@ -113,6 +113,13 @@ void *arena_alloc_slow(struct arena *a, size_t size)
 	size_t chunk_size = header + size > ARENA_CHUNK_SIZE ? header + size : ARENA_CHUNK_SIZE;
 	struct arena_chunk *chunk = xmalloc(chunk_size);
 
+	if (a->chunk && size > ARENA_CHUNK_SIZE / 4) {
+		/* A large block gets a chunk of its own behind the current one, whose room stays for the next blocks:
+		 * a dwarf sample of 8 KiB now and then would otherwise leave most of a chunk unused each time */
+		chunk->previous = a->chunk->previous;
+		a->chunk->previous = chunk;
+		return (char *)chunk + header;
+	}
 	chunk->previous = a->chunk;
 	a->chunk = chunk;
 	a->size = chunk_size;

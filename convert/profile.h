@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
+#include "../arena.h"
 
 #define PROFILE_NO_MODULE UINT32_MAX
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util.h"
+#include "../arena.h"
 
 #define STACK_MEMO_MAX_BYTES (64u << 20)
 
