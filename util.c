@@ -100,6 +100,42 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* A chunk's first 8 bytes link to the chunk before; blocks follow. */
+struct arena_chunk {
+	struct arena_chunk *previous;
+};
+
+#define ARENA_CHUNK_SIZE (64u << 10)
+
+void *arena_alloc_slow(struct arena *a, size_t size)
+{
+	size_t header = (sizeof(struct arena_chunk) + 7) & ~(size_t)7;
+	size_t chunk_size = header + size > ARENA_CHUNK_SIZE ? header + size : ARENA_CHUNK_SIZE;
+	struct arena_chunk *chunk = xmalloc(chunk_size);
+
+	if (a->chunk && size > ARENA_CHUNK_SIZE / 4) {
+		/* A large block gets a chunk of its own behind the current one, whose room stays for the next blocks:
+		 * a dwarf sample of 8 KiB now and then would otherwise leave most of a chunk unused each time */
+		chunk->previous = a->chunk->previous;
+		a->chunk->previous = chunk;
+		return (char *)chunk + header;
+	}
+	chunk->previous = a->chunk;
+	a->chunk = chunk;
+	a->size = chunk_size;
+	a->used = header + size;
+	return (char *)chunk + header;
+}
+
+void arena_release(struct arena *a)
+{
+	for (struct arena_chunk *chunk = a->chunk, *previous; chunk; chunk = previous) {
+		previous = chunk->previous;
+		free(chunk);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
 void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size)
 {
 	size_t cap = *capacity;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arena.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 extern bool verbose; /* -v: diagnostics on stderr */

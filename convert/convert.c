@@ -480,6 +480,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	uint64_t key[SREC_MAX_STACK_DEPTH + 3];
 	struct unwind_frame frame;
 	const uint32_t *known;
+	uint64_t hash;
 
 	while (depth > 0 && ips[depth - 1] == 0)
 		depth--;
@@ -493,7 +494,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
 	memcpy(key + 3, ips, depth * sizeof(*ips));
-	known = stack_memo_find(&c->stacks, key, depth + 3, &count);
+	known = stack_memo_find_hashed(&c->stacks, key, depth + 3, &count, &hash);
 	if (known) {
 		memcpy(locations, known, count * sizeof(*locations));
 		return count;
@@ -509,7 +510,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 					       .method = PROFILE_UNWIND_FRAME_POINTER };
 		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
-	stack_memo_add(&c->stacks, key, depth + 3, locations, n);
+	stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n);
 	return n;
 }
 
@@ -585,9 +586,12 @@ static uint32_t remembered_stack(const uint32_t *value, const struct walked_leaf
 	return UINT32_MAX;
 }
 
-/* Remembers stack for the sample of key (value: what the memo holds for it, or NULL) repaired as leaf says. */
-static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key_words, uint32_t *value,
-			    const struct walked_leaf *leaf, uint32_t stack)
+/*
+ * Remembers stack for the sample of key (hash: its hash in the sample memo; value: what the memo holds for it, or
+ * NULL) repaired as leaf says.
+ */
+static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key_words, uint64_t hash,
+			    uint32_t *value, const struct walked_leaf *leaf, uint32_t stack)
 {
 	uint32_t fresh[SAMPLE_VALUE_WORDS] = { 0 }, *r;
 
@@ -605,7 +609,7 @@ static void remember_sample(struct convert *c, const uint64_t *key, uint32_t key
 	put64(r + REPAIR_CALLER, leaf->caller);
 	r[REPAIR_STACK] = stack;
 	if (value == fresh)
-		stack_memo_add(&c->samples, key, key_words, fresh, SAMPLE_VALUE_WORDS);
+		stack_memo_add_hashed(&c->samples, hash, key, key_words, fresh, SAMPLE_VALUE_WORDS);
 }
 
 /*
@@ -668,7 +672,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	struct srec_sample s;
 	const uint64_t *ips;
 	uint32_t depth = 0, user = 0, user_from, index, key_words = 0, *remembered = NULL, count;
-	uint64_t key[SAMPLE_KEY_HEAD + 2 * SREC_MAX_STACK_DEPTH];
+	uint64_t key[SAMPLE_KEY_HEAD + 2 * SREC_MAX_STACK_DEPTH], key_hash = 0;
 	struct walked_leaf leaf;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
 	bool memo;
@@ -695,7 +699,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH;
 	if (memo) {
 		key_words = sample_key(c, &s, ips, key);
-		remembered = stack_memo_find(&c->samples, key, key_words, &count);
+		remembered = stack_memo_find_hashed(&c->samples, key, key_words, &count, &key_hash);
 		if (remembered) {
 			remembered_leaf(c, remembered, ips, in, &leaf);
 			index = remembered_stack(remembered, &leaf);
@@ -764,7 +768,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 		info.hits = hits;
 	index = profile_add_sample(p, &info, locations, depth);
 	if (memo)
-		remember_sample(c, key, key_words, remembered, &leaf, index);
+		remember_sample(c, key, key_words, key_hash, remembered, &leaf, index);
 	if (s.kind == SREC_SAMPLE_EVENT)
 		profile_add_event(p, &(struct profile_event){
 					     .time_ns = s.time_ns,
@@ -1149,6 +1153,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	module_prefetch_free(c->prefetch);
 	c->prefetch = NULL;
+	/* --explain and -v number what they list in the stacks' order */
+	c->profile.stacks_in_any_order = format->stacks_in_any_order && !options.thread_names && !explain && !verbose;
 	profile_finish(&c->profile);
 
 	if (write_output(format, &c->profile, &options, out_path) < 0)

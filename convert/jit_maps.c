@@ -12,12 +12,12 @@
 struct jit_symbol {
 	uint64_t start, end;
 	uint32_t line;	/* position in the map: a later line for the same code wins (code can be recompiled) */
-	char *name;
+	const char *name; /* in its process's text */
 };
 
 struct jit_process {
 	uint32_t pid;
-	char *text;
+	char *text; /* the map; once parsed, its lines each end in a NUL, and the symbols' names are there */
 	size_t text_len, text_cap;
 	struct jit_symbol *symbols;
 	size_t symbol_count, symbol_cap;
@@ -100,12 +100,10 @@ static uint64_t parse(struct jit_process *proc)
 		}
 		GROW(proc->symbols, proc->symbol_cap, proc->symbol_count + 1);
 		proc->symbols[proc->symbol_count++] =
-			(struct jit_symbol){ .start = start, .end = start + size, .line = line_no, .name = xstrdup(end + 1) };
+			(struct jit_symbol){ .start = start, .end = start + size, .line = line_no, .name = end + 1 };
 	}
 	sort_array(proc->symbols, proc->symbol_count, sizeof(*proc->symbols), compare_symbols);
-	free(proc->text);
-	proc->text = NULL;
-	proc->text_len = proc->text_cap = 0;
+	/* the text is kept for the names in it: a copy of each (node: thousands) cost as much as the parse */
 	return bad;
 }
 
@@ -181,8 +179,6 @@ void jit_maps_release(struct jit_maps *maps)
 	for (size_t i = 0; i < maps->count; i++) {
 		struct jit_process *proc = &maps->processes[i];
 
-		for (size_t j = 0; j < proc->symbol_count; j++)
-			free(proc->symbols[j].name);
 		free(proc->symbols);
 		free(proc->text);
 	}

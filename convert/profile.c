@@ -276,11 +276,11 @@ uint32_t profile_add_sample(struct profile *p, const struct profile_sample_info 
 		s->tid = sample->tid;
 		s->kind = sample->kind;
 		memcpy(s->comm, name, sizeof(s->comm));
-		s->locations = xmalloc((depth ? depth : 1) * sizeof(*locations));
+		s->locations = arena_alloc(&p->stack_arrays, (depth ? depth : 1) * sizeof(*locations));
 		memcpy(s->locations, locations, depth * sizeof(*locations));
 		s->depth = depth;
 		if (hits) {
-			s->hits = xmalloc(depth * sizeof(*hits));
+			s->hits = arena_alloc(&p->stack_arrays, depth * sizeof(*hits));
 			memcpy(s->hits, hits, depth * sizeof(*hits));
 		}
 		set_insert(&p->tables->stacks, slot, hash, index);
@@ -465,7 +465,7 @@ static void sort_stacks(struct profile *p)
 	struct profile_stack *sorted;
 
 	if (!p->timeline_count && !p->event_count) {
-		if (p->stack_count)
+		if (p->stack_count && !p->stacks_in_any_order)
 			sort_array(p->stacks, p->stack_count, sizeof(*p->stacks), compare_stacks);
 		return;
 	}
@@ -506,7 +506,7 @@ void profile_finish(struct profile *p)
 
 		if (l->frame_count)
 			continue;
-		l->frames = xcalloc(1, sizeof(*l->frames));
+		l->frames = PROFILE_UNNAMED_FRAMES;
 		l->frame_count = 1;
 		if (!l->unnamed_reason)
 			l->unnamed_reason = "not symbolized";
@@ -572,8 +572,12 @@ const char *profile_process_name(const struct profile *p, uint32_t pid)
 	return NULL;
 }
 
+const struct profile_frame profile_unnamed_frame;
+
 void profile_frames_free(struct profile_frame *frames, uint32_t count)
 {
+	if (frames == PROFILE_UNNAMED_FRAMES)
+		return;
 	for (uint32_t j = 0; j < count; j++) {
 		free(frames[j].function);
 		free(frames[j].system_name);
@@ -590,10 +594,7 @@ void profile_release(struct profile *p)
 	}
 	for (size_t i = 0; i < p->location_count; i++)
 		profile_frames_free(p->locations[i].frames, p->locations[i].frame_count);
-	for (size_t i = 0; i < p->stack_count; i++) {
-		free(p->stacks[i].locations);
-		free(p->stacks[i].hits);
-	}
+	arena_release(&p->stack_arrays);
 	for (size_t i = 0; i < p->event_count; i++)
 		free(p->events[i].name);
 	free(p->events);

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../arena.h"
+
 #define PROFILE_NO_MODULE UINT32_MAX
 
 /* A file code ran from (an executable or library), the kernel, or a JIT region. */
@@ -218,8 +220,15 @@ struct profile {
 	size_t module_count;
 	struct profile_location *locations;
 	size_t location_count;
-	struct profile_stack *stacks; /* sorted by profile_finish() */
+	struct profile_stack *stacks; /* sorted by profile_finish(), unless stacks_in_any_order */
 	size_t stack_count;
+	/*
+	 * Set before profile_finish() when what reads the profile writes the same bytes whatever the order of its
+	 * stacks (folded, which sorts its own lines): they are then left in the order they were first met, which
+	 * depends on the recording alone too, and not sorted (a sixteenth of a warm conversion of 20,000 stacks).
+	 * The timeline and events, when kept, are sorted, and with them the stacks all the same.
+	 */
+	bool stacks_in_any_order;
 	/* Every sample in time order (then by stack), when keep_timeline was set before the first sample. */
 	bool keep_timeline;
 	struct profile_sample *timeline;
@@ -258,6 +267,7 @@ struct profile {
 	} unwind_stops[8];
 	size_t unwind_stop_count;
 	struct profile_tables *tables; /* private to convert/profile.c while building; NULL once finished */
+	struct arena stack_arrays;     /* the stacks' locations and hits arrays, freed together by profile_release */
 	size_t module_cap, location_cap, stack_cap;
 };
 
@@ -315,8 +325,8 @@ const struct profile_metrics *profile_metrics_near(const struct profile *p, uint
 void profile_count_unwind_stop(struct profile *p, bool truncated, const char *reason);
 /* The same for n samples at once. */
 void profile_count_unwind_stops(struct profile *p, bool truncated, const char *reason, uint64_t n);
-/* Gives frameless locations an unnamed frame, sorts stacks deterministically (and the timeline by time,
- * its stack indexes following the stacks), frees the lookup tables. */
+/* Gives frameless locations an unnamed frame, sorts stacks deterministically (but see stacks_in_any_order; and
+ * the timeline by time, its stack indexes following the stacks), frees the lookup tables. */
 void profile_finish(struct profile *p);
 /* Records that process pid is named name since time_ns; the latest name wins (side-band records from
  * different CPUs reach the file out of time order). */
@@ -324,6 +334,12 @@ void profile_set_process_name(struct profile *p, uint32_t pid, const char *name,
 /* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
 const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);
+/*
+ * The frame of an unnamed location (every field 0), which they all share rather than allocate one each (a
+ * program without symbols has one per address sampled): read-only, and left alone by profile_frames_free.
+ */
+extern const struct profile_frame profile_unnamed_frame;
+#define PROFILE_UNNAMED_FRAMES ((struct profile_frame *)&profile_unnamed_frame)
 /* Frees count frames and the array holding them (a location's, or symbolizer_name_address's). */
 void profile_frames_free(struct profile_frame *frames, uint32_t count);
 

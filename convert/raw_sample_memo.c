@@ -237,7 +237,7 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 	}
 	if (2 * (m->count + 1) > m->cap)
 		grow(m);
-	e = xmalloc(sizeof(*e) + (size - REST_FROM));
+	e = arena_alloc(&m->entries, sizeof(*e) + (size - REST_FROM));
 	e->hash = hash;
 	e->period = period;
 	e->size = size;
@@ -259,8 +259,8 @@ void raw_sample_memo_release(struct raw_sample_memo *m)
 	for (size_t i = 0; i < m->cap; i++) {
 		if (m->slots[i] && m->slots[i]->answer.repeats)
 			m->spill(m->spill_ctx, &m->slots[i]->answer);
-		free(m->slots[i]);
 	}
+	arena_release(&m->entries);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../arena.h"
+
 #define RAW_SAMPLE_MEMO_MAX_BYTES (32u << 20)
 
 /*
@@ -45,6 +47,7 @@ typedef void raw_sample_spill_fn(void *ctx, const struct raw_sample_answer *answ
 
 struct raw_sample_memo {
 	struct raw_sample_entry **slots; /* open addressing; NULL is empty */
+	struct arena entries;		 /* where the entries are: they are all freed together */
 	size_t cap, count, bytes;
 	size_t max_bytes; /* RAW_SAMPLE_MEMO_MAX_BYTES (a test may set less) */
 	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */

@@ -82,6 +82,21 @@ uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint3
 	return (uint32_t *)(e->words + e->key_words);
 }
 
+uint32_t *stack_memo_find_hashed(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count,
+				 uint64_t *hash)
+{
+	struct stack_memo_entry *e;
+
+	*hash = key_hash(m, key, key_words);
+	if (!m->count)
+		return NULL;
+	e = m->slots[slot_of(m, *hash, key, key_words)];
+	if (!e)
+		return NULL;
+	*count = e->count;
+	return (uint32_t *)(e->words + e->key_words);
+}
+
 static void grow(struct stack_memo *m)
 {
 	struct stack_memo grown = { .cap = m->cap ? 2 * m->cap : 1024 };
@@ -105,10 +120,15 @@ static void grow(struct stack_memo *m)
 void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
 		    uint32_t count)
 {
+	stack_memo_add_hashed(m, key_hash(m, key, key_words), key, key_words, locations, count);
+}
+
+void stack_memo_add_hashed(struct stack_memo *m, uint64_t hash, const uint64_t *key, uint32_t key_words,
+			   const uint32_t *locations, uint32_t count)
+{
 	uint32_t unhashed = m->unhashed;
 	size_t size = sizeof(struct stack_memo_entry) + key_words * sizeof(*key) + count * sizeof(*locations);
 	struct stack_memo_entry *e;
-	uint64_t hash = key_hash(m, key, key_words);
 
 	if (m->bytes + size + 2 * sizeof(*m->slots) > m->max_bytes) {
 		size_t max = m->max_bytes;
@@ -119,7 +139,7 @@ void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_word
 	}
 	if (2 * (m->count + 1) > m->cap)
 		grow(m);
-	e = xmalloc(size);
+	e = arena_alloc(&m->entries, size);
 	e->hash = hash;
 	e->key_words = key_words;
 	e->count = count;
@@ -132,8 +152,7 @@ void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_word
 
 void stack_memo_release(struct stack_memo *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i]);
+	arena_release(&m->entries);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

@@ -13,10 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../arena.h"
+
 #define STACK_MEMO_MAX_BYTES (64u << 20)
 
 struct stack_memo {
 	struct stack_memo_entry **slots; /* open addressing; NULL is empty */
+	struct arena entries;		 /* where the entries are: they are all freed together */
 	size_t cap, count, bytes;
 	size_t max_bytes; /* STACK_MEMO_MAX_BYTES (a test may set less) */
 	/*
@@ -32,9 +35,15 @@ void stack_memo_init(struct stack_memo *m);
  * stack_memo_add; the caller may change them in place (convert's sample memo keeps counts there).
  */
 uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count);
+/* stack_memo_find, which also gives the key's hash, for stack_memo_add_hashed when the key is not there. */
+uint32_t *stack_memo_find_hashed(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count,
+				 uint64_t *hash);
 /* Remembers count locations for the key (not already there). */
 void stack_memo_add(struct stack_memo *m, const uint64_t *key, uint32_t key_words, const uint32_t *locations,
 		    uint32_t count);
+/* stack_memo_add of a key whose hash stack_memo_find_hashed gave: a miss then costs one hash, not two. */
+void stack_memo_add_hashed(struct stack_memo *m, uint64_t hash, const uint64_t *key, uint32_t key_words,
+			   const uint32_t *locations, uint32_t count);
 void stack_memo_release(struct stack_memo *m);
 
 #endif

@@ -551,7 +551,7 @@ out:
 
 static void set_unnamed(struct profile *p, struct profile_location *loc, const char *reason)
 {
-	loc->frames = xcalloc(1, sizeof(*loc->frames));
+	loc->frames = PROFILE_UNNAMED_FRAMES;
 	loc->frame_count = 1;
 	loc->unnamed_reason = reason;
 	__atomic_fetch_add(&p->unnamed_locations, 1, __ATOMIC_RELAXED); /* symbolize_profile's threads share it */

@@ -43,69 +43,63 @@ static void buf_add(struct buf *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
-/* The bytes add_escaped changes: ';', the control characters (but NUL, which ends the name) and DEL. */
-#define ESCAPED                                                                                          \
-	";\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a" \
-	"\x1b\x1c\x1d\x1e\x1f\x7f"
-#define ESCAPED_IN_COMM ESCAPED " "
+/* Whether add_escaped changes byte c: ';', the control characters and DEL; in the comm, spaces too. */
+static bool escaped_byte(unsigned char c, bool is_comm)
+{
+	return c == ';' || c < 0x20 || c == 0x7f || (c == ' ' && is_comm);
+}
+
+/*
+ * Whether any of the 8 bytes of w is one add_escaped changes (a byte below 0x20, or 0x21 in the comm, which
+ * takes spaces in; ';'; DEL): the tests of "Bit Twiddling Hacks" (haszero, hasless), exact for whether any byte
+ * is such, eight bytes in a dozen instructions. A frame's name is read a word at a time, and a byte at a time
+ * only in a word that has one: strcspn with these 33 bytes is glibc's generic one, which fills a table of 256
+ * bytes at every call, and that was a third of writing the folded lines of a warm conversion.
+ */
+static bool word_has_escaped(uint64_t w, bool is_comm)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t semicolon = w ^ (ones * ';'), del = w ^ (ones * 0x7f);
+
+	return ((w - ones * (is_comm ? 0x21 : 0x20)) & ~w & highs) | ((semicolon - ones) & ~semicolon & highs) |
+	       ((del - ones) & ~del & highs);
+}
 
 /* Appends name escaped (see the top of this file); is_comm also turns spaces into '_'. */
 static void add_escaped(struct buf *b, const char *name, bool is_comm)
 {
-	size_t start = b->len, end, digits;
+	size_t start, end, digits, i;
 
 	if (!*name)
 		name = "[unknown]";
+	start = b->len;
 	buf_add(b, name, strlen(name));
-	/* strcspn skips the ordinary bytes many at a time: a JIT frame's name is a few hundred of them, and this
-	 * loop, a byte at a time, was 7% of a warm conversion of a node recording */
-	for (size_t i = start + strcspn(b->s + start, is_comm ? ESCAPED_IN_COMM : ESCAPED); i < b->len;
-	     i += 1 + strcspn(b->s + i + 1, is_comm ? ESCAPED_IN_COMM : ESCAPED)) {
-		unsigned char c = (unsigned char)b->s[i];
-
-		if (c == ';')
-			b->s[i] = ':';
-		else if (c < 0x20 || c == 0x7f)
-			b->s[i] = '?';
-		else if (c == ' ' && is_comm)
-			b->s[i] = '_';
-	}
 	end = b->len;
+	for (i = start; i < end; i += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, b->s + i, end - i < 8 ? end - i : 8); /* the NUL and zeros past the end: escaped, not here */
+		if (!word_has_escaped(w, is_comm) && end - i >= 8)
+			continue;
+		for (size_t j = i; j < i + 8 && j < end; j++) {
+			unsigned char c = (unsigned char)b->s[j];
+
+			if (!escaped_byte(c, is_comm))
+				continue;
+			if (c == ';')
+				b->s[j] = ':';
+			else if (c == ' ')
+				b->s[j] = '_';
+			else
+				b->s[j] = '?';
+		}
+	}
 	for (digits = end; digits > start && ((b->s[digits - 1] >= '0' && b->s[digits - 1] <= '9') ||
 					      b->s[digits - 1] == '.');
 	     digits--)
 		;
 	if (digits < end && digits > start && b->s[digits - 1] == ' ')
 		b->s[digits - 1] = '_';
-}
-
-static void add_frame(struct buf *b, const struct profile *p, const struct profile_location *loc, uint32_t f,
-		      const struct output_options *options)
-{
-	const struct profile_frame *frame = &loc->frames[f];
-
-	if (frame->function) {
-		add_escaped(b, frame->function, false);
-	} else if (options->addrs) {
-		char *module = loc->module < p->module_count ? profile_module_short_name(&p->modules[loc->module])
-							       : xstrdup("unknown");
-		char *s = xasprintf("[%s <0x%" PRIx64 ">]", module, loc->file_offset);
-
-		add_escaped(b, s, false);
-		free(s);
-		free(module);
-	} else {
-		char *s = profile_location_fallback_name(p, loc);
-
-		add_escaped(b, s, false);
-		free(s);
-	}
-	if (loc->kind == PROFILE_LOCATION_KERNEL)
-		buf_add(b, "_[k]", 4);
-	else if (options->annotate && loc->kind == PROFILE_LOCATION_JIT)
-		buf_add(b, "_[j]", 4);
-	else if (options->annotate && frame->inlined)
-		buf_add(b, "_[i]", 4);
 }
 
 /* A key of stack_memo (convert/stack_memo.h) made of words. */
@@ -144,30 +138,86 @@ struct segments {
 	struct segment *of; /* by location */
 	struct stack_memo texts; /* segment text to its id */
 	struct key key;
+	struct buf scratch;	 /* where a segment is made, then copied to the arena at its size */
+	struct arena arena;	 /* the segments' texts */
+	char **fallback_names;	 /* by module, and last for no module: "[module]", made when first needed */
+	struct segment *unnamed; /* by module, and last for no module: the segment of its unnamed user locations */
 };
+
+/*
+ * The name of an unnamed frame of loc: its module's, "[libc.so.6]", the same for all of the module's addresses,
+ * made once per module (a recording of a program without symbols has thousands of such locations).
+ */
+static const char *fallback_name(struct segments *segments, const struct profile *p,
+				 const struct profile_location *loc)
+{
+	size_t m = loc->module < p->module_count ? loc->module : p->module_count;
+
+	if (!segments->fallback_names[m])
+		segments->fallback_names[m] = profile_location_fallback_name(p, loc);
+	return segments->fallback_names[m];
+}
+
+static void add_frame(struct segments *segments, struct buf *b, const struct profile *p,
+		      const struct profile_location *loc, uint32_t f, const struct output_options *options)
+{
+	const struct profile_frame *frame = &loc->frames[f];
+
+	if (frame->function) {
+		add_escaped(b, frame->function, false);
+	} else if (options->addrs) {
+		char *module = loc->module < p->module_count ? profile_module_short_name(&p->modules[loc->module])
+							       : xstrdup("unknown");
+		char *s = xasprintf("[%s <0x%" PRIx64 ">]", module, loc->file_offset);
+
+		add_escaped(b, s, false);
+		free(s);
+		free(module);
+	} else {
+		add_escaped(b, fallback_name(segments, p, loc), false);
+	}
+	if (loc->kind == PROFILE_LOCATION_KERNEL)
+		buf_add(b, "_[k]", 4);
+	else if (options->annotate && loc->kind == PROFILE_LOCATION_JIT)
+		buf_add(b, "_[j]", 4);
+	else if (options->annotate && frame->inlined)
+		buf_add(b, "_[i]", 4);
+}
 
 static const struct segment *location_segment(struct segments *segments, const struct profile *p, uint32_t l,
 					      const struct output_options *options)
 {
-	struct segment *sg = &segments->of[l];
+	struct segment *sg = &segments->of[l], *unnamed = NULL;
+	const struct profile_location *loc = &p->locations[l];
 
+	/* Every unnamed user location of a module reads "[module]": made once, not escaped and looked up for each */
+	if (!sg->text && !options->addrs && loc->kind == PROFILE_LOCATION_USER && loc->frame_count == 1 &&
+	    !loc->frames[0].function && !loc->frames[0].inlined) {
+		unnamed = &segments->unnamed[loc->module < p->module_count ? loc->module : p->module_count];
+		if (unnamed->text)
+			*sg = *unnamed;
+	}
 	if (!sg->text) {
-		const struct profile_location *loc = &p->locations[l];
-		struct buf b = { 0 };
+		struct buf *b = &segments->scratch;
 		uint32_t *id, count;
 
+		b->len = 0;
 		for (uint32_t f = loc->frame_count; f-- > 0;) {
-			buf_add(&b, ";", 1);
-			add_frame(&b, p, loc, f, options);
+			buf_add(b, ";", 1);
+			add_frame(segments, b, p, loc, f, options);
 		}
-		sg->text = b.s ? b.s : xstrdup("");
-		sg->len = b.len;
+		sg->text = arena_alloc(&segments->arena, b->len + 1);
+		memcpy(sg->text, b->s ? b->s : "", b->len);
+		sg->text[b->len] = '\0';
+		sg->len = b->len;
 		segments->key.n = 0;
 		key_add_bytes(&segments->key, sg->text, sg->len);
 		id = stack_memo_find(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &count);
 		sg->id = id ? *id : l;
 		if (!id)
 			stack_memo_add(&segments->texts, segments->key.w, (uint32_t)segments->key.n, &l, 1);
+		if (unnamed)
+			*unnamed = *sg;
 	}
 	return sg;
 }
@@ -191,12 +241,15 @@ static int compare_lines(const void *a, const void *b)
 static int folded_write(const struct profile *p, const struct output_options *options, FILE *out)
 {
 	struct line *lines = xcalloc(p->stack_count ? p->stack_count : 1, sizeof(*lines));
-	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)) };
+	struct segments segments = { .of = xcalloc(p->location_count ? p->location_count : 1, sizeof(*segments.of)),
+				     .fallback_names = xcalloc(p->module_count + 1, sizeof(*segments.fallback_names)),
+				     .unnamed = xcalloc(p->module_count + 1, sizeof(*segments.unnamed)) };
 	struct stack_memo printed; /* a line's start and segment ids to its index in lines */
 	enum output_kind kind = output_kind_of(p, options);
 	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
 	struct key key = { 0 };
-	size_t n = 0;
+	const struct profile_stack *head = NULL; /* the stack whose line start b and key begin with */
+	size_t n = 0, head_len = 0, head_words = 0;
 
 	stack_memo_init(&segments.texts);
 	stack_memo_init(&printed);
@@ -204,29 +257,42 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		uint64_t value = output_stack_value(s, kind);
-		char comm[sizeof(s->comm) + 1] = { 0 };
-		char id[32];
 
 		if (!value)
 			continue;
-		b.len = 0;
-		/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
-		memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
-		add_escaped(&b, comm[0] ? comm : "[unknown]", true);
-		if (options->per_tid)
-			snprintf(id, sizeof(id), "-%u/%u", s->pid, s->tid);
-		else if (options->per_pid)
-			snprintf(id, sizeof(id), "-%u", s->pid);
-		else
-			id[0] = '\0';
-		buf_add(&b, id, strlen(id));
-		if (options->thread_names) {
-			memcpy(comm, s->comm, sizeof(s->comm));
-			buf_add(&b, ";", 1);
+		/*
+		 * A line's start follows from the stack's pid, tid and name alone, and stacks are sorted by them: it is
+		 * made (escaped, with its key words) once per thread, not once per stack.
+		 */
+		if (!head || head->pid != s->pid || head->tid != s->tid || memcmp(head->comm, s->comm, sizeof(s->comm))) {
+			char comm[sizeof(s->comm) + 1] = { 0 };
+			char id[32];
+
+			head = s;
+			b.len = 0;
+			/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
+			memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
 			add_escaped(&b, comm[0] ? comm : "[unknown]", true);
+			if (options->per_tid)
+				snprintf(id, sizeof(id), "-%u/%u", s->pid, s->tid);
+			else if (options->per_pid)
+				snprintf(id, sizeof(id), "-%u", s->pid);
+			else
+				id[0] = '\0';
+			buf_add(&b, id, strlen(id));
+			if (options->thread_names) {
+				memcpy(comm, s->comm, sizeof(s->comm));
+				buf_add(&b, ";", 1);
+				add_escaped(&b, comm[0] ? comm : "[unknown]", true);
+			}
+			head_len = b.len;
+			key.n = 0;
+			key_add_bytes(&key, b.s, b.len);
+			head_words = key.n;
 		}
-		key.n = 0;
-		key_add_bytes(&key, b.s, b.len);
+		b.len = head_len;
+		b.s[b.len] = '\0'; /* a stack of no frames is its start alone */
+		key.n = head_words;
 		GROW(key.w, key.cap, key.n + s->depth);
 		for (uint32_t d = s->depth; d-- > 0;)
 			key.w[key.n++] = location_segment(&segments, p, s->locations[d], options)->id;
@@ -266,8 +332,12 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].stack);
 	free(lines);
-	for (size_t l = 0; l < p->location_count; l++)
-		free(segments.of[l].text);
+	for (size_t m = 0; m <= p->module_count; m++)
+		free(segments.fallback_names[m]);
+	free(segments.fallback_names);
+	free(segments.unnamed);
+	free(segments.scratch.s);
+	arena_release(&segments.arena);
 	free(segments.of);
 	return 0;
 }
@@ -276,5 +346,6 @@ const struct output_format output_folded = {
 	.name = "folded",
 	.description = "folded stacks for flamegraph.pl (comm;outer;...;leaf VALUE, see --kind), the default",
 	.binary = false,
+	.stacks_in_any_order = true,
 	.write = folded_write,
 };
