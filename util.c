@@ -111,15 +111,19 @@ void *arena_alloc_slow(struct arena *a, size_t size)
 {
 	size_t header = (sizeof(struct arena_chunk) + 7) & ~(size_t)7;
 	size_t chunk_size = header + size > ARENA_CHUNK_SIZE ? header + size : ARENA_CHUNK_SIZE;
-	struct arena_chunk *chunk = xmalloc(chunk_size);
+	struct arena_chunk *chunk;
 
 	if (a->chunk && size > ARENA_CHUNK_SIZE / 4) {
 		/* A large block gets a chunk of its own behind the current one, whose room stays for the next blocks:
-		 * a dwarf sample of 8 KiB now and then would otherwise leave most of a chunk unused each time */
+		 * a dwarf sample of 8 KiB now and then would otherwise leave most of a chunk unused each time. Its
+		 * chunk is exactly its size: the memos' budgets count a block's bytes, and a 17 KiB stack copy in a
+		 * 64 KiB chunk would hold almost four times what they count. */
+		chunk = xmalloc(header + size);
 		chunk->previous = a->chunk->previous;
 		a->chunk->previous = chunk;
 		return (char *)chunk + header;
 	}
+	chunk = xmalloc(chunk_size);
 	chunk->previous = a->chunk;
 	a->chunk = chunk;
 	a->size = chunk_size;
