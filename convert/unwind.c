@@ -57,7 +57,7 @@ struct placed_frame {
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
 	const struct cfi_rule *rule;
 	uint32_t index;	   /* of the entry in unwinder.placed */
-	uint32_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
+	uint64_t stamp;	   /* which filling of the entry this is: a frame placed by an earlier one is not its */
 	uint32_t location; /* the caller's (unwind_keep_location), or UNWIND_NO_LOCATION */
 	/*
 	 * The frame found above this one the last time, at caller_pc (0: none yet): its entry and filling. The
@@ -66,7 +66,8 @@ struct placed_frame {
 	 * so the rest of that frame's key is this one's. Most frames have the caller they had before: no hash.
 	 */
 	uint64_t caller_pc;
-	uint32_t caller, caller_stamp;
+	uint64_t caller_stamp;
+	uint32_t caller;
 };
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
@@ -100,7 +101,8 @@ struct unwinder {
 	struct leaf_rule leaves[LEAF_RULES];
 	struct reg_slots slots; /* of the last sample whose registers were read */
 	struct placed_frame placed[PLACED_FRAMES];
-	uint32_t stamps; /* the placed entries filled so far */
+	uint64_t stamps; /* the placed entries filled so far: 64 bits, so that a stamp is never given twice (a link
+			  * trusted on a reused 32-bit stamp would name another frame's place) */
 	bool plans_off; /* unwinder_use_plans(false): every CFI step the general way */
 };
 
@@ -571,7 +573,7 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 	bool found, missing;
 	const struct cfi_rule *rule;
 
-	if (callee && callee->caller_pc == f->pc) {
+	if (callee && callee->caller_stamp && callee->caller_pc == f->pc) {
 		p = &u->placed[callee->caller % PLACED_FRAMES];
 		if (p->stamp == callee->caller_stamp && p->generation == u->rules.generation)
 			goto placed;
@@ -581,11 +583,11 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 	if (!found || p->generation != u->rules.generation) {
 		unwind_resolve(u, pid, time_ns, f);
 		rule = rule_for(u, f, &missing);
-		/* Never stamp 0: the stamp of no entry. */
+		/* Stamps start at 1: 0 is the stamp of no entry and of no link. */
 		*p = (struct placed_frame){ .key = key, .missing = missing, .module = f->module,
 					    .file_offset = f->file_offset, .generation = u->rules.generation,
 					    .rule = rule, .index = (uint32_t)(p - u->placed),
-					    .stamp = ++u->stamps ? u->stamps : ++u->stamps,
+					    .stamp = ++u->stamps,
 					    .location = UNWIND_NO_LOCATION };
 	}
 	/* Not where f took the callee's own entry: its key, which says how f was found, is gone. */

@@ -52,7 +52,8 @@ struct unwind_frame {
 	 * frames holds this one's place, and which filling of it.
 	 */
 	uint32_t location;
-	uint32_t placed, placed_stamp;
+	uint32_t placed;
+	uint64_t placed_stamp;
 };
 
 /* What a sample kept of its user context. */
