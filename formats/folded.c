@@ -21,6 +21,7 @@
  * and a name ending in whitespace + digits (which flamegraph.pl would read as a second, differential
  * count) has that whitespace turned into '_'. In the comm, spaces become '_' as stackcollapse-perf.pl does.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,9 +262,13 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		if (!value)
 			continue;
 		/*
-		 * A line's start follows from the stack's pid, tid and name alone, and stacks are sorted by them: it is
-		 * made (escaped, with its key words) once per thread, not once per stack.
+		 * A line's start follows from the stack's pid, tid and name alone: it is made (escaped, with its key
+		 * words) again only where they change from the stack before. Unsorted stacks (stacks_in_any_order)
+		 * change more often, which costs time, not bytes. --thread-names' process name is looked for among
+		 * the neighbouring stacks (process_comm), so that mode needs them sorted: convert never leaves them
+		 * in any order with it.
 		 */
+		assert(!options->thread_names || !p->stacks_in_any_order);
 		if (!head || head->pid != s->pid || head->tid != s->tid || memcmp(head->comm, s->comm, sizeof(s->comm))) {
 			char comm[sizeof(s->comm) + 1] = { 0 };
 			char id[32];
