@@ -71,15 +71,9 @@ static inline __attribute__((always_inline)) size_t slot_of(const struct stack_m
 
 uint32_t *stack_memo_find(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count)
 {
-	struct stack_memo_entry *e;
+	uint64_t hash;
 
-	if (!m->count)
-		return NULL;
-	e = m->slots[slot_of(m, key_hash(m, key, key_words), key, key_words)];
-	if (!e)
-		return NULL;
-	*count = e->count;
-	return (uint32_t *)(e->words + e->key_words);
+	return stack_memo_find_hashed(m, key, key_words, count, &hash);
 }
 
 uint32_t *stack_memo_find_hashed(const struct stack_memo *m, const uint64_t *key, uint32_t key_words, uint32_t *count,
