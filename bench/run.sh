@@ -374,18 +374,19 @@ out '   each workload recorded once by each tool and mode:\n'
 out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
 out '   perf script and report --no-inline for node (docs/performance.md);\n'
-out '   stackrec: its symbol cache and decompressed debug files emptied before each conversion (cold), then the\n'
-out '   same conversion again (warm); read = stackrec info of the recording (every block decompressed and\n'
-out '   every sample parsed), warm/read = median warm time / median read time\n\n'
-out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "" "" "perf" "perf script" "perf report" "stackrec vs"
-out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded" "warm" "read" "warm/read" samples "+ fold" "-g folded" "perf script"
+out '   stackrec first: its symbol cache and decompressed debug files emptied (a first conversion on the machine);\n'
+out '   cold: the symbol cache alone emptied (a new recording of binaries converted before); warm: the same again;\n'
+out '   read = stackrec info of the recording (every block decompressed and every sample parsed), warm/read =\n'
+out '   median warm time / median read time; stackrec vs perf script = first / perf script + fold\n\n'
+out '  %-14s %9s %17s %12s %12s %12s %9s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "" "" "" "perf" "perf script" "perf report" "stackrec vs"
+out '  %-14s %9s %17s %12s %12s %12s %9s   %9s %17s %15s %15s\n' "workload mode" samples "-f folded first" "cold" "warm" "read" "warm/read" samples "+ fold" "-g folded" "perf script"
 # rate SAMPLES FILE-OF-NS: samples per second at the median time
 rate() { median <"$2" | awk -v s="$1" '{ printf "%.0f/s", s / ($1 / 1e9) }'; }
 # b_workload LABEL HZ PERF-OPTS -- COMMAND...: one row per call-graph mode; PERF-OPTS go to perf script and
 # perf report
 b_workload() {
 	local label=$1 hz=$2 perf_opts=$3 cg tool mode rec ps ss script_rate report_rate convert_rate warm_rate ratio
-	local read_rate warm_vs_read
+	local read_rate warm_vs_read cold_rate
 	shift 4
 	for cg in fp dwarf; do
 		for tool in sr perf; do
@@ -396,10 +397,12 @@ b_workload() {
 			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
 			for _ in $(seq 1 "$reps"); do
 				if [ "$tool" = sr ]; then
-					# cold: the symbol cache and the decompressed debug files emptied first, as a first
-					# conversion on this machine; warm: the same conversion again
-					rm -rf "$STACKREC_CACHE_DIR/symbols" "$STACKREC_CACHE_DIR/decompressed"
-					for pass in convert warm; do
+					# first: the symbol cache and the decompressed debug files emptied, as a first conversion
+					# on this machine; cold: the symbol cache alone emptied, as a new recording of the same
+					# binaries (the decompressed copies kept, as F's cold); warm: the same conversion again
+					rm -rf "$STACKREC_CACHE_DIR/decompressed"
+					for pass in convert cold warm; do
+						[ "$pass" = warm ] || rm -rf "$STACKREC_CACHE_DIR/symbols"
 						t0=$(now_ns)
 						"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
 							die "stackrec convert failed: $(tail -n 3 "$rec.log")"
@@ -433,6 +436,7 @@ b_workload() {
 		if mode_supported "sr-$cg"; then
 			ss=$(cat "$work/b/$label-sr-$cg.samples")
 			convert_rate=$(rate "$ss" "$work/b/$label-sr-$cg.convert")
+			cold_rate=$(rate "$ss" "$work/b/$label-sr-$cg.cold")
 			warm_rate=$(rate "$ss" "$work/b/$label-sr-$cg.warm")
 			read_rate=$(rate "$ss" "$work/b/$label-sr-$cg.read")
 			warm_vs_read=$(awk -v w="$(median <"$work/b/$label-sr-$cg.warm")" -v r="$(median <"$work/b/$label-sr-$cg.read")" \
@@ -441,10 +445,10 @@ b_workload() {
 			[ "$script_rate" = aborted ] ||
 				ratio=$(awk -v a="${convert_rate%/s}" -v b="${script_rate%/s}" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
 		else
-			ss=n/a convert_rate="n/a" warm_rate=n/a read_rate=n/a warm_vs_read=n/a ratio=n/a
+			ss=n/a convert_rate="n/a" cold_rate=n/a warm_rate=n/a read_rate=n/a warm_vs_read=n/a ratio=n/a
 		fi
-		out '  %-14s %9s %17s %12s %12s %9s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$warm_rate" \
-			"$read_rate" "$warm_vs_read" "$ps" "$script_rate" "$report_rate" "$ratio"
+		out '  %-14s %9s %17s %12s %12s %12s %9s   %9s %17s %15s %15s\n' "$label $cg" "$ss" "$convert_rate" "$cold_rate" \
+			"$warm_rate" "$read_rate" "$warm_vs_read" "$ps" "$script_rate" "$report_rate" "$ratio"
 	done
 }
 b_workload cpu-fp "$b_hz" "" -- "$work/cpu-fp" "$b_iter"
