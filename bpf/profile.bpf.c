@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * profile.bpf.c — the on-CPU sampler. Attached to one perf event per CPU (cycles or cpu-clock at -F Hz),
+ * profile.bpf.c — the on-CPU sampler. Attached to a perf event (cycles or cpu-clock at -F Hz) per CPU, or
+ * for `record -- CMD` to one the command's threads and children inherit,
  * it sends each sample of a target process raw through a ring buffer: time, pid, tid, CPU, comm, the
  * kernel stack (bpf_get_stack), and the user stack in the recording's call-graph mode:
  *   - fp: a frame-pointer walk (bpf_get_stack), plus the user registers and the top few words of the stack,

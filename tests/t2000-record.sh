@@ -131,6 +131,28 @@ test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	! grep -v "spin-worker" comms
 '
 
+# The command is sampled by an event of its own that its threads and children inherit (record/sampler.c), not by
+# per-CPU events: a second thread, a grandchild and its own thread must all be sampled, a busy process beside the
+# command must not be.
+test_expect_success BPF '-- CMD: the command'"'"'s threads and descendants are sampled, a process beside it is not' '
+	cp busy beside-$$ &&
+	./beside-$$ 60000 & pid=$! &&
+	stackrec record -F 499 -o tree.rec -- sh -c "timeout 2 ./threads & sh -c \"timeout 2 ./threads\"; wait" 2>err
+	rc=$?
+	kill $pid; wait $pid
+	cat err &&
+	test $rc -eq 0 &&
+	complete_recording tree.rec &&
+	test "$(grep -cE "^  [0-9]+ +threads +[1-9]" tree.rec.info)" = 2 &&
+	! grep -E "beside-$$" tree.rec.info &&
+	stackrec convert tree.rec -f folded -o tree.folded &&
+	cut -d";" -f1 tree.folded | sort | uniq -c >comms &&
+	cat comms &&
+	grep -q "spin-worker" comms &&
+	grep -qE " threads$" comms &&
+	! grep beside comms
+'
+
 # The other busy process lives 60 s, killed by the test once the recording is done: under load the BPF load alone
 # can take seconds, and a process that ends on its own after a few (as it did) could be gone before sampling began.
 test_expect_success BPF '-a --duration records everything for that long' '
