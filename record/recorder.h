@@ -74,6 +74,7 @@ struct recorder {
 	const char *output;
 	bool archive;	      /* --archive: bundle the files it needs into OUTPUT.archive after recording */
 	bool on_cpu;		  /* sample running threads at `frequency` (the default, or --on-cpu) */
+	bool unevented_sampled;	  /* per-CPU events sample the command's processes that lost its event (sampler_poll) */
 	bool off_cpu;		  /* --off-cpu: blocked time, from sched_switch */
 	uint64_t min_block_us, max_block_us; /* --off-cpu: record intervals off the CPU within these */
 	int off_cpu_state;	  /* OFF_CPU_STATE_* (bpf/profile.h): --state */

@@ -125,6 +125,8 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
 	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
 	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
+	rec->skel->rodata->per_task_events = rec->on_cpu && rec->target == TARGET_COMMAND;
+	bpf_program__set_autoload(rec->skel->progs.sample_unevented, rec->skel->rodata->per_task_events);
 	bpf_program__set_autoload(rec->skel->progs.on_signal, rec->signals);
 	bpf_program__set_autoload(rec->skel->progs.on_throw, rec->exceptions);
 	bpf_program__set_autoload(rec->skel->progs.probe_hit, rec->probe_count > 0);
@@ -408,8 +410,8 @@ static int open_sampling_event(struct recorder *rec, pid_t pid, int cpu)
 	return fd;
 }
 
-/* Opens the sampling event (see open_sampling_event) and attaches the sampler to it. 1 when cpu is offline. */
-static int attach_sampler(struct recorder *rec, pid_t pid, int cpu)
+/* Opens the sampling event (see open_sampling_event) and attaches prog to it. 1 when cpu is offline. */
+static int attach_sampler(struct recorder *rec, struct bpf_program *prog, pid_t pid, int cpu)
 {
 	char where[48];
 	struct bpf_link *link;
@@ -428,7 +430,7 @@ static int attach_sampler(struct recorder *rec, pid_t pid, int cpu)
 	if (fd < 0)
 		return error("cannot open a %s sampling event %s: %s", rec->event_name ? rec->event_name : "cpu-clock",
 			     where, strerror(-fd));
-	link = bpf_program__attach_perf_event(rec->skel->progs.sample, fd);
+	link = bpf_program__attach_perf_event(prog, fd);
 	if (!link) {
 		int err = errno;
 
@@ -439,14 +441,28 @@ static int attach_sampler(struct recorder *rec, pid_t pid, int cpu)
 	return 0;
 }
 
-int sampler_attach(struct recorder *rec)
+/* Attaches prog to a sampling event on every online CPU; the number of CPUs, or -1. */
+static int attach_per_cpu(struct recorder *rec, struct bpf_program *prog)
 {
-	int cpus = libbpf_num_possible_cpus();
-	struct bpf_link *link;
-	int attached = 0;
+	int cpus = libbpf_num_possible_cpus(), attached = 0;
 
 	if (cpus <= 0)
 		return error("cannot count the CPUs: %s", strerror(-cpus));
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		int r = attach_sampler(rec, prog, -1, cpu);
+
+		if (r < 0)
+			return -1;
+		attached += r == 0;
+	}
+	return attached;
+}
+
+int sampler_attach(struct recorder *rec)
+{
+	struct bpf_link *link;
+	int attached = 0;
+
 	link = bpf_program__attach(rec->skel->progs.on_fork);
 	if (!link)
 		return error("cannot follow forks (tp_btf/sched_process_fork): %s", strerror(errno));
@@ -473,19 +489,20 @@ int sampler_attach(struct recorder *rec)
 	 * CPU-bound command more: at 4999 Hz 1.137 against 1.106 (fp), 1.200 against 1.135 (dwarf), where
 	 * perf -g was 1.128 and perf dwarf 1.163 (cpu-fp, 2-core VM, medians of 11-15 runs). -p and -t keep
 	 * per-CPU events: an event opened now on each thread of a running process would miss a thread started
-	 * between listing them and opening it, and -a samples everything anyway.
+	 * between listing them and opening it (or, attached a moment after it was opened, inherit it without the
+	 * sampler), and -a samples everything anyway. A process of the command that loses its event at a setuid
+	 * exec is sampled by per-CPU events from then on (sampler_poll).
 	 */
 	if (rec->on_cpu && rec->target == TARGET_COMMAND) {
-		if (attach_sampler(rec, rec->child, -1) < 0)
+		if (attach_sampler(rec, rec->skel->progs.sample, rec->child, -1) < 0)
 			return -1;
 		attached++;
-	}
-	for (int cpu = 0; rec->on_cpu && rec->target != TARGET_COMMAND && cpu < cpus; cpu++) {
-		int r = attach_sampler(rec, -1, cpu);
+	} else if (rec->on_cpu) {
+		int n = attach_per_cpu(rec, rec->skel->progs.sample);
 
-		if (r < 0)
+		if (n < 0)
 			return -1;
-		attached += r == 0;
+		attached += n;
 	}
 	if (!attached)
 		return error("no online CPU could be sampled");
@@ -506,6 +523,19 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 		n = ring_buffer__consume(rec->samples);
 	if (n < 0 && n != -EINTR)
 		return error("cannot read samples: %s", strerror(-n));
+	/*
+	 * A process of the command lost its inherited sampling event at a setuid exec (on_exec): per-CPU events
+	 * sample such processes from now on, and only them. The poll after a new process comes within SIDE_BAND_MS,
+	 * so the few milliseconds the process ran before that are not sampled.
+	 */
+	if (rec->skel->rodata->per_task_events && !rec->unevented_sampled &&
+	    __atomic_load_n(&rec->skel->bss->unevented_execs, __ATOMIC_RELAXED)) {
+		rec->unevented_sampled = true;
+		if (attach_per_cpu(rec, rec->skel->progs.sample_unevented) < 0)
+			return -1;
+		debug("a process of the command exec'd a setuid program, which takes the command's sampling event "
+		      "away: such processes are sampled by per-CPU events from now on");
+	}
 	return 0;
 }
 

@@ -153,6 +153,31 @@ test_expect_success BPF '-- CMD: the command'"'"'s threads and descendants are s
 	! grep beside comms
 '
 
+# A setuid program run by another user loses the sampling event the command's processes inherit: the kernel takes
+# it away at such an exec (begin_new_exec: perf_event_exit_task), silently. Per-CPU events must take over for that
+# process, and sample it once: busy spins 1 s of wall time, so 499 Hz gives it at most about 500 samples, twice
+# that if it were sampled twice. The program lives under /var/tmp, where nobody can reach it.
+suid_dir=$(mktemp -d /var/tmp/stackrec-suid.XXXXXX) && chmod 755 "$suid_dir" &&
+	cp busy "$suid_dir/suid-busy-$$" && chmod 4755 "$suid_dir/suid-busy-$$"
+if [ "$(id -u)" -ne 0 ]; then
+	test_unset_prereq SETUID "not running as root"
+elif setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c 'test "$(stat -c %u "$1")" = 0 && "$1" 1 >/dev/null' \
+	sh "$suid_dir/suid-busy-$$" && findmnt -no OPTIONS -T "$suid_dir" | grep -qv nosuid; then
+	test_set_prereq SETUID
+else
+	test_unset_prereq SETUID "cannot run a setuid program as nobody from $suid_dir (a nosuid mount?)"
+fi
+test_expect_success BPF,SETUID '-- CMD: a setuid program the command runs as another user is sampled, and once' '
+	stackrec record -v -F 499 -o suid.rec -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$suid_dir/suid-busy-$$" 1000 2>err &&
+	grep "exec.d a setuid program" err &&
+	complete_recording suid.rec &&
+	n=$(awk -v c="suid-busy-$$" "\$2 == c { print \$3 }" suid.rec.info) &&
+	echo "suid-busy: $n samples" &&
+	test "$n" -ge 100 && test "$n" -le 650
+'
+rm -rf "$suid_dir"
+
 # The other busy process lives 60 s, killed by the test once the recording is done: under load the BPF load alone
 # can take seconds, and a process that ends on its own after a few (as it did) could be gone before sampling began.
 test_expect_success BPF '-a --duration records everything for that long' '
