@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * profile.bpf.c — the on-CPU sampler. Attached to a perf event (cycles or cpu-clock at -F Hz) per CPU, or
- * for `record -- CMD` to one the command's threads and children inherit,
+ * for `record -- CMD` and `-p` to ones the targets' threads and children inherit (record/sampling_events.c),
  * it sends each sample of a target process raw through a ring buffer: time, pid, tid, CPU, comm, the
  * kernel stack (bpf_get_stack), and the user stack in the recording's call-graph mode:
  *   - fp: a frame-pointer walk (bpf_get_stack), plus the user registers and the top few words of the stack,
@@ -45,7 +45,7 @@ const volatile __u64 min_block_ns = 1000;    /* off-CPU: shorter intervals are n
 const volatile __u64 max_block_ns = ~0ull;   /* off-CPU: nor longer ones */
 const volatile int off_cpu_state = OFF_CPU_STATE_ALL;
 const volatile __u64 page_size = 4096; /* for the metrics of an event: set by the recorder */
-const volatile bool per_task_events = false; /* the command is sampled by an event it and its children inherit */
+const volatile bool per_task_events = false; /* the command or -p processes are sampled by events they and their children inherit */
 
 /* Processes marked TARGET_UNEVENTED: the recorder attaches sample_unevented to per-CPU events at the first. */
 __u64 unevented_execs = 0;

@@ -7,12 +7,10 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../formats/recording.h"
@@ -58,20 +56,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-/* The value of a sysctl file such as /proc/sys/kernel/perf_event_paranoid, or fallback when unreadable. */
-static long sysctl_value(const char *path, long fallback)
-{
-	FILE *f = fopen(path, "re");
-	long value;
-
-	if (!f)
-		return fallback;
-	if (fscanf(f, "%ld", &value) != 1)
-		value = fallback;
-	fclose(f);
-	return value;
 }
 
 /* The effective capability set, from /proc/self/status (CapEff), or 0 when unreadable. */
@@ -125,7 +109,8 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
 	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
 	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
-	rec->skel->rodata->per_task_events = rec->on_cpu && rec->target == TARGET_COMMAND;
+	/* record/sampling_events.c: the command and -p processes are sampled by events they and their children inherit */
+	rec->skel->rodata->per_task_events = rec->on_cpu && (rec->target == TARGET_COMMAND || rec->target == TARGET_PIDS);
 	bpf_program__set_autoload(rec->skel->progs.sample_unevented, rec->skel->rodata->per_task_events);
 	bpf_program__set_autoload(rec->skel->progs.on_signal, rec->signals);
 	bpf_program__set_autoload(rec->skel->progs.on_throw, rec->exceptions);
@@ -368,96 +353,6 @@ static void handle_record(struct recorder *rec, void *data, size_t size)
 		metrics_write_event(rec, e->time_ns, e->pid, e->tid, &info);
 }
 
-static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/*
- * Opens the sampling event, cycles if the CPU has a PMU, else cpu-clock: on cpu for every task (pid -1), or
- * on every CPU for pid and, inherited, for every thread and child it creates from now on. -errno when
- * impossible.
- */
-static int open_sampling_event(struct recorder *rec, pid_t pid, int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = rec->frequency,
-		.inherit = pid > 0,
-	};
-	int fd;
-
-	if (!rec->event_name || !strcmp(rec->event_name, "cycles")) {
-		attr.type = PERF_TYPE_HARDWARE;
-		attr.config = PERF_COUNT_HW_CPU_CYCLES;
-		fd = perf_event_open(&attr, pid, cpu);
-		if (fd >= 0) {
-			rec->event_name = "cycles";
-			return fd;
-		}
-		if (errno == ENODEV && rec->event_name)
-			return -ENODEV;
-		if (rec->event_name)
-			return -errno;
-	}
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	fd = perf_event_open(&attr, pid, cpu);
-	if (fd < 0)
-		return -errno;
-	rec->event_name = "cpu-clock";
-	return fd;
-}
-
-/* Opens the sampling event (see open_sampling_event) and attaches prog to it. 1 when cpu is offline. */
-static int attach_sampler(struct recorder *rec, struct bpf_program *prog, pid_t pid, int cpu)
-{
-	char where[48];
-	struct bpf_link *link;
-	int fd = open_sampling_event(rec, pid, cpu);
-
-	if (pid > 0)
-		snprintf(where, sizeof(where), "for process %d", (int)pid);
-	else
-		snprintf(where, sizeof(where), "on CPU %d", cpu);
-	if (fd == -ENODEV && pid <= 0) /* offline CPU */
-		return 1;
-	if (fd == -EACCES || fd == -EPERM)
-		return error("cannot open a sampling event %s: %s (kernel.perf_event_paranoid is %ld: record as root or "
-			     "with CAP_PERFMON, or lower it with sysctl kernel.perf_event_paranoid=1)",
-			     where, strerror(-fd), sysctl_value("/proc/sys/kernel/perf_event_paranoid", -1));
-	if (fd < 0)
-		return error("cannot open a %s sampling event %s: %s", rec->event_name ? rec->event_name : "cpu-clock",
-			     where, strerror(-fd));
-	link = bpf_program__attach_perf_event(prog, fd);
-	if (!link) {
-		int err = errno;
-
-		close(fd);
-		return error("cannot attach the sampler %s: %s", where, strerror(err));
-	}
-	sampler_add_link(rec, link);
-	return 0;
-}
-
-/* Attaches prog to a sampling event on every online CPU; the number of CPUs, or -1. */
-static int attach_per_cpu(struct recorder *rec, struct bpf_program *prog)
-{
-	int cpus = libbpf_num_possible_cpus(), attached = 0;
-
-	if (cpus <= 0)
-		return error("cannot count the CPUs: %s", strerror(-cpus));
-	for (int cpu = 0; cpu < cpus; cpu++) {
-		int r = attach_sampler(rec, prog, -1, cpu);
-
-		if (r < 0)
-			return -1;
-		attached += r == 0;
-	}
-	return attached;
-}
-
 int sampler_attach(struct recorder *rec)
 {
 	struct bpf_link *link;
@@ -482,30 +377,16 @@ int sampler_attach(struct recorder *rec)
 		sampler_add_link(rec, link);
 		attached++;
 	}
-	/*
-	 * The command is sampled as perf record -- CMD samples it: by an event of its own, inherited by every
-	 * thread and child it creates, that counts only while they run. One event per CPU for every task, left to
-	 * the BPF program to filter, interrupted every CPU whatever ran there, and slowed a
-	 * CPU-bound command more: at 4999 Hz 1.137 against 1.106 (fp), 1.200 against 1.135 (dwarf), where
-	 * perf -g was 1.128 and perf dwarf 1.163 (cpu-fp, 2-core VM, medians of 11-15 runs). -p and -t keep
-	 * per-CPU events: an event opened now on each thread of a running process would miss a thread started
-	 * between listing them and opening it (or, attached a moment after it was opened, inherit it without the
-	 * sampler), and -a samples everything anyway. A process of the command that loses its event at a setuid
-	 * exec is sampled by per-CPU events from then on (sampler_poll).
-	 */
-	if (rec->on_cpu && rec->target == TARGET_COMMAND) {
-		if (attach_sampler(rec, rec->skel->progs.sample, rec->child, -1) < 0)
-			return -1;
-		attached++;
-	} else if (rec->on_cpu) {
-		int n = attach_per_cpu(rec, rec->skel->progs.sample);
+	if (rec->on_cpu) {
+		int n = sampling_events_attach(rec);
 
 		if (n < 0)
 			return -1;
 		attached += n;
 	}
 	if (!attached)
-		return error("no online CPU could be sampled");
+		return error(rec->target == TARGET_PIDS ? "no thread of the processes could be sampled: they exited"
+							: "no online CPU could be sampled");
 	/* The offline step reads OFF_CPU samples as struct srec_sample's kind 2. */
 	_Static_assert(SAMPLE_KIND_OFF_CPU == SREC_SAMPLE_OFF_CPU, "off-CPU kind");
 	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
@@ -523,19 +404,8 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 		n = ring_buffer__consume(rec->samples);
 	if (n < 0 && n != -EINTR)
 		return error("cannot read samples: %s", strerror(-n));
-	/*
-	 * A process of the command lost its inherited sampling event at a setuid exec (on_exec): per-CPU events
-	 * sample such processes from now on, and only them. The poll after a new process comes within SIDE_BAND_MS,
-	 * so the few milliseconds the process ran before that are not sampled.
-	 */
-	if (rec->skel->rodata->per_task_events && !rec->unevented_sampled &&
-	    __atomic_load_n(&rec->skel->bss->unevented_execs, __ATOMIC_RELAXED)) {
-		rec->unevented_sampled = true;
-		if (attach_per_cpu(rec, rec->skel->progs.sample_unevented) < 0)
-			return -1;
-		debug("a process of the command exec'd a setuid program, which takes the command's sampling event "
-		      "away: such processes are sampled by per-CPU events from now on");
-	}
+	if (sampling_events_poll(rec) < 0)
+		return -1;
 	return 0;
 }
 
@@ -575,7 +445,7 @@ uint64_t sampler_lost_targets(struct recorder *rec)
 /*
  * -v: what each BPF program cost in the kernel, in the context of whatever it interrupted (the recorded
  * processes' time, mostly), when the kernel counts it (sysctl kernel.bpf_stats_enabled=1, off by default
- * since the counting has a cost of its own). With per-CPU events (-p, -t, -a) the sampler runs at every
+ * since the counting has a cost of its own). With per-CPU events (-t, -a) the sampler runs at every
  * tick of every CPU, for targets or not: its time per ring-buffer record is what a sample costs the target,
  * with the filtering spread over it.
  */

@@ -112,6 +112,62 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
 '
 
+# -p gives each thread an event of its own that the threads and children it starts inherit (record/
+# sampling_events.c): a thread and a child started once the recording is under way (its file is renamed into
+# place once the events are attached) must be sampled.
+test_expect_success 'build a program that starts a thread and a child when told' '
+	cat >late.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <pthread.h>
+	#include <sys/prctl.h>
+	#include <time.h>
+	#include <unistd.h>
+	static void spin(int seconds)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + seconds;
+		while (time(NULL) < end)
+			x++;
+	}
+	static void *worker(void *arg)
+	{
+		pthread_setname_np(pthread_self(), "late-worker");
+		spin(2);
+		return arg;
+	}
+	int main(int argc, char **argv)
+	{
+		pthread_t t;
+		while (access(argv[1], F_OK) != 0) /* until the test says the recording is under way */
+			usleep(10000);
+		if (fork() == 0) {
+			prctl(PR_SET_NAME, "late-child");
+			spin(2);
+			return 0;
+		}
+		pthread_create(&t, NULL, worker, NULL);
+		pthread_join(t, NULL);
+		return argc > 2;
+	}
+	EOF
+	clang -O1 -g -pthread -o late late.c
+'
+
+test_expect_success BPF '-p PID: threads and children the process starts while recorded are sampled' '
+	./late go & pid=$! &&
+	{ "$STACKREC" record -F 499 -o late.rec -p $pid 2>err & rec=$!; } &&
+	wait_until 120 test -e late.rec &&
+	touch go &&
+	wait $rec &&
+	wait $pid &&
+	complete_recording late.rec &&
+	stackrec convert late.rec -f folded --thread-names -o late.folded &&
+	cut -d";" -f1,2 late.folded | sort | uniq -c >comms &&
+	cat comms &&
+	grep -q "late-worker" comms &&
+	grep -q "late-child" comms
+'
+
 test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	./threads & pid=$! &&
 	wait_until 120 worker_named $pid &&
