@@ -48,7 +48,10 @@ const volatile __u64 page_size = 4096; /* for the metrics of an event: set by th
 const volatile bool per_task_events = false; /* the command or -p processes are sampled by events they and their children inherit */
 
 /* Processes marked TARGET_UNEVENTED: the recorder attaches sample_unevented to per-CPU events at the first. */
-__u64 unevented_execs = 0;
+__u64 unevented = 0;
+/* Set by the recorder once every -p thread has its event: until then a child may be forked by a thread that has
+ * none, and inherit none. */
+bool events_ready = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -407,14 +410,25 @@ static __always_inline int sample_on_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Attached to a per-CPU event, or for a command to the event it and its children inherit (per_task_events). */
+/*
+ * Attached to a per-CPU event, or to events the targets' threads and children inherit (per_task_events). A
+ * TARGET_UNEVENTED process is sample_unevented's alone, even where it has an event after all (see on_fork):
+ * no process is sampled twice.
+ */
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
 
-	if (!followed(match_tid ? (__u32)id : id >> 32))
+	if (per_task_events) {
+		__u8 *target = bpf_map_lookup_elem(&targets, &pid);
+
+		if (!target || *target != TARGET_FOLLOWED)
+			return 0;
+	} else if (!followed(match_tid ? (__u32)id : pid)) {
 		return 0;
+	}
 	return sample_on_cpu(ctx);
 }
 
@@ -493,6 +507,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!target)
 		return 0;
 	state = *target; /* a child of an unevented process inherits no event either */
+	if (state == TARGET_FOLLOWED && per_task_events && !events_ready) {
+		/* forked while the -p threads get their events: perhaps by one that has none yet */
+		state = TARGET_UNEVENTED;
+		__sync_fetch_and_add(&unevented, 1);
+	}
 	if ((state == TARGET_FOLLOWED || state == TARGET_UNEVENTED) &&
 	    bpf_map_update_elem(&targets, &child_pid, &state, BPF_ANY)) {
 		/* A child we cannot follow is lost to the recording: counted, for the summary and STATS. */
@@ -572,7 +591,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binp
 		*target = TARGET_FOLLOWED;
 	if (per_task_events && *target == TARGET_FOLLOWED && dumpable(task) != SUID_DUMP_USER) {
 		*target = TARGET_UNEVENTED;
-		__sync_fetch_and_add(&unevented_execs, 1);
+		__sync_fetch_and_add(&unevented, 1);
 	}
 	return 0;
 }

@@ -10,8 +10,9 @@
  *
  * The kernel takes an inherited event away from a process that execs a setuid or setgid program as another user
  * (or one it may not read): fs/exec.c, begin_new_exec, perf_event_exit_task. on_exec marks such a process
- * TARGET_UNEVENTED, and at the first sampling_events_poll attaches sample_unevented, which samples those and
- * nothing else, to per-CPU events. perf record loses these processes.
+ * TARGET_UNEVENTED, as on_fork marks a child forked while the -p threads are given their events (by a thread
+ * that may have none yet), and at the first sampling_events_poll attaches sample_unevented, which samples those
+ * and nothing else, to per-CPU events; sample leaves them out. perf record loses these processes.
  */
 #include <bpf/libbpf.h>
 #include <dirent.h>
@@ -207,8 +208,11 @@ int sampling_events_attach(struct recorder *rec)
 	struct u64_set done = { 0 };
 	int attached = 0;
 
-	if (rec->target == TARGET_COMMAND)
+	if (rec->target == TARGET_COMMAND) {
+		/* the command waits to exec, and forks nothing before */
+		__atomic_store_n(&rec->skel->bss->events_ready, true, __ATOMIC_RELEASE);
 		return attach_sampler(rec, rec->skel->progs.sample, rec->child, -1) < 0 ? -1 : 1;
+	}
 	if (rec->target != TARGET_PIDS)
 		return attach_per_cpu(rec, rec->skel->progs.sample);
 	for (size_t i = 0; i < rec->pid_count; i++) {
@@ -221,24 +225,27 @@ int sampling_events_attach(struct recorder *rec)
 		attached += n;
 	}
 	u64_set_release(&done);
+	/* Children forked until now were marked TARGET_UNEVENTED (on_fork): sampled by per-CPU events. */
+	__atomic_store_n(&rec->skel->bss->events_ready, true, __ATOMIC_RELEASE);
 	debug("sampling events on %d threads", attached);
 	return attached;
 }
 
 /*
- * A process lost its inherited sampling event at a setuid exec (on_exec): per-CPU events sample such processes
- * from now on, and only them. The poll after a new process comes within SIDE_BAND_MS, so only the few
- * milliseconds the process ran before it are not sampled.
+ * A process lost its inherited sampling event at a setuid exec, or was forked by a -p process while its threads
+ * got theirs (TARGET_UNEVENTED: on_exec, on_fork): per-CPU events sample such processes from now on, and only
+ * them. The poll after a new process comes within SIDE_BAND_MS, so only the few milliseconds the process ran
+ * before it are not sampled.
  */
 int sampling_events_poll(struct recorder *rec)
 {
 	if (!rec->skel->rodata->per_task_events || rec->unevented_sampled ||
-	    !__atomic_load_n(&rec->skel->bss->unevented_execs, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&rec->skel->bss->unevented, __ATOMIC_RELAXED))
 		return 0;
 	rec->unevented_sampled = true;
 	if (attach_per_cpu(rec, rec->skel->progs.sample_unevented) < 0)
 		return -1;
-	debug("a process exec'd a setuid program, which takes its inherited sampling event away: such processes are "
-	      "sampled by per-CPU events from now on");
+	debug("a process exec'd a setuid program, or was forked while the sampling events were attached, and has no "
+	      "inherited sampling event: such processes are sampled by per-CPU events from now on");
 	return 0;
 }
