@@ -644,6 +644,63 @@ static void test_jit_maps(void)
 	jit_maps_release(&maps);
 }
 
+/*
+ * Adds text to process pid's map from a buffer of exactly its bytes, no NUL after them (a FILE block's data is
+ * not terminated either), in two pieces cut at cut; the buffer is freed at once. Under SANITIZE=1, a parse that
+ * reads past the text or a name left pointing into the caller's buffer is then an ASan error.
+ */
+static void add_map_text(struct jit_maps *maps, uint32_t pid, const char *text, size_t cut)
+{
+	size_t len = strlen(text);
+	char *exact = xmalloc(len ? len : 1);
+
+	memcpy(exact, text, len);
+	jit_maps_add_text(maps, pid, 0, exact, cut);
+	jit_maps_add_text(maps, pid, cut, exact + cut, len - cut);
+	free(exact);
+}
+
+/*
+ * The ends of a perf map's lines: the last line of a map the JIT is still writing has no newline, a map written
+ * with CRLF line ends has a '\r' before each '\n' (it is not part of the name), and empty lines are skipped
+ * without being counted as bad. Names point into the map's kept text, so each must end exactly where its line
+ * does: its first and last byte named, the byte after it not.
+ */
+static void test_jit_maps_line_ends(void)
+{
+	struct jit_maps maps;
+
+	jit_maps_init(&maps);
+	/* no final newline; cut inside the last name */
+	add_map_text(&maps, 1, "1000 10 first\n2000 20 second\n3000 30 last", 38);
+	/* CRLF, the cut between a '\r' and its '\n'; and CRLF with the last line unterminated */
+	add_map_text(&maps, 2, "1000 10 first\r\n2000 20 second\r\n3000 30 last\r\n", 14);
+	add_map_text(&maps, 3, "1000 10 first\r\n\r\n3000 30 last", 15);
+	/* empty lines first, between and last; spaces inside and at the end of a name are the name's */
+	add_map_text(&maps, 4, "\n\n1000 10 LazyCompile:*f /x.js:1\n\n\n2000 20 padded  \n3000 30 last\n\n\n", 5);
+	/* one line, no newline at all, cut right after its SIZE; 32 bytes: capacities double from 16, so a text of
+	 * a power of two bytes would fill its buffer to the last byte, and a name not ended within it be overread */
+	add_map_text(&maps, 5, "4000 8 name_that_ends_at_byte_32", 6);
+	jit_maps_finish(&maps);
+
+	ok_str(jit_maps_lookup(&maps, 1, 0x1000), "first", "jit map, no final newline: the first line");
+	ok_str(jit_maps_lookup(&maps, 1, 0x2000), "second", "jit map, no final newline: the second line");
+	ok_str(jit_maps_lookup(&maps, 1, 0x302f), "last", "jit map, no final newline: the last line, whole");
+	ok(!jit_maps_lookup(&maps, 1, 0x3030), "jit map, no final newline: the last line's SIZE is its size");
+	ok_str(jit_maps_lookup(&maps, 2, 0x100f), "first", "jit map, CRLF: no '\\r' in the first name, cut before '\\n'");
+	ok_str(jit_maps_lookup(&maps, 2, 0x2000), "second", "jit map, CRLF: none in the second");
+	ok_str(jit_maps_lookup(&maps, 2, 0x302f), "last", "jit map, CRLF: none in the last");
+	ok_str(jit_maps_lookup(&maps, 3, 0x1000), "first", "jit map, CRLF and no final newline: the first line");
+	ok_str(jit_maps_lookup(&maps, 3, 0x3000), "last", "jit map, CRLF and no final newline: the last line");
+	ok_str(jit_maps_lookup(&maps, 4, 0x1000), "LazyCompile:*f /x.js:1", "jit map: a name's spaces are its own");
+	ok_str(jit_maps_lookup(&maps, 4, 0x2000), "padded  ", "jit map: and so are its trailing spaces (as perf)");
+	ok_str(jit_maps_lookup(&maps, 4, 0x302f), "last", "jit map: the last line before empty lines");
+	ok(!jit_maps_lookup(&maps, 4, 0x3030), "jit map: empty lines make no symbol");
+	ok_str(jit_maps_lookup(&maps, 5, 0x4007), "name_that_ends_at_byte_32", "jit map: one line, no newline");
+	ok(maps.bad_lines == 0, "jit map: empty lines and CRLF line ends are not malformed lines");
+	jit_maps_release(&maps);
+}
+
 /* A PROBE_HIT body of a probe with arguments (id:s64, name:str). */
 static size_t hit(uint64_t *buf, uint32_t pid, uint32_t tid, uint64_t time_ns, uint64_t cfa, int64_t id,
 		  const char *name)
@@ -950,6 +1007,7 @@ static int run_tests(void)
 	test_pointer_table();
 	test_folded();
 	test_jit_maps();
+	test_jit_maps_line_ends();
 	test_symbol_table();
 	printf("1..%d\n", test_number);
 	return failures ? 1 : 0;
