@@ -153,9 +153,9 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h 
 
 # make fuzz-unwind [FUZZ_SECONDS=60]: the same for the offline unwinder (tests/fuzz/fuzz-unwind.c): register
 # values and stack bytes walked with the CFI of fixtures/bin/unwind (and of this machine's libc and ld.so), from
-# the seeds in tests/fuzz/unwind-corpus/ (`make fuzz-unwind-seeds` writes them from fixtures/*.rec; crash-*
-# seeds are inputs that once failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in
-# $(OUT)/fuzz/unwind-crash-*.
+# the seeds in tests/fuzz/unwind-corpus/ (`make fuzz-unwind-seeds` writes them from fixtures/*.rec, and edge-*
+# from one of them, cut where a planned CFI step's saved registers lie; crash-* seeds are inputs that once
+# failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in $(OUT)/fuzz/unwind-crash-*.
 FUZZ_UNWIND_SRCS := util.c cache_dir.c convert/unwind.c convert/cfi_rules.c convert/module_file.c \
 	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c convert/debug_copies.c \
 	convert/process_maps.c convert/profile.c
@@ -261,6 +261,7 @@ fuzz-unwind-seeds: $(OUT)/fuzz/unwind-seeds
 	$(Q)$(OUT)/fuzz/unwind-seeds fixtures/unwind.rec 4 tests/fuzz/unwind-corpus/unwind
 	$(Q)$(OUT)/fuzz/unwind-seeds fixtures/deep.rec 2 tests/fuzz/unwind-corpus/deep
 	$(Q)tests/fuzz/unwind-signal-seed.py tests/fuzz/unwind-corpus/unwind-1.bin tests/fuzz/unwind-corpus/signal-1.bin
+	$(Q)tests/fuzz/unwind-edge-seeds.py tests/fuzz/unwind-corpus/unwind-1.bin tests/fuzz/unwind-corpus/edge
 
 check: deps $(STACKREC) unit-tests
 	$(Q)STACKREC=$(CURDIR)/$(STACKREC) UNIT_DIR=$(CURDIR)/$(OUT)/tests SANITIZE=$(SANITIZE) tests/run-tests.sh

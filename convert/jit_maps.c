@@ -64,7 +64,7 @@ static int compare_symbols(const void *a, const void *b)
 }
 
 /* Parses the map's lines; returns how many made no sense. The text is the file's bytes: a NUL inside it ends
- * only its line, which is skipped, never the rest of the map. */
+ * only its line, which is skipped, never the rest of the map. Lines end in "\n", "\r\n" or the end of the text. */
 static uint64_t parse(struct jit_process *proc)
 {
 	uint32_t line_no = 0;
@@ -80,6 +80,8 @@ static uint64_t parse(struct jit_process *proc)
 			eol = text_end;
 		*eol = '\0';
 		next = eol < text_end ? eol + 1 : NULL;
+		if (eol > line && eol[-1] == '\r') /* a CRLF line end: the '\r' is not the name's */
+			*--eol = '\0';
 		line_no++;
 		if (line == eol)
 			continue;

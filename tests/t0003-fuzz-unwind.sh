@@ -27,6 +27,20 @@ test_expect_success FUZZER 'the seeds from the recordings unwind as convert unwi
 	grep "^fuzz-unwind: 33 frames, truncated, stack copy too small: 0x560fe9347363/5 0x560fe93472ed/2 " err
 '
 
+# The edge-* seeds (tests/fuzz/unwind-edge-seeds.py) cut the copy where the first (s1) or second (s2) CFI step
+# of unwind-1.bin's walk reads its saved rbp and return address, both steps by a rule's plan: at the end of
+# those words the step is made, a byte or a word before it the walk ends there, truncated in a cut copy and
+# complete at the top of a whole one. The replay above compared each walk by plans with the general way's.
+test_expect_success FUZZER 'the edge seeds reach the planned steps they were cut for' '
+	for seed in s1-end:2 s1-byte:1 s1-word:1 s2-end:3 s2-byte:2 s2-word:2; do
+		frames=${seed#*:} seed=${seed%:*} &&
+		FUZZ_UNWIND_VERBOSE=1 "$FUZZER" "$TESTS/fuzz/unwind-corpus/edge-$seed.bin" 2>err &&
+		grep -q "^fuzz-unwind: $frames frames, truncated, stack copy too small: 0x5575d3ace363/5" err &&
+		FUZZ_UNWIND_VERBOSE=1 "$FUZZER" "$TESTS/fuzz/unwind-corpus/edge-$seed-whole.bin" 2>err &&
+		grep -q "^fuzz-unwind: $frames frames, complete: 0x5575d3ace363/5" err || { cat err; echo "# edge-$seed"; return 1; }
+	done
+'
+
 test_expect_success FUZZER "fuzzing for $FUZZ_SECONDS seconds finds no crash" '
 	mkdir corpus &&
 	cp "$TESTS"/fuzz/unwind-corpus/* corpus/ &&

@@ -76,6 +76,28 @@ for line in open(sys.argv[1]):
 " "$FIXTURES/expected/inline.trace"
 '
 
+# folded alone leaves the profile's stacks in the order they were first met (profile.h: stacks_in_any_order) and
+# sorts its own lines; -v, --explain (and --thread-names, events, a timeline) have the stacks sorted first. -v and
+# --explain write to stderr only, so each option's folded output is the same bytes both ways (the expected files
+# were made with -v), its lines in C order of their stacks (the count after the last space left out), each once.
+# --thread-names is sorted both ways (folded asserts it never meets unsorted stacks).
+test_expect_success 'folded: stacks as first met or sorted (-v, --explain) give the same lines, in C sort order' '
+	for rec in inline short chain unwind deep offcpu crash; do
+		convert $rec -f folded -o any.folded &&
+		test_cmp "$FIXTURES/expected/$rec.folded" any.folded &&
+		convert $rec -f folded --explain -o explained.folded 2>explain.err &&
+		test_cmp any.folded explained.folded || { echo "# $rec.rec"; return 1; }
+		for opts in --pid --tid --annotate --addrs "--tid --annotate --addrs" "--kind wall" "--kind off" \
+			--no-demangle --thread-names; do
+			convert $rec -f folded $opts -o any.folded &&
+			convert $rec -f folded $opts -v -o sorted.folded 2>verbose.err &&
+			test_cmp sorted.folded any.folded &&
+			sed "s/ [0-9]*\$//" any.folded >stacks &&
+			LC_ALL=C sort -c -u stacks || { echo "# $rec.rec, options: $opts"; return 1; }
+		done
+	done
+'
+
 test_expect_success '--symfs DIR: recorded paths are looked up under DIR, as perf does' '
 	mkdir -p root/tmp/stackrec-fixtures &&
 	cp "$FIXTURES/bin/inline" root/tmp/stackrec-fixtures/ &&

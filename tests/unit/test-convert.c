@@ -1,5 +1,5 @@
 /*
- * test-convert.c — unit tests of convert's parts (profile, process maps, kernel symbols, demangling,
+ * test-convert.c — unit tests of convert's parts (profile, the arena, process maps, kernel symbols, demangling,
  * folded output, the sorted ELF symbol table), and a small recording writer for tests/t3000-convert.sh.
  *
  *   test-convert                 runs the unit tests, prints TAP, exits 1 on any failure
@@ -32,6 +32,7 @@
  *   test-convert dump-vdso OUT   copies this process's vDSO image to OUT
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,89 @@ static void test_stack_memo(void)
 	}
 	ok(right && bounded, "stack memo: past its bound it starts over, never holding more, never answering wrong");
 	stack_memo_release(&m);
+}
+
+/*
+ * The bytes an arena holds from malloc: its chunks, each linked by its first 8 bytes to the one before (util.c),
+ * at their usable sizes (under ASan, exactly what was asked). *chunks is set to how many there are.
+ */
+static size_t arena_bytes_held(const struct arena *a, size_t *chunks)
+{
+	size_t bytes = 0;
+
+	*chunks = 0;
+	for (const void *chunk = a->chunk; chunk; chunk = *(const void *const *)chunk) {
+		bytes += malloc_usable_size((void *)chunk);
+		++*chunks;
+	}
+	return bytes;
+}
+
+/*
+ * Arena blocks around its thresholds (chunks of 64 KiB with an 8-byte link first; a block over a quarter of
+ * that gets a chunk of its own), with small ones between them: each is aligned to 8 bytes, no two overlap (each
+ * filled with its own byte, all checked after the last allocation), and the arena holds a chunk of its exact
+ * size for each large block, not a whole 64 KiB one (the raw sample memo's budget counts a block's bytes).
+ */
+static void test_arena(void)
+{
+	enum { QUARTER = 16 << 10, CHUNK = 64 << 10, HEADER = 8 };
+	/* the last is asked again once the first chunk's room is less than it */
+	static const size_t around[] = { QUARTER - 1, QUARTER, QUARTER + 1, QUARTER + 8, 2 * QUARTER, CHUNK / 2 + 1,
+					 CHUNK - HEADER - 1, CHUNK - HEADER, CHUNK - 1, CHUNK, CHUNK + 1, QUARTER + 1 };
+	static const size_t small[] = { 1, 7, 8, 9, 24, 100 };
+	struct {
+		unsigned char *p;
+		size_t size;
+	} blocks[ARRAY_SIZE(around) * (ARRAY_SIZE(small) + 1)];
+	size_t n = 0, large_bytes = 0, large_count = 0, chunks, held;
+	bool aligned = true, intact = true, apart = true;
+	struct arena a = { 0 };
+
+	/* small blocks first: the first chunk is then an ordinary one, which every small block below fits in */
+	for (size_t l = 0; l < ARRAY_SIZE(around); l++) {
+		for (size_t s = 0; s < ARRAY_SIZE(small); s++) {
+			blocks[n].size = small[(s + l) % ARRAY_SIZE(small)];
+			blocks[n].p = arena_alloc(&a, blocks[n].size);
+			n++;
+		}
+		blocks[n].size = around[l];
+		blocks[n].p = arena_alloc(&a, blocks[n].size);
+		if (around[l] > QUARTER) {
+			large_bytes += HEADER + ((around[l] + 7) & ~(size_t)7);
+			large_count++;
+		}
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		aligned &= (uintptr_t)blocks[i].p % 8 == 0;
+		memset(blocks[i].p, (int)(i % 255 + 1), blocks[i].size);
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < blocks[i].size; k++)
+			intact &= blocks[i].p[k] == (unsigned char)(i % 255 + 1);
+		for (size_t j = 0; j < i; j++)
+			apart &= blocks[i].p + blocks[i].size <= blocks[j].p || blocks[j].p + blocks[j].size <= blocks[i].p;
+	}
+	ok(aligned, "arena: every block is aligned to 8 bytes, around the chunk thresholds too");
+	ok(apart && intact, "arena: no two blocks overlap; each keeps its own bytes until the last allocation");
+	held = arena_bytes_held(&a, &chunks);
+	/*
+	 * A large block that does not fit in the current chunk's room gets a chunk of header + its size (one that
+	 * fits is cut from the room); the small ones all fit in the first chunk. malloc rounds each chunk up by a
+	 * few bytes (32 is generous).
+	 */
+	ok(chunks <= large_count + 1 && held <= CHUNK + large_bytes + 32 * chunks,
+	   "arena: one 64 KiB chunk, and for large blocks at most their own sizes, not 64 KiB each");
+	if (held > CHUNK + large_bytes + 32 * chunks)
+		printf("#   %zu chunks hold %zu bytes, for %zu of large blocks\n", chunks, held, large_bytes);
+	ok(a.used <= a.size && a.size == CHUNK, "arena: the current chunk is the ordinary one, within its size");
+	arena_release(&a);
+	ok(!a.chunk && !a.used && !a.size, "arena: released, it is empty");
+	blocks[0].p = arena_alloc(&a, CHUNK + 1);
+	memset(blocks[0].p, 1, CHUNK + 1);
+	ok(a.chunk && a.size == HEADER + CHUNK + 8, "arena: a large first block makes the current chunk, of its size");
+	arena_release(&a);
 }
 
 /* The raw sample memo's spill function for the test: adds up the repeats it is handed. */
@@ -644,6 +728,63 @@ static void test_jit_maps(void)
 	jit_maps_release(&maps);
 }
 
+/*
+ * Adds text to process pid's map from a buffer of exactly its bytes, no NUL after them (a FILE block's data is
+ * not terminated either), in two pieces cut at cut; the buffer is freed at once. Under SANITIZE=1, a parse that
+ * reads past the text or a name left pointing into the caller's buffer is then an ASan error.
+ */
+static void add_map_text(struct jit_maps *maps, uint32_t pid, const char *text, size_t cut)
+{
+	size_t len = strlen(text);
+	char *exact = xmalloc(len ? len : 1);
+
+	memcpy(exact, text, len);
+	jit_maps_add_text(maps, pid, 0, exact, cut);
+	jit_maps_add_text(maps, pid, cut, exact + cut, len - cut);
+	free(exact);
+}
+
+/*
+ * The ends of a perf map's lines: the last line of a map the JIT is still writing has no newline, a map written
+ * with CRLF line ends has a '\r' before each '\n' (it is not part of the name), and empty lines are skipped
+ * without being counted as bad. Names point into the map's kept text, so each must end exactly where its line
+ * does: its first and last byte named, the byte after it not.
+ */
+static void test_jit_maps_line_ends(void)
+{
+	struct jit_maps maps;
+
+	jit_maps_init(&maps);
+	/* no final newline; cut inside the last name */
+	add_map_text(&maps, 1, "1000 10 first\n2000 20 second\n3000 30 last", 38);
+	/* CRLF, the cut between a '\r' and its '\n'; and CRLF with the last line unterminated */
+	add_map_text(&maps, 2, "1000 10 first\r\n2000 20 second\r\n3000 30 last\r\n", 14);
+	add_map_text(&maps, 3, "1000 10 first\r\n\r\n3000 30 last", 15);
+	/* empty lines first, between and last; spaces inside and at the end of a name are the name's */
+	add_map_text(&maps, 4, "\n\n1000 10 LazyCompile:*f /x.js:1\n\n\n2000 20 padded  \n3000 30 last\n\n\n", 5);
+	/* one line, no newline at all, cut right after its SIZE; 32 bytes: capacities double from 16, so a text of
+	 * a power of two bytes would fill its buffer to the last byte, and a name not ended within it be overread */
+	add_map_text(&maps, 5, "4000 8 name_that_ends_at_byte_32", 6);
+	jit_maps_finish(&maps);
+
+	ok_str(jit_maps_lookup(&maps, 1, 0x1000), "first", "jit map, no final newline: the first line");
+	ok_str(jit_maps_lookup(&maps, 1, 0x2000), "second", "jit map, no final newline: the second line");
+	ok_str(jit_maps_lookup(&maps, 1, 0x302f), "last", "jit map, no final newline: the last line, whole");
+	ok(!jit_maps_lookup(&maps, 1, 0x3030), "jit map, no final newline: the last line's SIZE is its size");
+	ok_str(jit_maps_lookup(&maps, 2, 0x100f), "first", "jit map, CRLF: no '\\r' in the first name, cut before '\\n'");
+	ok_str(jit_maps_lookup(&maps, 2, 0x2000), "second", "jit map, CRLF: none in the second");
+	ok_str(jit_maps_lookup(&maps, 2, 0x302f), "last", "jit map, CRLF: none in the last");
+	ok_str(jit_maps_lookup(&maps, 3, 0x1000), "first", "jit map, CRLF and no final newline: the first line");
+	ok_str(jit_maps_lookup(&maps, 3, 0x3000), "last", "jit map, CRLF and no final newline: the last line");
+	ok_str(jit_maps_lookup(&maps, 4, 0x1000), "LazyCompile:*f /x.js:1", "jit map: a name's spaces are its own");
+	ok_str(jit_maps_lookup(&maps, 4, 0x2000), "padded  ", "jit map: and so are its trailing spaces (as perf)");
+	ok_str(jit_maps_lookup(&maps, 4, 0x302f), "last", "jit map: the last line before empty lines");
+	ok(!jit_maps_lookup(&maps, 4, 0x3030), "jit map: empty lines make no symbol");
+	ok_str(jit_maps_lookup(&maps, 5, 0x4007), "name_that_ends_at_byte_32", "jit map: one line, no newline");
+	ok(maps.bad_lines == 0, "jit map: empty lines and CRLF line ends are not malformed lines");
+	jit_maps_release(&maps);
+}
+
 /* A PROBE_HIT body of a probe with arguments (id:s64, name:str). */
 static size_t hit(uint64_t *buf, uint32_t pid, uint32_t tid, uint64_t time_ns, uint64_t cfa, int64_t id,
 		  const char *name)
@@ -945,11 +1086,13 @@ static int run_tests(void)
 	test_process_maps_fork();
 	test_stack_memo();
 	test_raw_sample_memo();
+	test_arena();
 	test_kernel_symbols();
 	test_demangle();
 	test_pointer_table();
 	test_folded();
 	test_jit_maps();
+	test_jit_maps_line_ends();
 	test_symbol_table();
 	printf("1..%d\n", test_number);
 	return failures ? 1 : 0;
