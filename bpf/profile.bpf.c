@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * profile.bpf.c — the on-CPU sampler. Attached to a perf event (cycles or cpu-clock at -F Hz) per CPU, or
- * for `record -- CMD` and `-p` to ones the targets' threads and children inherit (record/sampling_events.c),
+ * profile.bpf.c — the on-CPU sampler. Attached to one perf event per CPU (cycles or cpu-clock at -F Hz),
  * it sends each sample of a target process raw through a ring buffer: time, pid, tid, CPU, comm, the
  * kernel stack (bpf_get_stack), and the user stack in the recording's call-graph mode:
  *   - fp: a frame-pointer walk (bpf_get_stack), plus the user registers and the top few words of the stack,
@@ -45,13 +44,6 @@ const volatile __u64 min_block_ns = 1000;    /* off-CPU: shorter intervals are n
 const volatile __u64 max_block_ns = ~0ull;   /* off-CPU: nor longer ones */
 const volatile int off_cpu_state = OFF_CPU_STATE_ALL;
 const volatile __u64 page_size = 4096; /* for the metrics of an event: set by the recorder */
-const volatile bool per_task_events = false; /* the command or -p processes are sampled by events they and their children inherit */
-
-/* Processes marked TARGET_UNEVENTED: the recorder attaches sample_unevented to per-CPU events at the first. */
-__u64 unevented = 0;
-/* Set by the recorder once every -p thread has its event: until then a child may be forked by a thread that has
- * none, and inherit none. */
-bool events_ready = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -293,7 +285,7 @@ static __always_inline bool followed(__u32 pid)
 	if (record_all)
 		return true;
 	target = bpf_map_lookup_elem(&targets, &pid);
-	return target && (*target == TARGET_FOLLOWED || *target == TARGET_UNEVENTED);
+	return target && *target == TARGET_FOLLOWED;
 }
 
 /* n (a byte count from bpf_get_stack, or its negative errno) as a count of IPs, for the verifier at most
@@ -398,54 +390,22 @@ static __always_inline void send(struct sample_event *e, const __u32 stack_max, 
 	}
 }
 
-static __always_inline int sample_on_cpu(struct bpf_perf_event_data *ctx)
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct sample_event *e = bpf_map_lookup_elem(&scratch, &cpu);
+	struct sample_event *e;
 
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!followed(match_tid ? (__u32)id : id >> 32))
+		return 0;
+	e = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!e)
 		return 0;
 	take_sample(ctx, e, SAMPLE_KIND_ON_CPU, USER_STACK_MAX, 0);
 	send(e, USER_STACK_MAX, NULL);
 	return 0;
-}
-
-/*
- * Attached to a per-CPU event, or to events the targets' threads and children inherit (per_task_events). A
- * TARGET_UNEVENTED process is sample_unevented's alone, even where it has an event after all (see on_fork):
- * no process is sampled twice.
- */
-SEC("perf_event")
-int sample(struct bpf_perf_event_data *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
-
-	if (per_task_events) {
-		__u8 *target = bpf_map_lookup_elem(&targets, &pid);
-
-		if (!target || *target != TARGET_FOLLOWED)
-			return 0;
-	} else if (!followed(match_tid ? (__u32)id : pid)) {
-		return 0;
-	}
-	return sample_on_cpu(ctx);
-}
-
-/*
- * Attached to per-CPU events once a process of the command lost its inherited event (TARGET_UNEVENTED): samples
- * those processes only, which nothing else samples, and none that the command's event samples, so no process
- * is sampled twice.
- */
-SEC("perf_event")
-int sample_unevented(struct bpf_perf_event_data *ctx)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u8 *target = bpf_map_lookup_elem(&targets, &pid);
-
-	if (!target || *target != TARGET_UNEVENTED)
-		return 0;
-	return sample_on_cpu(ctx);
 }
 
 static __always_inline bool blocking_state(struct task_struct *task)
@@ -499,21 +459,12 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_pid = parent->tgid, child_pid = child->tgid;
-	__u8 *target, state;
+	__u8 followed = TARGET_FOLLOWED, *target;
 
 	if (record_all || match_tid || parent_pid == child_pid)
 		return 0;
 	target = bpf_map_lookup_elem(&targets, &parent_pid);
-	if (!target)
-		return 0;
-	state = *target; /* a child of an unevented process inherits no event either */
-	if (state == TARGET_FOLLOWED && per_task_events && !events_ready) {
-		/* forked while the -p threads get their events: perhaps by one that has none yet */
-		state = TARGET_UNEVENTED;
-		__sync_fetch_and_add(&unevented, 1);
-	}
-	if ((state == TARGET_FOLLOWED || state == TARGET_UNEVENTED) &&
-	    bpf_map_update_elem(&targets, &child_pid, &state, BPF_ANY)) {
+	if (target && *target == TARGET_FOLLOWED && bpf_map_update_elem(&targets, &child_pid, &followed, BPF_ANY)) {
 		/* A child we cannot follow is lost to the recording: counted, for the summary and STATS. */
 		__u32 zero = 0;
 		__u64 *lost = bpf_map_lookup_elem(&lost_targets, &zero);
@@ -546,53 +497,15 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	return 0;
 }
 
-/* mm_struct's flags, whose low bits are the dumpable state: a word before Linux 6.18, a bitmap since. */
-typedef struct {
-	unsigned long __mm_flags[1];
-} mm_flags_t___bitmap;
-
-struct mm_struct___flags_bitmap {
-	mm_flags_t___bitmap flags;
-} __attribute__((preserve_access_index));
-
-struct mm_struct___flags_word {
-	unsigned long flags;
-} __attribute__((preserve_access_index));
-
-#define MMF_DUMPABLE_MASK 3 /* include/linux/sched/coredump.h: the dumpable state, in the flags' two low bits */
-#define SUID_DUMP_USER 1
-
-static __always_inline unsigned long dumpable(struct task_struct *task)
-{
-	struct mm_struct *mm = task->mm;
-
-	if (!mm)
-		return SUID_DUMP_USER;
-	if (bpf_core_type_exists(mm_flags_t___bitmap))
-		return BPF_CORE_READ((struct mm_struct___flags_bitmap *)mm, flags.__mm_flags[0]) & MMF_DUMPABLE_MASK;
-	return BPF_CORE_READ((struct mm_struct___flags_word *)mm, flags) & MMF_DUMPABLE_MASK;
-}
-
-/*
- * The recorder's child becomes the user's command: sample it from here on. With per_task_events, an exec that
- * leaves the process not dumpable (a setuid or setgid program run by another user, a program it may not read)
- * has just removed its inherited sampling events (fs/exec.c, begin_new_exec: perf_event_exit_task): marked
- * TARGET_UNEVENTED, it is sampled by per-CPU events from now on.
- */
+/* The recorder's child becomes the user's command: sample it from here on. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = task->tgid;
 	__u8 *target = bpf_map_lookup_elem(&targets, &pid);
 
-	if (!target)
-		return 0;
-	if (*target == TARGET_BEFORE_EXEC)
+	if (target && *target == TARGET_BEFORE_EXEC)
 		*target = TARGET_FOLLOWED;
-	if (per_task_events && *target == TARGET_FOLLOWED && dumpable(task) != SUID_DUMP_USER) {
-		*target = TARGET_UNEVENTED;
-		__sync_fetch_and_add(&unevented, 1);
-	}
 	return 0;
 }
 

@@ -167,9 +167,5 @@ struct probe_hit_event {
 #define TARGET_BEFORE_EXEC 2 /* the recorder's own child, not sampled until it execs the user's command */
 #define TARGET_EXITED 3	    /* its last thread exited: not sampled; the recorder deletes it once it has read
 			     * the process's side-band records (record/sampler.c), so the pid may be reused */
-#define TARGET_UNEVENTED 4 /* followed as TARGET_FOLLOWED, but the command's sampling event, which its threads
-			    * and children inherit, was taken from it by a setuid (or unreadable) exec, as the kernel
-			    * does to keep other users from watching a privileged process: sampled by per-CPU events
-			    * instead (sample_unevented), and so are its children */
 
 #endif

@@ -124,7 +124,7 @@ void metrics_tick(struct recorder *rec, uint64_t now_ns)
 		key = next;
 		keyp = &key;
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), &value, sizeof(value), 0) == 0 &&
-		    (value == TARGET_FOLLOWED || value == TARGET_UNEVENTED))
+		    value == TARGET_FOLLOWED)
 			write_interval(rec, key);
 	}
 }

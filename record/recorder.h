@@ -74,7 +74,6 @@ struct recorder {
 	const char *output;
 	bool archive;	      /* --archive: bundle the files it needs into OUTPUT.archive after recording */
 	bool on_cpu;		  /* sample running threads at `frequency` (the default, or --on-cpu) */
-	bool unevented_sampled;	  /* per-CPU events sample the processes that lost their event (sampling_events_poll) */
 	bool off_cpu;		  /* --off-cpu: blocked time, from sched_switch */
 	uint64_t min_block_us, max_block_us; /* --off-cpu: record intervals off the CPU within these */
 	int off_cpu_state;	  /* OFF_CPU_STATE_* (bpf/profile.h): --state */
@@ -152,12 +151,9 @@ int sampler_load(struct recorder *rec);	  /* open, configure and load the BPF pr
 /* before_exec: the recorder's own child, sampled only once it has exec'd the command */
 int sampler_add_target(struct recorder *rec, pid_t pid, bool before_exec);
 bool sampler_is_target(struct recorder *rec, pid_t pid);
-int sampler_attach(struct recorder *rec); /* sampling events, fork tracking, ring buffer */
+int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork tracking, ring buffer */
 void sampler_add_link(struct recorder *rec, struct bpf_link *link); /* destroyed by sampler_close */
 int sampler_poll(struct recorder *rec, int timeout_ms);
-/* record/sampling_events.c: the perf events the on-CPU sampler is attached to */
-int sampling_events_attach(struct recorder *rec); /* the events attached, or -1 */
-int sampling_events_poll(struct recorder *rec);	  /* after each poll: per-CPU events for unevented processes */
 void sampler_drain(struct recorder *rec);
 uint64_t sampler_lost_samples(struct recorder *rec);
 uint64_t sampler_lost_targets(struct recorder *rec); /* processes not followed: `targets` was full */

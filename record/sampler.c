@@ -7,10 +7,12 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../formats/recording.h"
@@ -56,6 +58,20 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+/* The value of a sysctl file such as /proc/sys/kernel/perf_event_paranoid, or fallback when unreadable. */
+static long sysctl_value(const char *path, long fallback)
+{
+	FILE *f = fopen(path, "re");
+	long value;
+
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%ld", &value) != 1)
+		value = fallback;
+	fclose(f);
+	return value;
 }
 
 /* The effective capability set, from /proc/self/status (CapEff), or 0 when unreadable. */
@@ -109,9 +125,6 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
 	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
 	bpf_program__set_autoload(rec->skel->progs.sample, rec->on_cpu);
-	/* record/sampling_events.c: the command and -p processes are sampled by events they and their children inherit */
-	rec->skel->rodata->per_task_events = rec->on_cpu && (rec->target == TARGET_COMMAND || rec->target == TARGET_PIDS);
-	bpf_program__set_autoload(rec->skel->progs.sample_unevented, rec->skel->rodata->per_task_events);
 	bpf_program__set_autoload(rec->skel->progs.on_signal, rec->signals);
 	bpf_program__set_autoload(rec->skel->progs.on_throw, rec->exceptions);
 	bpf_program__set_autoload(rec->skel->progs.probe_hit, rec->probe_count > 0);
@@ -353,11 +366,51 @@ static void handle_record(struct recorder *rec, void *data, size_t size)
 		metrics_write_event(rec, e->time_ns, e->pid, e->tid, &info);
 }
 
+static int perf_event_open(struct perf_event_attr *attr, int cpu)
+{
+	return (int)syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Opens the sampling event on cpu: cycles if the CPU has a PMU, else cpu-clock. -errno when impossible. */
+static int open_sampling_event(struct recorder *rec, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = rec->frequency,
+	};
+	int fd;
+
+	if (!rec->event_name || !strcmp(rec->event_name, "cycles")) {
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		fd = perf_event_open(&attr, cpu);
+		if (fd >= 0) {
+			rec->event_name = "cycles";
+			return fd;
+		}
+		if (errno == ENODEV && rec->event_name)
+			return -ENODEV;
+		if (rec->event_name)
+			return -errno;
+	}
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	fd = perf_event_open(&attr, cpu);
+	if (fd < 0)
+		return -errno;
+	rec->event_name = "cpu-clock";
+	return fd;
+}
+
 int sampler_attach(struct recorder *rec)
 {
+	int cpus = libbpf_num_possible_cpus();
 	struct bpf_link *link;
 	int attached = 0;
 
+	if (cpus <= 0)
+		return error("cannot count the CPUs: %s", strerror(-cpus));
 	link = bpf_program__attach(rec->skel->progs.on_fork);
 	if (!link)
 		return error("cannot follow forks (tp_btf/sched_process_fork): %s", strerror(errno));
@@ -377,16 +430,30 @@ int sampler_attach(struct recorder *rec)
 		sampler_add_link(rec, link);
 		attached++;
 	}
-	if (rec->on_cpu) {
-		int n = sampling_events_attach(rec);
+	for (int cpu = 0; rec->on_cpu && cpu < cpus; cpu++) {
+		int fd = open_sampling_event(rec, cpu);
 
-		if (n < 0)
-			return -1;
-		attached += n;
+		if (fd == -ENODEV) /* offline CPU */
+			continue;
+		if (fd == -EACCES || fd == -EPERM)
+			return error("cannot open a sampling event on CPU %d: %s (kernel.perf_event_paranoid is %ld: record "
+				     "as root or with CAP_PERFMON, or lower it with sysctl kernel.perf_event_paranoid=1)",
+				     cpu, strerror(-fd), sysctl_value("/proc/sys/kernel/perf_event_paranoid", -1));
+		if (fd < 0)
+			return error("cannot open a %s sampling event on CPU %d: %s", rec->event_name ? rec->event_name : "cpu-clock", cpu,
+				     strerror(-fd));
+		link = bpf_program__attach_perf_event(rec->skel->progs.sample, fd);
+		if (!link) {
+			int err = errno;
+
+			close(fd);
+			return error("cannot attach the sampler on CPU %d: %s", cpu, strerror(err));
+		}
+		sampler_add_link(rec, link);
+		attached++;
 	}
 	if (!attached)
-		return error(rec->target == TARGET_PIDS ? "no thread of the processes could be sampled: they exited"
-							: "no online CPU could be sampled");
+		return error("no online CPU could be sampled");
 	/* The offline step reads OFF_CPU samples as struct srec_sample's kind 2. */
 	_Static_assert(SAMPLE_KIND_OFF_CPU == SREC_SAMPLE_OFF_CPU, "off-CPU kind");
 	rec->samples = ring_buffer__new(bpf_map__fd(rec->skel->maps.samples), handle_sample, rec, NULL);
@@ -404,8 +471,6 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 		n = ring_buffer__consume(rec->samples);
 	if (n < 0 && n != -EINTR)
 		return error("cannot read samples: %s", strerror(-n));
-	if (sampling_events_poll(rec) < 0)
-		return -1;
 	return 0;
 }
 
@@ -445,9 +510,8 @@ uint64_t sampler_lost_targets(struct recorder *rec)
 /*
  * -v: what each BPF program cost in the kernel, in the context of whatever it interrupted (the recorded
  * processes' time, mostly), when the kernel counts it (sysctl kernel.bpf_stats_enabled=1, off by default
- * since the counting has a cost of its own). With per-CPU events (-t, -a) the sampler runs at every
- * tick of every CPU, for targets or not: its time per ring-buffer record is what a sample costs the target,
- * with the filtering spread over it.
+ * since the counting has a cost of its own). The sampler runs at every tick of every CPU, for targets or
+ * not: its time per ring-buffer record is what a sample costs the target, with the filtering spread over it.
  */
 static void report_program_costs(struct recorder *rec)
 {

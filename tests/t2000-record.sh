@@ -112,9 +112,9 @@ test_expect_success BPF '-p TID of a thread records its process, and says so' '
 	grep -E "^  $pid +threads +[1-9]" tid.rec.info
 '
 
-# -p gives each thread an event of its own that the threads and children it starts inherit (record/
-# sampling_events.c): a thread and a child started once the recording is under way (its file is renamed into
-# place once the events are attached) must be sampled.
+# -p: a thread and a child the process starts once the recording is under way (its file is renamed into place
+# once the sampling events are attached) are sampled. Guards any sampling by events the threads inherit, as
+# perf record -p opens them (docs/recording.md says why stackrec keeps per-CPU events).
 test_expect_success 'build a program that starts a thread and a child when told' '
 	cat >late.c <<-\EOF &&
 	#define _GNU_SOURCE
@@ -187,9 +187,9 @@ test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	! grep -v "spin-worker" comms
 '
 
-# The command is sampled by an event of its own that its threads and children inherit (record/sampler.c), not by
-# per-CPU events: a second thread, a grandchild and its own thread must all be sampled, a busy process beside the
-# command must not be.
+# -- CMD: a second thread, a grandchild and its own thread are all sampled, a busy process beside the command is
+# not (filtered by the BPF program's targets, or, were the command sampled by events it and its children
+# inherit, by those).
 test_expect_success BPF '-- CMD: the command'"'"'s threads and descendants are sampled, a process beside it is not' '
 	cp busy beside-$$ &&
 	./beside-$$ 60000 & pid=$! &&
@@ -209,10 +209,25 @@ test_expect_success BPF '-- CMD: the command'"'"'s threads and descendants are s
 	! grep beside comms
 '
 
-# A setuid program run by another user loses the sampling event the command's processes inherit: the kernel takes
-# it away at such an exec (begin_new_exec: perf_event_exit_task), silently. Per-CPU events must take over for that
-# process, and sample it once: busy spins 1 s of wall time, so 499 Hz gives it at most about 500 samples, twice
-# that if it were sampled twice. The program lives under /var/tmp, where nobody can reach it.
+# Processes shorter than a sampling period (4 ms against 99 Hz's 10 ms) get their share of the samples: about
+# 99 a second of the CPU time they used, as the shell's `times` reports it for its children (a third at least: that
+# time includes forks and execs before the program runs). Events that each process
+# inherits, as perf record -- CMD opens them, start every process with a whole period to run before its first
+# sample and give these almost none (1 where 80 were due); per-CPU events do not.
+test_expect_success BPF 'processes shorter than a sampling period get their share of the samples' '
+	stackrec record -F 99 -o shorts.rec -- sh -c "for i in \$(seq 200); do ./short 4; done; times >shorts.times" &&
+	stackrec convert shorts.rec -f folded -o shorts.folded &&
+	samples=$(awk "/^short;/ { n += \$NF } END { print n + 0 }" shorts.folded) &&
+	due=$(awk "NR == 2 { gsub(/[ms]/, \" \"); print int(99 * (\$1 * 60 + \$2 + \$3 * 60 + \$4)) }" shorts.times) &&
+	echo "short: $samples samples, $due due" &&
+	test "$due" -ge 20 && test $((samples * 3)) -ge "$due"
+'
+
+# A setuid program the command runs as another user is sampled, and once: busy spins 1 s of wall time, so 499 Hz
+# gives it at most about 500 samples, twice that if it were sampled twice. An event the command's processes
+# inherit, as perf record opens them, is taken away by the kernel at such an exec (begin_new_exec:
+# perf_event_exit_task), silently: perf record -- CMD has no samples of it. The program lives under /var/tmp,
+# where nobody can reach it.
 suid_dir=$(mktemp -d /var/tmp/stackrec-suid.XXXXXX) && chmod 755 "$suid_dir" &&
 	cp busy "$suid_dir/suid-busy-$$" && chmod 4755 "$suid_dir/suid-busy-$$"
 if [ "$(id -u)" -ne 0 ]; then
@@ -224,9 +239,8 @@ else
 	test_unset_prereq SETUID "cannot run a setuid program as nobody from $suid_dir (a nosuid mount?)"
 fi
 test_expect_success BPF,SETUID '-- CMD: a setuid program the command runs as another user is sampled, and once' '
-	stackrec record -v -F 499 -o suid.rec -- \
+	stackrec record -F 499 -o suid.rec -- \
 		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$suid_dir/suid-busy-$$" 1000 2>err &&
-	grep "exec.d a setuid program" err &&
 	complete_recording suid.rec &&
 	n=$(awk -v c="suid-busy-$$" "\$2 == c { print \$3 }" suid.rec.info) &&
 	echo "suid-busy: $n samples" &&
