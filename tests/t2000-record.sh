@@ -187,6 +187,41 @@ test_expect_success BPF '-t TID records that thread only, as perf record -t' '
 	! grep -v "spin-worker" comms
 '
 
+# irq_work_interrupts: the irq_work interrupts taken so far, all CPUs (x86's IWI line of /proc/interrupts).
+irq_work_interrupts() {
+	awk '$1 == "IWI:" { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print n }' /proc/interrupts
+}
+# The stack ranges the sampler keeps per thread are trusted only where the kernel versions a process's
+# mappings (mm_lock_seq: 6.4 on, with per-VMA locks); elsewhere each sample still costs an irq_work.
+if [ -n "$(irq_work_interrupts)" ] && grep -qa mm_lock_seq /sys/kernel/btf/vmlinux 2>/dev/null; then
+	test_set_prereq IRQ_WORK_COUNTED
+else
+	test_unset_prereq IRQ_WORK_COUNTED "no IWI line in /proc/interrupts, or a kernel without mm_lock_seq (before 6.4)"
+fi
+
+# The sampler finds where a thread's stack ends with bpf_find_vma, which, with interrupts off as in the
+# sampling interrupt, leaves the mmap lock to an irq_work: one more interrupt of the target per sample, until
+# the sampler kept each thread's stack range. A second thread's samples (the main thread's stack end is known
+# without it) then cost no interrupt of their own: far fewer irq_work interrupts than samples.
+test_expect_success BPF,IRQ_WORK_COUNTED 'samples of a thread other than the main one cost no irq_work each, fp and dwarf' '
+	./threads & pid=$! &&
+	wait_until 120 worker_named $pid &&
+	tid=$(grep -l "^spin-worker\$" /proc/$pid/task/*/comm | cut -d/ -f5) &&
+	test -n "$tid" && test "$tid" != "$pid" &&
+	rc=0 &&
+	for mode in fp dwarf; do
+		before=$(irq_work_interrupts) &&
+		stackrec record --call-graph $mode -F 999 --duration 1 -o iwi-$mode.rec -t $tid 2>err-$mode &&
+		after=$(irq_work_interrupts) &&
+		samples=$(sed -n "s/^stackrec: recorded \([0-9]*\) samples .*/\1/p" err-$mode) &&
+		echo "$mode: $samples samples, $((after - before)) irq_work interrupts" &&
+		test "$samples" -ge 300 &&
+		test $((after - before)) -lt $((samples / 10)) || rc=1
+	done
+	kill $pid; wait $pid
+	test $rc -eq 0
+'
+
 # -- CMD: a second thread, a grandchild and its own thread are all sampled, a busy process beside the command is
 # not (filtered by the BPF program's targets, or, were the command sampled by events it and its children
 # inherit, by those).

@@ -193,6 +193,48 @@ if [ -n "${test_prereq_ok[BPF]:-}" ] && [ -n "${test_prereq_ok[PYTHON3]:-}" ] &&
 	fi
 fi
 
+# The sampler keeps each thread's stack range (where its copy of the stack ends) and looks it up again when the
+# process's mappings change: here the main thread maps, protects and unmaps memory without pause, so that the
+# worker's range is looked up again and again, now and then while a writer holds the mmap lock.
+test_expect_success BPF,GCC,LIBC_DBG 'default options: a thread'"'"'s stacks stay whole while another thread keeps changing the mappings' '
+	cat >churn.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <pthread.h>
+	#include <stdlib.h>
+	#include <sys/mman.h>
+	#include <time.h>
+	static volatile int stop;
+	__attribute__((noinline)) void churn_leaf(void) { for (volatile int i = 0; i < 1000; i++); }
+	__attribute__((noinline)) void churn_mid(void) { churn_leaf(); __asm__ volatile(""); }
+	__attribute__((noinline)) void *churn_worker(void *arg) { while (!stop) churn_mid(); return arg; }
+	int main(int argc, char **argv)
+	{
+		long ms = atol(argv[1]);
+		struct timespec t0, t;
+		pthread_t th;
+
+		pthread_create(&th, 0, churn_worker, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			char *p = mmap(0, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p != MAP_FAILED) {
+				p[0] = 1;
+				mprotect(p, 4096, PROT_NONE);
+				munmap(p, 1 << 16);
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+		stop = 1;
+		pthread_join(th, 0);
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -pthread -o churn churn.c &&
+	record_and_fold churn -- ./churn 1500 &&
+	expect_share "churn: the worker from __clone3" churn.folded churn ";churn_worker(;|\$)" \
+		"^;__clone3;start_thread;churn_worker(;churn_mid(;churn_leaf)?)?\$" 99
+'
+
 test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: stacks end in [truncated], info counts them' '
 	need_call_graph dwarf,512 &&
 	record_and_fold recurse --call-graph dwarf,512 -- ./recurse 1000 200 &&
