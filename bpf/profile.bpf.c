@@ -194,7 +194,8 @@ struct {
 	__type(value, struct stack_mapping);
 } stack_mappings SEC(".maps");
 
-/* mm_struct's mm_lock_seq: a seqcount since Linux 6.13, an int from 6.4 (kernels with per-VMA locks). */
+/* mm_struct's mm_lock_seq: an int from Linux 6.4 (kernels with per-VMA locks), a seqcount since 6.13 or 6.14. */
+#define PF_EXITING_FLAG 0x00000004 /* task->flags: PF_EXITING, set before the exit tracepoint */
 struct seqcount___stackrec {
 	unsigned int sequence;
 } __attribute__((preserve_access_index));
@@ -217,13 +218,13 @@ struct mm_struct___int_seq {
 static __always_inline bool mappings_version(struct mm_struct *mm, __u32 *version)
 {
 	if (bpf_core_field_exists(((struct mm_struct___seqcount *)0)->mm_lock_seq)) {
-		/* 6.13 on: odd while a writer holds the lock */
+		/* the seqcount: odd while a writer holds the lock */
 		*version = BPF_CORE_READ((struct mm_struct___seqcount *)mm, mm_lock_seq.sequence);
 		return !(*version & 1);
 	}
 	if (bpf_core_field_exists(((struct mm_struct___int_seq *)0)->mm_lock_seq) &&
 	    bpf_core_field_exists(((struct mm_struct___int_seq *)0)->mmap_lock.count)) {
-		/* 6.4 to 6.12: changed when a writer unlocks; a writer holds the lock while its count's bit 0 is set */
+		/* the int: changed when a writer unlocks; a writer holds the lock while its count's bit 0 is set */
 		if (BPF_CORE_READ((struct mm_struct___int_seq *)mm, mmap_lock.count.counter) & 1)
 			return false;
 		*version = (__u32)BPF_CORE_READ((struct mm_struct___int_seq *)mm, mm_lock_seq);
@@ -240,26 +241,33 @@ static __always_inline bool mappings_version(struct mm_struct *mm, __u32 *versio
 static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool main_thread)
 {
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	__u64 start_stack = BPF_CORE_READ(mm, start_stack);
-	__u64 task_start_ns = BPF_CORE_READ(task, start_time);
+	__u64 start_stack = BPF_CORE_READ(mm, start_stack), task_start_ns;
 	struct vma_range found = { 0 };
 	struct stack_mapping *known;
-	__u32 tid = BPF_CORE_READ(task, pid), version = 0;
+	__u32 tid, version = 0;
 	bool versioned;
 
 	if (main_thread && sp <= start_stack && start_stack - sp < (1ull << 30))
 		return start_stack;
 	if (main_thread && sp > start_stack && sp - start_stack < 4096)
 		return sp;
+	tid = BPF_CORE_READ(task, pid);
+	task_start_ns = BPF_CORE_READ(task, start_time);
 	/* read before the lookup: a change between the two then makes the stored range a stale one's miss */
 	versioned = mappings_version(mm, &version);
 	known = versioned ? bpf_map_lookup_elem(&stack_mappings, &tid) : NULL;
-	if (known && known->mm == (__u64)mm && known->task_start_ns == task_start_ns &&
-	    known->mappings_version == version && known->start <= sp && sp < known->end)
-		return known->end;
+	if (known) {
+		/* a copy: a uprobe program may be preempted, and the element reused for another thread meanwhile */
+		struct stack_mapping k = *known;
+
+		if (k.mm == (__u64)mm && k.task_start_ns == task_start_ns && k.mappings_version == version &&
+		    k.start <= sp && sp < k.end)
+			return k.end;
+	}
 	if (bpf_find_vma(task, sp, vma_range_of, &found, 0) != 0)
 		return 0;
-	if (versioned) {
+	/* Not for an exiting thread: its exit (on_exit deletes its entry) may have come already. */
+	if (versioned && !(BPF_CORE_READ(task, flags) & PF_EXITING_FLAG)) {
 		struct stack_mapping m = {
 			.start = found.start,
 			.end = found.end,
@@ -588,9 +596,13 @@ int BPF_PROG(on_exit, struct task_struct *task)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 pid = task->tgid;
+	__u32 pid = task->tgid, tid = task->pid, old_tid = old_pid;
 	__u8 *target = bpf_map_lookup_elem(&targets, &pid);
 
+	/* A new address space: its mm may reuse the old one's address. A thread that exec'd took the leader's
+	 * id, and its own is gone without an exit. */
+	bpf_map_delete_elem(&stack_mappings, &tid);
+	bpf_map_delete_elem(&stack_mappings, &old_tid);
 	if (target && *target == TARGET_BEFORE_EXEC)
 		*target = TARGET_FOLLOWED;
 	return 0;
