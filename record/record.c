@@ -470,6 +470,7 @@ static int finish(struct recorder *rec)
 	if (ret == 0) {
 		print_summary(rec, (double)stats.duration_ns / 1e9, lost);
 		print_probe_summary(rec, lost_hits, lost_events);
+		sampler_report_fp_walk_check(rec);
 	}
 	return ret;
 }

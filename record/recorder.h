@@ -156,6 +156,7 @@ void sampler_add_link(struct recorder *rec, struct bpf_link *link); /* destroyed
 int sampler_poll(struct recorder *rec, int timeout_ms);
 void sampler_drain(struct recorder *rec);
 uint64_t sampler_lost_samples(struct recorder *rec);
+void sampler_report_fp_walk_check(struct recorder *rec);
 uint64_t sampler_lost_targets(struct recorder *rec); /* processes not followed: `targets` was full */
 uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uint32_t key);
 /* Frees the `targets` entries of processes that exited before the last call (call it after reading the

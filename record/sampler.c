@@ -130,6 +130,8 @@ int sampler_load(struct recorder *rec)
 	bpf_program__set_autoload(rec->skel->progs.probe_hit, rec->probe_count > 0);
 	rec->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
 	rec->skel->rodata->stack_copy = rec->call_graph == CALL_GRAPH_DWARF ? rec->stack_size : FP_LEAF_STACK_BYTES;
+	rec->skel->rodata->mmap_min_addr = (uint64_t)sysctl_value("/proc/sys/vm/mmap_min_addr", 4096);
+	rec->skel->rodata->check_fp_walk = getenv("STACKREC_CHECK_FP_WALK") && !strcmp(getenv("STACKREC_CHECK_FP_WALK"), "1");
 	{
 		int cpus = libbpf_num_possible_cpus();
 		unsigned int ring = rec->call_graph == CALL_GRAPH_DWARF ? RING_BYTES_DWARF : RING_BYTES_FP;
@@ -500,6 +502,16 @@ uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uin
 uint64_t sampler_lost_samples(struct recorder *rec)
 {
 	return rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_samples, 0) : 0;
+}
+
+/* STACKREC_CHECK_FP_WALK=1: says how many fp walks were compared with the kernel's, and how many differed. */
+void sampler_report_fp_walk_check(struct recorder *rec)
+{
+	if (!rec->skel || !rec->skel->rodata->check_fp_walk)
+		return;
+	fprintf(stderr, "stackrec: fp walk check: %llu of %llu walks differ from the kernel's\n",
+		(unsigned long long)sampler_percpu_sum(rec, rec->skel->maps.fp_walk_check, 1),
+		(unsigned long long)sampler_percpu_sum(rec, rec->skel->maps.fp_walk_check, 0));
 }
 
 uint64_t sampler_lost_targets(struct recorder *rec)

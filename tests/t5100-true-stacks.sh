@@ -151,6 +151,31 @@ test_expect_success BPF,GCC,OBJDUMP '-fno-omit-frame-pointer, --call-graph fp: t
 	check_chain fp chain --call-graph fp
 '
 
+# --call-graph fp walks the frame pointers in the sampler itself, over a copy of the stack, rather than with
+# bpf_get_stack (docs/recording.md says why); with STACKREC_CHECK_FP_WALK=1 the sampler does the kernel's walk
+# as well and counts the samples where the two differ in an IP or in depth: none may, whether the frame pointers
+# are real (chain), absent (chain-nofp, Debian's python3: the walk follows whatever rbp holds), or a thread's.
+test_expect_success BPF,GCC,OBJDUMP,PYTHON3 '--call-graph fp: the sampler'"'"'s walk gives the kernel'"'"'s IPs, with and without frame pointers, in threads' '
+	need_call_graph fp &&
+	cat >fp-threads.c <<-\EOF &&
+	#include <pthread.h>
+	__attribute__((noinline)) void fp_leaf(volatile long *x) { for (int i = 0; i < 1000; i++) (*x)++; }
+	__attribute__((noinline)) void *fp_worker(void *arg) { volatile long x = 0; for (long i = 0; i < 300000; i++) fp_leaf(&x); return arg; }
+	int main(void) { pthread_t a, b; pthread_create(&a, 0, fp_worker, 0); pthread_create(&b, 0, fp_worker, 0); pthread_join(a, 0); pthread_join(b, 0); return 0; }
+	EOF
+	gcc -O2 -g -fno-omit-frame-pointer -pthread -o fp-threads fp-threads.c &&
+	rc=0 &&
+	for cmd in "./chain 1000" "./chain-nofp 1000" "./qsort_cb" "./fp-threads" "/usr/bin/python3 -c \"while 1: pass\""; do
+		STACKREC_CHECK_FP_WALK=1 timeout -s INT 1 "$STACKREC" record --call-graph fp -F 999 -o walk.rec -- sh -c "exec $cmd" 2>walk.err
+		cat walk.err &&
+		sed -n "s/^stackrec: fp walk check: \([0-9]*\) of \([0-9]*\) walks differ.*/\1 \2/p" walk.err >walk.count &&
+		read differ walked <walk.count &&
+		echo "$cmd: $differ of $walked walks differ" &&
+		test "$walked" -ge 100 && test "$differ" -eq 0 || rc=1
+	done &&
+	test $rc -eq 0
+'
+
 test_expect_success BPF,GCC,OBJDUMP '-fomit-frame-pointer, default options: >= 99% of samples reach main, no invented call' '
 	record_and_fold nofp -- ./chain-nofp 1500 || exit 1
 	rc=0
