@@ -40,6 +40,7 @@ const volatile __u64 period_ns = 0;
 const volatile bool dwarf_mode = false;	   /* --call-graph dwarf: copy the stack, do not walk it */
 const volatile bool check_fp_walk = false; /* record with STACKREC_CHECK_FP_WALK=1: the kernel's walk too */
 const volatile __u64 mmap_min_addr = 4096; /* vm.mmap_min_addr: no user mapping below it (the recorder sets it) */
+const volatile __u32 fp_max_depth = MAX_STACK_DEPTH; /* kernel.perf_event_max_stack, if lower: bpf_get_stack's limit */
 const volatile __u32 stack_copy = 0;	   /* bytes of user stack to copy (dwarf: SIZE; fp: a few words) */
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much is waiting, not per sample */
 const volatile __u64 min_block_ns = 1000;    /* off-CPU: shorter intervals are not recorded */
@@ -165,6 +166,9 @@ struct {
 #define FP_WINDOW_MAX 4096
 #define FP_WALK_BY_KERNEL (-1)
 #define USER_CS_64 0x33 /* x86-64 __USER_CS: a 64-bit task */
+#define PF_IO_WORKER_FLAG 0x00000010	/* task->flags */
+#define PF_USER_WORKER_FLAG 0x00004000
+#define PF_KTHREAD_FLAG 0x00200000
 
 struct vma_range {
 	__u64 start, end;
@@ -289,6 +293,43 @@ static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool 
 	return found.end;
 }
 
+struct uprobe_task___stackrec {
+	void *return_instances;
+	void *auprobe;
+} __attribute__((preserve_access_index));
+
+struct task_struct___stackrec {
+	struct uprobe_task___stackrec *utask;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether walk_frame_pointers gives what the kernel's walk (bpf_get_stack) would; where the kernel does more
+ * than follow the frame pointers, it walks. Not for: a 32-bit task (8-byte frames); a kernel thread, io_uring
+ * or vhost worker (PF_KTHREAD, PF_IO_WORKER, PF_USER_WORKER: their user registers are a copy of their
+ * creator's, and recent kernels give them no user stack); a task with a uretprobe pending (the kernel puts the
+ * return addresses the uprobes trampoline replaced back) or stopped in a uprobe (at a function's entry the
+ * kernel adds the return address at sp, which the frame pointers do not have yet).
+ */
+static __always_inline bool fp_walk_here(struct task_struct *task, struct pt_regs *regs)
+{
+	struct uprobe_task___stackrec *utask;
+
+	if ((__u16)BPF_CORE_READ(regs, cs) != USER_CS_64)
+		return false;
+	if (BPF_CORE_READ(task, flags) & (PF_KTHREAD_FLAG | PF_IO_WORKER_FLAG | PF_USER_WORKER_FLAG))
+		return false;
+	if (!bpf_core_field_exists(((struct task_struct___stackrec *)0)->utask))
+		return true;
+	utask = BPF_CORE_READ((struct task_struct___stackrec *)task, utask);
+	if (!utask)
+		return true;
+	if (bpf_core_field_exists(utask->return_instances) && BPF_CORE_READ(utask, return_instances))
+		return false;
+	if (bpf_core_field_exists(utask->auprobe) && BPF_CORE_READ(utask, auprobe))
+		return false;
+	return true;
+}
+
 /*
  * The user registers of task (the current one) and up to `want` bytes of its user stack into e, at the start
  * of its data buffer, which holds at least stack_max + USER_STACK_SLACK bytes (on- and off-CPU events share
@@ -346,14 +387,13 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	 * its first bytes. Not for a 32-bit task (its frames are 8 bytes): the kernel walks those. */
 	if (!dwarf_mode && end > sp) {
 		window = end - sp < FP_WINDOW_MAX ? end - sp : FP_WINDOW_MAX;
-		if (BPF_CORE_READ(regs, cs) != USER_CS_64 ||
-		    bpf_probe_read_user(e->data + FP_WINDOW_AT, window & (FP_WINDOW_MAX * 2 - 1), (void *)sp))
+		if (bpf_probe_read_user(e->data + FP_WINDOW_AT, window & (FP_WINDOW_MAX * 2 - 1), (void *)sp))
 			window = 0;
 	}
 	/* Usually one read; page by page when one page of the range cannot be read (not present), keeping
 	 * what precedes it. */
 	if (want && want <= window) {
-		bpf_probe_read_kernel(e->data, want & (FP_WINDOW_MAX - 1), e->data + FP_WINDOW_AT);
+		bpf_probe_read_kernel(e->data, want & (FP_WINDOW_MAX * 2 - 1), e->data + FP_WINDOW_AT);
 		done = want;
 	} else if (want && bpf_probe_read_user(e->data, want, (void *)sp) == 0) {
 		done = want;
@@ -378,7 +418,7 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	u->stack_size = (__u32)done;
 	u->flags = flags;
 	e->flags |= SAMPLE_USER_REGS;
-	if (!dwarf_mode && BPF_CORE_READ(regs, cs) != USER_CS_64)
+	if (!dwarf_mode && !fp_walk_here(task, regs))
 		return FP_WALK_BY_KERNEL;
 	return (long)window;
 }
@@ -407,7 +447,7 @@ static __always_inline __u16 walk_frame_pointers(struct sample_event *e, __u32 a
 	*(__u64 *)(e->data + at) = e->user_regs.regs[2];
 	if (check_fp_walk)
 		*differ |= kernel_ips[0] ^ e->user_regs.regs[2];
-	for (int i = 1; i < MAX_STACK_DEPTH; i++) {
+	for (int i = 1; i < MAX_STACK_DEPTH && i < fp_max_depth; i++) {
 		__u64 off = fp - sp;
 
 		if (fp >= sp && off + sizeof(fr) <= window)

@@ -154,7 +154,8 @@ test_expect_success BPF,GCC,OBJDUMP '-fno-omit-frame-pointer, --call-graph fp: t
 # --call-graph fp walks the frame pointers in the sampler itself, over a copy of the stack, rather than with
 # bpf_get_stack (docs/recording.md says why); with STACKREC_CHECK_FP_WALK=1 the sampler does the kernel's walk
 # as well and counts the samples where the two differ in an IP or in depth: none may, whether the frame pointers
-# are real (chain), absent (chain-nofp, Debian's python3: the walk follows whatever rbp holds), or a thread's.
+# are real (chain), absent (chain-nofp, Debian's python3: the walk follows whatever rbp holds), a thread's, or
+# taken at a switch off the CPU (--off-cpu).
 test_expect_success BPF,GCC,OBJDUMP,PYTHON3 '--call-graph fp: the sampler'"'"'s walk gives the kernel'"'"'s IPs, with and without frame pointers, in threads' '
 	need_call_graph fp &&
 	cat >fp-threads.c <<-\EOF &&
@@ -165,8 +166,10 @@ test_expect_success BPF,GCC,OBJDUMP,PYTHON3 '--call-graph fp: the sampler'"'"'s 
 	EOF
 	gcc -O2 -g -fno-omit-frame-pointer -pthread -o fp-threads fp-threads.c &&
 	rc=0 &&
-	for cmd in "./chain 1000" "./chain-nofp 1000" "./qsort_cb" "./fp-threads" "/usr/bin/python3 -c \"while 1: pass\""; do
-		STACKREC_CHECK_FP_WALK=1 timeout -s INT 1 "$STACKREC" record --call-graph fp -F 999 -o walk.rec -- sh -c "exec $cmd" 2>walk.err
+	for cmd in "./chain 1000" "./chain-nofp 1000" "./qsort_cb" "./fp-threads" "/usr/bin/python3 -c \"while 1: pass\"" \
+		"--off-cpu /usr/bin/python3 -c \"import itertools, time; [time.sleep(0.0005) for _ in itertools.count()]\""; do
+		opts= && case $cmd in --off-cpu*) opts=--off-cpu cmd=${cmd#--off-cpu } ;; esac &&
+		STACKREC_CHECK_FP_WALK=1 timeout -s INT 1 "$STACKREC" record $opts --call-graph fp -F 999 -o walk.rec -- sh -c "exec $cmd" 2>walk.err
 		cat walk.err &&
 		sed -n "s/^stackrec: fp walk check: \([0-9]*\) of \([0-9]*\) walks differ.*/\1 \2/p" walk.err >walk.count &&
 		read differ walked <walk.count &&
