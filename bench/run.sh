@@ -99,6 +99,7 @@ fi
 
 if [ "$quick" = 1 ]; then
 	freqs="999"
+	a_thread_freqs="999" # A again with the work in a second thread
 	reps=3
 	a_seconds=0.5 # the workload's unprofiled run time in A
 	b_seconds=3   # ... in B: long enough that the conversion's start-up (opening libc's debug file) is not all
@@ -107,6 +108,7 @@ if [ "$quick" = 1 ]; then
 	text_mb=10
 else
 	freqs="99 999 4999"
+	a_thread_freqs="999 4999"
 	reps=5
 	a_seconds=1
 	b_seconds=10  # about 50,000 samples: a profile, not a start-up time
@@ -282,8 +284,8 @@ fold() {
 # --- workloads ------------------------------------------------------------------------------------------
 
 note "workloads in $work"
-gcc -O2 -g -fno-omit-frame-pointer -o "$work/cpu-fp" "$here/workloads/cpu.c"
-gcc -O2 -g -o "$work/cpu" "$here/workloads/cpu.c"
+gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$work/cpu-fp" "$here/workloads/cpu.c"
+gcc -O2 -g -pthread -o "$work/cpu" "$here/workloads/cpu.c"
 
 # Calibrate A's fixed amount of work to about a_seconds of unprofiled run time.
 "$work/cpu-fp" 50000 "$work/calib" >/dev/null
@@ -300,7 +302,62 @@ out() { printf "$@" >>"$table"; }
 # --- A. record cost -------------------------------------------------------------------------------------
 if want A; then
 
-note "A. record cost: $a_iter iterations of cpu-fp, $reps runs per mode at $freqs Hz"
+# a_measure TAG: A's runs, into $work/a/TAG-HZ-MODE.*; with TAG thread the work loop runs in a second thread.
+a_measure() {
+	local tag=$1 hz round k mode
+	if [ "$tag" = thread ]; then export CPU_IN_THREAD=1; else unset CPU_IN_THREAD; fi
+	for hz in $a_freqs; do
+		for round in $(seq 1 "$reps"); do
+			for k in $(seq 0 $((${#a_order[@]} - 1))); do
+				mode=${a_order[$(((k + round - 1) % ${#a_order[@]}))]}
+				if [ "$mode" = base ]; then
+					"$work/cpu-fp" "$a_iter" "$work/a/time" >/dev/null
+				else
+					record_mode "$mode" "$hz" "$work/a/rec" -- "$work/cpu-fp" "$a_iter" "$work/a/time"
+					echo "$R_SAMPLES $R_LOST $R_BYTES" >>"$work/a/$tag-$hz-$mode.counts"
+					rm -f "$work/a/rec" "$work/a/rec".*
+				fi
+				cut -d' ' -f1 "$work/a/time" >>"$work/a/$tag-$hz-$mode.wall"
+				cut -d' ' -f2 "$work/a/time" >>"$work/a/$tag-$hz-$mode.cpu"
+			done
+		done
+	done
+	unset CPU_IN_THREAD
+}
+
+# a_table TAG: A's rows of the runs a_measure TAG made.
+a_table() {
+	local tag=$1 hz mode base base_cpu slow slow_cpu samples lost bps vs other
+	out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' Hz profiler slowdown "(cpu)" samples lost bytes/sample "size vs perf"
+	for hz in $a_freqs; do
+		base=$(median <"$work/a/$tag-$hz-base.wall")
+		base_cpu=$(median <"$work/a/$tag-$hz-base.cpu")
+		for mode in $modes; do
+			mode_supported "$mode" || continue
+			{
+				median <"$work/a/$tag-$hz-$mode.wall" | awk -v b="$base" '{ printf "%.3fx ", $1 / b }'
+				median <"$work/a/$tag-$hz-$mode.cpu" | awk -v b="$base_cpu" '{ printf "%.3fx ", $1 / b }'
+				cut -d' ' -f1 "$work/a/$tag-$hz-$mode.counts" | median | tr '\n' ' '
+				awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/a/$tag-$hz-$mode.counts"
+			} >"$work/a/$tag-$hz-$mode.sum"
+		done
+		for mode in $modes; do
+			if ! mode_supported "$mode"; then
+				out '  %5s  %-15s %s\n' "$hz" "$(mode_label "$mode")" "$NA"
+				continue
+			fi
+			read -r slow slow_cpu samples lost bps <"$work/a/$tag-$hz-$mode.sum"
+			vs=-
+			case $mode in sr-*) other=$work/a/$tag-$hz-perf-${mode#sr-}.sum ;; *) other= ;; esac
+			if [ -n "$other" ] && [ -f "$other" ]; then
+				vs=$(awk -v a="$bps" '{ r = $5 ? a / $5 : 0; printf(r >= 0.01 ? "%.2fx" : "%.2gx", r) }' "$other")
+			fi
+			out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$slow_cpu" "$samples" "$lost" "$bps" "$vs"
+		done
+	done
+}
+
+note "A. record cost: $a_iter iterations of cpu-fp, $reps runs per mode at $freqs Hz, then in a thread at $a_thread_freqs Hz"
 mkdir -p "$work/a"
 # Round r starts at the r-th entry of (unprofiled, the profilers): in a fixed order each profiler ran after
 # the same one every round (stackrec fp right after the unprofiled run, perf -g after stackrec dwarf), and
@@ -310,56 +367,18 @@ a_order=(base)
 for mode in $modes; do
 	if mode_supported "$mode"; then a_order+=("$mode"); fi
 done
-for hz in $freqs; do
-	for round in $(seq 1 "$reps"); do
-		for k in $(seq 0 $((${#a_order[@]} - 1))); do
-			mode=${a_order[$(((k + round - 1) % ${#a_order[@]}))]}
-			if [ "$mode" = base ]; then
-				"$work/cpu-fp" "$a_iter" "$work/a/time" >/dev/null
-			else
-				record_mode "$mode" "$hz" "$work/a/rec" -- "$work/cpu-fp" "$a_iter" "$work/a/time"
-				echo "$R_SAMPLES $R_LOST $R_BYTES" >>"$work/a/$hz-$mode.counts"
-				rm -f "$work/a/rec" "$work/a/rec".*
-			fi
-			cut -d' ' -f1 "$work/a/time" >>"$work/a/$hz-$mode.wall"
-			cut -d' ' -f2 "$work/a/time" >>"$work/a/$hz-$mode.cpu"
-		done
-	done
-done
+a_freqs=$freqs a_measure main
+a_freqs=$a_thread_freqs a_measure thread
 
-base_all=$(cat "$work"/a/*-base.wall | median)
+base_all=$(cat "$work"/a/main-*-base.wall | median)
 out 'A. Record cost: cpu-fp (gcc -O2 -fno-omit-frame-pointer), %s iterations, unprofiled %.2f s (median)\n' \
 	"$a_iter" "$(awk -v n="$base_all" 'BEGIN { print n / 1e9 }')"
 out '   slowdown = median wall time of the work loop profiled / unprofiled, %s runs each, interleaved, each round\n' "$reps"
 out '   starting at the next (cpu: the same with the process CPU time); samples = median; lost = sum over the runs;\n'
 out '   bytes/sample = file bytes / samples over the runs; size vs perf = bytes/sample / perf'"'"'s, same mode\n\n'
-out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' Hz profiler slowdown "(cpu)" samples lost bytes/sample "size vs perf"
-for hz in $freqs; do
-	base=$(median <"$work/a/$hz-base.wall")
-	base_cpu=$(median <"$work/a/$hz-base.cpu")
-	for mode in $modes; do
-		mode_supported "$mode" || continue
-		{
-			median <"$work/a/$hz-$mode.wall" | awk -v b="$base" '{ printf "%.3fx ", $1 / b }'
-			median <"$work/a/$hz-$mode.cpu" | awk -v b="$base_cpu" '{ printf "%.3fx ", $1 / b }'
-			cut -d' ' -f1 "$work/a/$hz-$mode.counts" | median | tr '\n' ' '
-			awk '{ l += $2; b += $3; s += $1 } END { printf "%d %.1f\n", l, s ? b / s : 0 }' "$work/a/$hz-$mode.counts"
-		} >"$work/a/$hz-$mode.sum"
-	done
-	for mode in $modes; do
-		if ! mode_supported "$mode"; then
-			out '  %5s  %-15s %s\n' "$hz" "$(mode_label "$mode")" "$NA"
-			continue
-		fi
-		read -r slow slow_cpu samples lost bps <"$work/a/$hz-$mode.sum"
-		vs=-
-		case $mode in sr-*) other=$work/a/$hz-perf-${mode#sr-}.sum ;; *) other= ;; esac
-		if [ -n "$other" ] && [ -f "$other" ]; then
-			vs=$(awk -v a="$bps" '{ r = $5 ? a / $5 : 0; printf(r >= 0.01 ? "%.2fx" : "%.2gx", r) }' "$other")
-		fi
-		out '  %5s  %-15s %9s %9s %8s %6s %12s %13s\n' "$hz" "$(mode_label "$mode")" "$slow" "$slow_cpu" "$samples" "$lost" "$bps" "$vs"
-	done
-done
+a_freqs=$freqs a_table main
+out '\n   the same work in a second thread (CPU_IN_THREAD=1; the main thread waits in pthread_join):\n\n'
+a_freqs=$a_thread_freqs a_table thread
 out '\n'
 
 fi
