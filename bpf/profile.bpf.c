@@ -166,7 +166,8 @@ struct {
 #define FP_WINDOW_MAX 4096
 #define FP_WALK_BY_KERNEL (-1)
 #define USER_CS_64 0x33 /* x86-64 __USER_CS: a 64-bit task */
-#define PF_IO_WORKER_FLAG 0x00000010	/* task->flags */
+#define PF_EXITING_FLAG 0x00000004	/* task->flags; set before the exit tracepoint */
+#define PF_IO_WORKER_FLAG 0x00000010
 #define PF_USER_WORKER_FLAG 0x00004000
 #define PF_KTHREAD_FLAG 0x00200000
 
@@ -207,7 +208,6 @@ struct {
 } stack_mappings SEC(".maps");
 
 /* mm_struct's mm_lock_seq: an int from Linux 6.4 (kernels with per-VMA locks), a seqcount since 6.13 or 6.14. */
-#define PF_EXITING_FLAG 0x00000004 /* task->flags: PF_EXITING, set before the exit tracepoint */
 struct seqcount___stackrec {
 	unsigned int sequence;
 } __attribute__((preserve_access_index));

@@ -361,6 +361,12 @@ test_expect_success BPF 'twenty 30 ms processes: every one has its executable ma
 few_targets() {
 	bpftool map dump id $1 >targets && test "$(grep -c "\"key\"" targets || :)" -le 5
 }
+# recorder_map PID NAME: the id of the hash map NAME of the recorder PID (its fds name their maps' ids).
+recorder_map() {
+	local ids i
+	ids=$(cat /proc/$1/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p")
+	for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name $2 .*/\1/p"
+}
 
 # The command runs its 300 processes, says so (ran), and waits on a FIFO that the test writes once it has read the
 # map: however slow a loaded machine makes the BPF load and the 300 execs, the map is read after them and while
@@ -371,8 +377,7 @@ test_expect_success BPF 'exited processes leave the targets map' '
 	"$STACKREC" record -F 99 -o exits.rec -- sh -c "for i in \$(seq 300); do /bin/true; done; : >ran; read x <gate" 2>err &
 	rec=$! &&
 	wait_until 120 test -e ran &&
-	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
-	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name targets .*/\1/p") &&
+	id=$(recorder_map $rec targets) &&
 	test -n "$id" &&
 	wait_until 120 few_targets $id
 	rc=$?
@@ -416,8 +421,7 @@ test_expect_success BPF 'exited threads leave the stack_mappings map' '
 	"$STACKREC" record -F 4999 -o churn.rec -- sh -c "./thread-churn 3000 <churn-gate" 2>err &
 	rec=$! &&
 	wait_until 120 test -e churned &&
-	ids=$(cat /proc/$rec/fdinfo/* 2>/dev/null | sed -n "s/^map_id:[[:space:]]*//p") &&
-	id=$(for i in $ids; do bpftool map show id $i; done | sed -n "s/^\([0-9]*\): hash  name stack_mappings .*/\1/p") &&
+	id=$(recorder_map $rec stack_mappings) &&
 	test -n "$id" &&
 	bpftool map dump id $id >stack-mappings
 	rc=$?
