@@ -186,8 +186,8 @@ static long vma_range_of(struct task_struct *task, struct vm_area_struct *vma, v
  * A thread's stack mapping as bpf_find_vma last found it, and the version of its process's mappings then.
  * Why: called with interrupts off, as in a sampling interrupt or sched_switch, bpf_find_vma cannot release
  * the mmap lock itself and hands that to an irq_work, an interrupt of its own after every call. On a 2-core
- * VM that made each sample of a thread other than the main one cost the target about 16 us more, and a
- * 4999 Hz recording of a one-thread-at-work program 1.27x slower against perf's 1.16x. A thread's stack
+ * VM that made a 4999 Hz recording (fp) of a program working in a second thread 1.221x slower against perf's
+ * 1.142x (1.167x with the ranges kept; docs/recording.md). A thread's stack
  * does not move, so it is looked up again only when the mappings changed or sp left it (a signal stack, a
  * coroutine's). Kept per thread id, checked against the task's start time and mm, deleted at thread exit;
  * when full, the threads beyond it are looked up at every sample, as before.
@@ -343,6 +343,7 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	struct user_regs_event *u = &e->user_regs;
 	__u64 sp, end, done = 0, window = 0;
 	__u32 flags = 0;
+	bool walk_here;
 	long err = 0;
 
 	if (!regs || !BPF_CORE_READ(task, mm))
@@ -384,8 +385,9 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	if (want > stack_max)
 		want = stack_max;
 	/* fp: the walk's window, the stack from sp up to its end, FP_WINDOW_MAX bytes at most; the top words are
-	 * its first bytes. Not for a 32-bit task (its frames are 8 bytes): the kernel walks those. */
-	if (!dwarf_mode && end > sp) {
+	 * its first bytes. Not where the kernel walks (fp_walk_here). */
+	walk_here = !dwarf_mode && fp_walk_here(task, regs);
+	if (walk_here && end > sp) {
 		window = end - sp < FP_WINDOW_MAX ? end - sp : FP_WINDOW_MAX;
 		if (bpf_probe_read_user(e->data + FP_WINDOW_AT, window & (FP_WINDOW_MAX * 2 - 1), (void *)sp))
 			window = 0;
@@ -418,9 +420,7 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	u->stack_size = (__u32)done;
 	u->flags = flags;
 	e->flags |= SAMPLE_USER_REGS;
-	if (!dwarf_mode && !fp_walk_here(task, regs))
-		return FP_WALK_BY_KERNEL;
-	return (long)window;
+	return walk_here ? (long)window : FP_WALK_BY_KERNEL;
 }
 
 /*
@@ -430,7 +430,7 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
  * two reads of user memory a frame; and a frame pointer below vm.mmap_min_addr, where nothing can be mapped, is
  * not read but ends the walk, as the read would: glibc enters main with rbp = 1, so the kernel's walk of
  * every stack of a main thread ended in a page fault. Measured on a 2-core VM (kernel.bpf_stats_enabled): the
- * sampler took 3.3 us a sample of bench/workloads/cpu.c with bpf_get_stack, 0.7-0.9 us so. Frames outside
+ * sampler took 3.3 us a sample of bench/workloads/cpu.c with bpf_get_stack, 0.9-1.4 us so. Frames outside
  * the window are read one by one, as the kernel reads them. The same IPs as the kernel's walk: record with
  * STACKREC_CHECK_FP_WALK=1 compares the two (tests/t5100). Writes the IPs at e->data + at; returns how many.
  */
