@@ -4,7 +4,7 @@
 #   make check        run every test (tests/README.md); SANITIZE=1 builds with ASan+UBSan
 #   make demo         record the bundled demo workload and print its top stacks
 #   make fixtures     rebuild fixtures/ recordings and expected outputs (needs root and BPF)
-#   make bench        measure stackrec against perf side by side (bench/run.sh; about 8 minutes, BENCH_QUICK=1
+#   make bench        measure stackrec against perf side by side (bench/run.sh; about 12 minutes, BENCH_QUICK=1
 #                     about 2) and write the table to docs/performance.md; a benchmark, not part of `make check`
 #   make stress       a 60 s system-wide recording under exec storms and 64 threads (bench/stress.sh): samples,
 #                     lost, peak memory, convert time, unnamed processes, written to docs/performance.md
