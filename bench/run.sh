@@ -549,7 +549,7 @@ for _ in $(seq 1 "$reps"); do
 	done
 done
 # The unprofiled time is printed: a round trip's cost is mostly waking the other thread's CPU, which
-# differs between machines by several times (1.0 s here on one VM, 3.9 s on another), and a profiler that
+# differs between machines by several times (1.0 s on one 2-core VM, 4 to 4.7 s on another), and a profiler that
 # keeps the other CPU busy can make the target faster (a slowdown below 1).
 d_base=$(median <"$work/d/none.wall")
 d_base_cpu=$(median <"$work/d/none.cpu")
