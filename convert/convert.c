@@ -34,6 +34,7 @@
 #include "explain.h"
 #include "jit_maps.h"
 #include "kernel_symbols.h"
+#include "memo_window.h"
 #include "module_prefetch.h"
 #include "placed.h"
 #include "process_maps.h"
@@ -66,6 +67,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
+	struct memo_window stacks_window; /* whether the stack memo is worth asking (memo_window.h) */
 	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
 	struct placed_location placed[PLACED_LOCATIONS];
 	struct { /* the last period sample_period found: most samples are of the process and period before them */
@@ -477,10 +479,10 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 				 const struct unwind_input *in, uint32_t *locations, struct walked_leaf *leaf)
 {
 	uint32_t depth = s->user_depth, n = 0, count;
-	uint64_t key[SREC_MAX_STACK_DEPTH + 3];
+	uint64_t key[SREC_MAX_STACK_DEPTH + 3], hash = 0;
 	struct unwind_frame frame;
 	const uint32_t *known;
-	uint64_t hash;
+	bool memo;
 
 	while (depth > 0 && ips[depth - 1] == 0)
 		depth--;
@@ -493,11 +495,15 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	key[0] = s->pid | (uint64_t)leaf->fixed << 32;
 	key[1] = sample_period(c, s->pid, s->time_ns);
 	key[2] = leaf->caller;
-	memcpy(key + 3, ips, depth * sizeof(*ips));
-	known = stack_memo_find_hashed(&c->stacks, key, depth + 3, &count, &hash);
-	if (known) {
-		memcpy(locations, known, count * sizeof(*locations));
-		return count;
+	memo = memo_window_wanted(&c->stacks_window);
+	if (memo) {
+		memcpy(key + 3, ips, depth * sizeof(*ips));
+		known = stack_memo_find_hashed(&c->stacks, key, depth + 3, &count, &hash);
+		memo_window_count(&c->stacks_window, known != NULL);
+		if (known) {
+			memcpy(locations, known, count * sizeof(*locations));
+			return count;
+		}
 	}
 	locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &leaf->frame, true);
 	if (leaf->fixed) {
@@ -510,7 +516,8 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 					       .method = PROFILE_UNWIND_FRAME_POINTER };
 		locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &frame, false);
 	}
-	stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n);
+	if (memo)
+		stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n);
 	return n;
 }
 

@@ -17,18 +17,12 @@ _Static_assert(KEY_FROM == 16 && CPU_WORD == 24 && offsetof(struct srec_sample, 
 	       "a sample's pid and tid are the key's first word, its cpu the low half of the second");
 
 /*
- * The memo's look-ups are judged WINDOW at a time; a window that found fewer than a quarter leaves the next PAUSE
- * samples out (raw_sample_memo_wanted), one in 64 looked up. A real program's samples seldom repeat byte for byte:
- * a dwarf one's stack bytes hold changing values (python3: 1,279 samples of 2 KiB, none alike), and so do the
- * stack words an fp sample keeps for its leaf repair (xz: 96,462 samples, 96,355 distinct). Remembering every one
- * of them, which never came again, cost more than the memo saved elsewhere; below a quarter of repeats a hit saves
- * about what a miss costs (fp: some 600 instructions against 200). Warm conversions of those recordings cost 0.7%
- * (xz, fp), 0.2% (python3, fp) and 2.0% (python3, dwarf: the first window's copies of 2 KiB) more than before
- * the memo.
+ * Most of a real program's samples do not repeat byte for byte: a dwarf one's stack bytes hold changing values
+ * (python3: 1,279 samples of 2 KiB, none alike), and so do the stack words an fp sample keeps for its leaf repair
+ * (xz: 96,462 samples, 96,355 distinct). The memo is then left out for a while (memo_window.h, the caller's
+ * raw_sample_memo_wanted): warm conversions of those recordings cost 0.7% (xz, fp), 0.2% (python3, fp) and 2.0%
+ * (python3, dwarf: the first window's copies of 2 KiB) more than before the memo.
  */
-#define WINDOW 256	    /* look-ups judged together */
-#define WINDOW_HITS 64	    /* fewer hits than this in a window pause the memo ... */
-#define PAUSE (63 * WINDOW) /* ... for this many samples */
 
 struct raw_sample_entry {
 	uint64_t hash, period;
@@ -158,14 +152,6 @@ static inline bool same(const struct raw_sample_entry *e, const unsigned char *p
 	return e->head[0] == head[0] && e->head[1] == head[1] && !memcmp(e->rest, p + REST_FROM, size - REST_FROM);
 }
 
-/* A window of look-ups is over: pause the memo if it found few. */
-static void judge_window(struct raw_sample_memo *m)
-{
-	if (m->window_hits < WINDOW_HITS)
-		m->paused = PAUSE;
-	m->window_lookups = m->window_hits = 0;
-}
-
 struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const void *body, uint32_t size,
 					       uint64_t period, uint64_t *hash)
 {
@@ -173,20 +159,19 @@ struct raw_sample_answer *raw_sample_memo_find(struct raw_sample_memo *m, const 
 	uint32_t alike = 0;
 
 	*hash = h;
-	if (++m->window_lookups == WINDOW)
-		judge_window(m);
 	for (size_t i = h & (m->cap - 1); m->cap && m->slots[i]; i = (i + 1) & (m->cap - 1)) {
 		struct raw_sample_entry *e = m->slots[i];
 
 		if (e->hash != h)
 			continue;
 		if (same(e, body, size, period)) {
-			m->window_hits++;
+			memo_window_count(&m->window, true);
 			return &e->answer;
 		}
 		if (++alike == CROWD)
 			break;
 	}
+	memo_window_count(&m->window, false);
 	m->crowded = alike == CROWD;
 	return NULL;
 }
@@ -226,9 +211,7 @@ void raw_sample_memo_add(struct raw_sample_memo *m, uint64_t hash, const void *b
 
 		raw_sample_memo_init(&fresh, m->spill, m->spill_ctx); /* start over: memory stays bounded */
 		fresh.max_bytes = m->max_bytes;
-		fresh.window_lookups = m->window_lookups;
-		fresh.window_hits = m->window_hits;
-		fresh.paused = m->paused;
+		fresh.window = m->window;
 		fresh.dwarf = m->dwarf;
 		raw_sample_memo_release(m);
 		*m = fresh;

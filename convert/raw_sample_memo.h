@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../arena.h"
+#include "memo_window.h"
 
 #define RAW_SAMPLE_MEMO_MAX_BYTES (32u << 20)
 
@@ -50,8 +51,7 @@ struct raw_sample_memo {
 	struct arena entries;		 /* where the entries are: they are all freed together */
 	size_t cap, count, bytes;
 	size_t max_bytes; /* RAW_SAMPLE_MEMO_MAX_BYTES (a test may set less) */
-	/* The hit rate of the last window of look-ups, and how many samples to leave out (see raw_sample_memo_wanted) */
-	uint32_t window_lookups, window_hits, paused;
+	struct memo_window window; /* whether it is worth asking (see raw_sample_memo_wanted) */
 	bool crowded; /* the last look-up met too many entries of its hash: its block is not remembered */
 	bool dwarf; /* the recording's samples are dwarf ones (--call-graph dwarf): hashed by their last registers */
 	raw_sample_spill_fn *spill;
@@ -62,15 +62,11 @@ struct raw_sample_memo {
 void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill, void *spill_ctx);
 /*
  * Whether to look the next sample up at all: not for a while after a window of look-ups that found few (a real
- * program's samples, whose stack bytes hold changing values), where remembering samples that never come again
- * costs more than the memo saves.
+ * program's samples, whose stack bytes hold changing values: memo_window.h).
  */
 static inline bool raw_sample_memo_wanted(struct raw_sample_memo *m)
 {
-	if (!m->paused)
-		return true;
-	m->paused--;
-	return false;
+	return memo_window_wanted(&m->window);
 }
 /*
  * The answer remembered for this block of size bytes (at least the 64 of struct srec_sample) in this period of its

@@ -44,6 +44,7 @@
 #include "../../convert/kernel_symbols.h"
 #include "../../convert/process_maps.h"
 #include "../../convert/profile.h"
+#include "../../convert/memo_window.h"
 #include "../../convert/raw_sample_memo.h"
 #include "../../convert/stack_memo.h"
 #include "../../convert/elf_symbols.h"
@@ -285,6 +286,36 @@ static void test_stack_memo(void)
 	}
 	ok(right && bounded, "stack memo: past its bound it starts over, never holding more, never answering wrong");
 	stack_memo_release(&m);
+}
+
+/*
+ * A memo's window: asked at every sample while a quarter of its look-ups answer; a window with fewer leaves it
+ * out for MEMO_PAUSE samples, then it is asked again and judged by the next window.
+ */
+static void test_memo_window(void)
+{
+	struct memo_window w = { 0 };
+	bool asked = true;
+	uint32_t left_out = 0;
+
+	for (int i = 0; i < 4 * MEMO_WINDOW; i++) {
+		asked &= memo_window_wanted(&w);
+		memo_window_count(&w, i % 4 == 0); /* a quarter answered: kept */
+	}
+	ok(asked, "memo window: a memo that answers a quarter of its look-ups is asked at every sample");
+	for (int i = 0; i < MEMO_WINDOW; i++) {
+		asked &= memo_window_wanted(&w);
+		memo_window_count(&w, i < MEMO_WINDOW_HITS - 1); /* one answer short of a quarter */
+	}
+	while (!memo_window_wanted(&w))
+		left_out++;
+	ok(asked && left_out == MEMO_PAUSE, "memo window: one answer short of a quarter leaves the next MEMO_PAUSE out");
+	memo_window_count(&w, true);
+	for (int i = 1; i < MEMO_WINDOW; i++) {
+		asked &= memo_window_wanted(&w);
+		memo_window_count(&w, true);
+	}
+	ok(asked && memo_window_wanted(&w), "memo window: after the pause a window that answers keeps it asked");
 }
 
 /*
@@ -1085,6 +1116,7 @@ static int run_tests(void)
 	test_process_maps();
 	test_process_maps_fork();
 	test_stack_memo();
+	test_memo_window();
 	test_raw_sample_memo();
 	test_arena();
 	test_kernel_symbols();
