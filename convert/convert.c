@@ -67,7 +67,7 @@ struct convert {
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
-	struct memo_window stacks_window; /* whether the stack memo is worth asking (memo_window.h) */
+	struct memo_window stacks_window, samples_window; /* whether each is worth asking (memo_window.h) */
 	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
 	struct placed_location placed[PLACED_LOCATIONS];
 	struct { /* the last period sample_period found: most samples are of the process and period before them */
@@ -703,19 +703,22 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	memcpy(comm, s.comm, SREC_COMM_LEN);
 	info = sample_info(&s, comm);
 	memo = !(s.flags & SREC_SAMPLE_USER_UNWIND) && s.kind != SREC_SAMPLE_EVENT && !p->probe_count &&
-	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH;
+	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH && memo_window_wanted(&c->samples_window);
 	if (memo) {
 		key_words = sample_key(c, &s, ips, key);
 		remembered = stack_memo_find_hashed(&c->samples, key, key_words, &count, &key_hash);
+		index = UINT32_MAX;
 		if (remembered) {
 			remembered_leaf(c, remembered, ips, in, &leaf);
 			index = remembered_stack(remembered, &leaf);
-			if (index != UINT32_MAX) {
-				profile_count_sample(p, index, &info);
-				return index;
-			}
-			p->leaf_fixes -= leaf.fixed; /* counted again the long way */
 		}
+		memo_window_count(&c->samples_window, index != UINT32_MAX);
+		if (index != UINT32_MAX) {
+			profile_count_sample(p, index, &info);
+			return index;
+		}
+		if (remembered)
+			p->leaf_fixes -= leaf.fixed; /* counted again the long way */
 	}
 
 	/* Leaf first: the kernel part (a failed read as one marker frame), then the user part. */
@@ -1122,6 +1125,8 @@ int cmd_convert(int argc, char **argv)
 	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 	stack_memo_init(&c->stacks);
 	stack_memo_init(&c->samples);
+	memo_window_init(&c->stacks_window, MEMO_WINDOW / 4);
+	memo_window_init(&c->samples_window, MEMO_WINDOW / 16); /* a hit saves a whole walk; it fills slowly */
 	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
 	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
 	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);

@@ -53,6 +53,7 @@ void raw_sample_memo_init(struct raw_sample_memo *m, raw_sample_spill_fn *spill,
 	m->max_bytes = RAW_SAMPLE_MEMO_MAX_BYTES;
 	m->spill = spill;
 	m->spill_ctx = spill_ctx;
+	memo_window_init(&m->window, MEMO_WINDOW / 4); /* a quarter: a hit saves about what three misses cost */
 }
 
 /*

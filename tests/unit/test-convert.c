@@ -289,33 +289,44 @@ static void test_stack_memo(void)
 }
 
 /*
- * A memo's window: asked at every sample while a quarter of its look-ups answer; a window with fewer leaves it
- * out for MEMO_PAUSE samples, then it is asked again and judged by the next window.
+ * A memo's window: asked at every sample while at least its least answers of every MEMO_WINDOW look-ups come; a
+ * window with fewer leaves it out for MEMO_PAUSE samples, then it is asked again and judged by the next window.
  */
 static void test_memo_window(void)
 {
-	struct memo_window w = { 0 };
+	struct memo_window w;
 	bool asked = true;
 	uint32_t left_out = 0;
 
+	memo_window_init(&w, MEMO_WINDOW / 4);
 	for (int i = 0; i < 4 * MEMO_WINDOW; i++) {
 		asked &= memo_window_wanted(&w);
 		memo_window_count(&w, i % 4 == 0); /* a quarter answered: kept */
 	}
-	ok(asked, "memo window: a memo that answers a quarter of its look-ups is asked at every sample");
+	ok(asked, "memo window: a memo that answers its least of every window is asked at every sample");
 	for (int i = 0; i < MEMO_WINDOW; i++) {
 		asked &= memo_window_wanted(&w);
-		memo_window_count(&w, i < MEMO_WINDOW_HITS - 1); /* one answer short of a quarter */
+		memo_window_count(&w, i < MEMO_WINDOW / 4 - 1); /* one answer short */
 	}
 	while (!memo_window_wanted(&w))
 		left_out++;
-	ok(asked && left_out == MEMO_PAUSE, "memo window: one answer short of a quarter leaves the next MEMO_PAUSE out");
+	ok(asked && left_out == MEMO_PAUSE, "memo window: one answer short of its least leaves the next MEMO_PAUSE out");
 	memo_window_count(&w, true);
 	for (int i = 1; i < MEMO_WINDOW; i++) {
 		asked &= memo_window_wanted(&w);
 		memo_window_count(&w, true);
 	}
 	ok(asked && memo_window_wanted(&w), "memo window: after the pause a window that answers keeps it asked");
+
+	memo_window_init(&w, MEMO_WINDOW / 16);
+	for (int i = 0; i < 4 * MEMO_WINDOW; i++) {
+		asked &= memo_window_wanted(&w);
+		memo_window_count(&w, i % 16 == 0); /* a sixteenth */
+	}
+	memo_window_count(&w, false);
+	for (int i = 1; i < MEMO_WINDOW; i++)
+		memo_window_count(&w, false);
+	ok(asked && !memo_window_wanted(&w), "memo window: each memo is judged by its own least");
 }
 
 /*
