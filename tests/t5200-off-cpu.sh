@@ -158,6 +158,8 @@ test_expect_success GCC,BPF '--kind wall: a thread computing and sleeping 100 ms
 '
 
 test_expect_success GCC,BPF,PPROF 'pprof of both kinds: cpu and off_cpu totals as recorded' '
+	# what the recording holds, shown when the test fails: its kinds, time off the CPU and losses
+	stackrec info wall.rec | grep -E "^  (kinds|lost samples) " &&
 	stackrec convert wall.rec -f pprof -o wall.pb.gz &&
 	"$PPROF" -raw wall.pb.gz >wall.raw 2>wall.pprof-err &&
 	grep -E -q "samples/count cpu/nanoseconds(\[dflt\])? off_cpu/nanoseconds" wall.raw &&
