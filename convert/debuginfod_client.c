@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,25 +15,21 @@
 
 /* The functions used, typed by libdebuginfod's own header so that a change there fails the build. */
 static struct {
-	bool tried, loaded;
+	bool loaded;
 	__typeof__(debuginfod_begin) *begin;
 	__typeof__(debuginfod_find_executable) *find_executable;
 	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
 	__typeof__(debuginfod_end) *end;
 } lib;
 
-/* Loads libdebuginfod once; false, after one warning for the whole run, when it cannot be. */
-static bool load(void)
+/* Loads libdebuginfod, once (load_once). */
+static void load_now(void)
 {
-	void *handle;
+	void *handle = dlopen(DEBUGINFOD_SONAME, RTLD_LAZY | RTLD_LOCAL);
 
-	if (lib.tried)
-		return lib.loaded;
-	lib.tried = true;
-	handle = dlopen(DEBUGINFOD_SONAME, RTLD_LAZY | RTLD_LOCAL);
 	if (!handle) {
 		warning("not asking debuginfod servers: %s (install Debian's libdebuginfod1)", dlerror());
-		return false;
+		return;
 	}
 	lib.begin = (__typeof__(lib.begin))dlsym(handle, "debuginfod_begin");
 	lib.find_executable = (__typeof__(lib.find_executable))dlsym(handle, "debuginfod_find_executable");
@@ -41,10 +38,22 @@ static bool load(void)
 	if (!lib.begin || !lib.find_executable || !lib.find_debuginfo || !lib.end) {
 		warning("not asking debuginfod servers: '%s' lacks the functions of libdebuginfod", DEBUGINFOD_SONAME);
 		dlclose(handle);
-		return false;
+		return;
 	}
 	lib.loaded = true; /* never closed: libcurl does not like being unloaded */
-	return true;
+}
+
+/*
+ * Whether libdebuginfod is loaded, trying once; false, after one warning for the whole run, when it cannot be.
+ * Once by pthread_once: convert opens modules on threads of its own (module_prefetch.h, the symbolizer's
+ * workers), and with a flag of its own two of them both tried, and warned twice (seen under ASan).
+ */
+static bool load(void)
+{
+	static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&load_once, load_now);
+	return lib.loaded;
 }
 
 bool debuginfod_client_wanted(void)
