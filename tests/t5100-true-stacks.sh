@@ -155,7 +155,9 @@ test_expect_success BPF,GCC,OBJDUMP '-fno-omit-frame-pointer, --call-graph fp: t
 # bpf_get_stack (docs/recording.md says why); with STACKREC_CHECK_FP_WALK=1 the sampler does the kernel's walk
 # as well and counts the samples where the two differ in an IP or in depth: none may, whether the frame pointers
 # are real (chain), absent (chain-nofp, Debian's python3: the walk follows whatever rbp holds), a thread's, or
-# taken at a switch off the CPU (--off-cpu).
+# taken at a switch off the CPU (--off-cpu). The endless commands stop by --duration, which counts from the
+# command's start: under a `timeout 1` of the whole recorder, an ASan build spent the second loading its BPF
+# programs and python3 ran for 0.01 s (1 sample).
 test_expect_success BPF,GCC,OBJDUMP,PYTHON3 '--call-graph fp: the sampler'"'"'s walk gives the kernel'"'"'s IPs, with and without frame pointers, in threads' '
 	need_call_graph fp &&
 	cat >fp-threads.c <<-\EOF &&
@@ -169,7 +171,8 @@ test_expect_success BPF,GCC,OBJDUMP,PYTHON3 '--call-graph fp: the sampler'"'"'s 
 	for cmd in "./chain 1000" "./chain-nofp 1000" "./qsort_cb" "./fp-threads" "/usr/bin/python3 -c \"while 1: pass\"" \
 		"--off-cpu /usr/bin/python3 -c \"import itertools, time; [time.sleep(0.0005) for _ in itertools.count()]\""; do
 		opts= && case $cmd in --off-cpu*) opts=--off-cpu cmd=${cmd#--off-cpu } ;; esac &&
-		STACKREC_CHECK_FP_WALK=1 timeout -s INT 1 "$STACKREC" record $opts --call-graph fp -F 999 -o walk.rec -- sh -c "exec $cmd" 2>walk.err
+		STACKREC_CHECK_FP_WALK=1 timeout -s INT 60 "$STACKREC" record $opts --call-graph fp -F 999 --duration 1 \
+			-o walk.rec -- sh -c "exec $cmd" 2>walk.err
 		cat walk.err &&
 		sed -n "s/^stackrec: fp walk check: \([0-9]*\) of \([0-9]*\) walks differ.*/\1 \2/p" walk.err >walk.count &&
 		read differ walked <walk.count &&
