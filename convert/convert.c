@@ -474,6 +474,7 @@ static inline __attribute__((always_inline)) void repair_leaf(struct convert *c,
  * registers and top words, the caller of a leaf function without a frame of its own, which the walk skipped,
  * is put back. Returns how many; *leaf says what the leaf was. A stack seen before in the same process and
  * period of its mappings is answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
+ * The memo is asked only while a quarter of its look-ups answer (stacks_window, memo_window.h).
  */
 static uint32_t walked_locations(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
 				 const struct unwind_input *in, uint32_t *locations, struct walked_leaf *leaf)
@@ -530,7 +531,8 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
  * as in the stack memo. A repeated sample then costs its parsing, the period, one hash, its leaf's repair (by
  * the remembered leaf's recipe: no mapping or rule look-up, one word read) and a count. Not for samples unwound
  * offline (dwarf: the frames come from the stack bytes), events (kept one by one), or recordings with probes (a
- * frame's context depends on the sample's time).
+ * frame's context depends on the sample's time); asked only while a sixteenth of its look-ups answer
+ * (samples_window, memo_window.h).
  */
 #define SAMPLE_KEY_HEAD 7     /* words before the IPs */
 #define SAMPLE_KEY_UNHASHED 4 /* the first of them, kind and flags, errors and name: seldom all that differs */
