@@ -92,7 +92,8 @@ struct cfi_rules {
 	struct cfi_rule_slot *slots; /* open addressing by (module, address) */
 	size_t cap, count;
 	struct cfi_rule_set *set;    /* the distinct rules the slots share */
-	uint64_t lookups, misses; /* for -v */
+	void *spans;		     /* tsearch tree of .eh_frame spans answered alike, by (module, addresses) */
+	uint64_t lookups, misses, compiled; /* for -v */
 	uint64_t generation; /* counts the times everything was released (past CFI_RULES_MAX_SLOTS): rules found
 				before are gone */
 };

@@ -485,9 +485,9 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	debug("unwinding: %llu CFI look-ups, %llu distinct addresses, %zu distinct rules",
+	debug("unwinding: %llu CFI look-ups, %llu distinct addresses, %llu compiled, %zu distinct rules",
 	      (unsigned long long)u->rules.lookups, (unsigned long long)u->rules.misses,
-	      cfi_rules_distinct(&u->rules));
+	      (unsigned long long)u->rules.compiled, cfi_rules_distinct(&u->rules));
 	cfi_rules_release(&u->rules);
 	for (size_t i = 0; i < u->module_cap; i++)
 		if (u->modules[i].opened)

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../convert/cfi_rules.h"
 #include "../../convert/demangle.h"
 #include "../../convert/enrich.h"
 #include "../../convert/jit_maps.h"
@@ -1119,6 +1120,94 @@ static void test_symbol_table(void)
 		test_symbol_table_file("/lib/x86_64-linux-gnu/libc.so.6");
 }
 
+/* Whether two rules (of two struct cfi_rules) say the same, field by field. */
+static bool same_cfi_rule(const struct cfi_rule *a, const struct cfi_rule *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->cfa_is_expression != b->cfa_is_expression || a->signal_frame != b->signal_frame ||
+	    a->cfa_reg != b->cfa_reg || a->ra_reg != b->ra_reg || a->cfa_offset != b->cfa_offset ||
+	    a->cfa_nops != b->cfa_nops ||
+	    (a->cfa_nops && memcmp(a->cfa_ops, b->cfa_ops, a->cfa_nops * sizeof(*a->cfa_ops))))
+		return false;
+	for (int i = 0; i < CFI_REGS; i++) {
+		const struct cfi_reg *x = &a->regs[i], *y = &b->regs[i];
+
+		if (x->kind != y->kind || x->reg != y->reg || x->offset != y->offset || x->nops != y->nops ||
+		    (x->nops && memcmp(x->ops, y->ops, x->nops * sizeof(*x->ops))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * cfi_rules_find answers from the spans it keeps (cfi_rules.c) as libdw does for each address alone: every
+ * address of a window of path's .text (functions with prologues, epilogues and DW_CFA_remember_state, as
+ * libc's have), asked in a scattered order, so that most are answered from a span another address left,
+ * against a fresh struct cfi_rules per address, which compiles each.
+ */
+static void test_cfi_spans_file(const char *path, uint64_t window)
+{
+	static const Dwfl_Callbacks callbacks = { .find_elf = dwfl_build_id_find_elf,
+						  .find_debuginfo = dwfl_standard_find_debuginfo,
+						  .section_address = dwfl_offline_section_address };
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	struct cfi_source src = { .debug_loaded = true };
+	struct cfi_rules spans;
+	uint64_t text = 0, size = 0, checked = 0, mismatches = 0, compiled;
+	Dwfl_Module *mod;
+	Elf_Scn *scn = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+	char *title;
+
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_offline(dwfl, "module", path, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && (sh->sh_flags & SHF_EXECINSTR) && sh->sh_size > size) { /* the largest: .text */
+			text = sh->sh_addr + bias;
+			size = sh->sh_size;
+		}
+	}
+	src.eh = mod ? dwfl_module_eh_cfi(mod, &src.eh_bias) : NULL;
+	if (!src.eh || size < window) {
+		ok(false, "cfi spans: the file has .eh_frame and a .text to look at");
+		dwfl_end(dwfl);
+		return;
+	}
+	cfi_rules_init(&spans);
+	/* i * 40503 mod window visits every address once (40503 is odd, window a power of two), scattered. */
+	for (uint64_t i = 0; i < window; i++) {
+		uint64_t addr = text + size / 3 + (i * 40503) % window;
+		const struct cfi_rule *answer = cfi_rules_find(&spans, 0, &src, addr);
+		struct cfi_rules alone;
+
+		cfi_rules_init(&alone);
+		if (!same_cfi_rule(answer, cfi_rules_find(&alone, 0, &src, addr))) {
+			if (mismatches++ < 5)
+				printf("#   %s 0x%" PRIx64 ": the span's rule is not libdw's\n", path, addr);
+		}
+		cfi_rules_release(&alone);
+		checked++;
+	}
+	compiled = spans.compiled;
+	title = xasprintf("cfi spans answer as libdw alone: %" PRIu64 " addresses of %s, %" PRIu64 " compiled",
+			  checked, path, compiled);
+	ok(mismatches == 0 && compiled < checked / 4, title);
+	free(title);
+	cfi_rules_release(&spans);
+	dwfl_end(dwfl);
+}
+
+static void test_cfi_spans(void)
+{
+	test_cfi_spans_file("/lib/x86_64-linux-gnu/libc.so.6", 1 << 16);
+}
+
 static int run_tests(void)
 {
 	test_enrich();
@@ -1128,6 +1217,7 @@ static int run_tests(void)
 	test_process_maps_fork();
 	test_stack_memo();
 	test_memo_window();
+	test_cfi_spans();
 	test_raw_sample_memo();
 	test_arena();
 	test_kernel_symbols();
