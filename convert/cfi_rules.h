@@ -1,6 +1,7 @@
 /*
  * cfi_rules.h — how to find a caller's registers at one code address, from a module's call frame
- * information (.eh_frame, else .debug_frame), compiled once per distinct address and kept.
+ * information (.eh_frame, else .debug_frame), compiled once per distinct address and kept (from .eh_frame, once
+ * per span of addresses that libdw answers alike: see cfi_rules.c).
  *
  * libdw interprets the CFI (dwarf_cfi_addrframe, dwarf_frame_cfa, dwarf_frame_register); this file turns
  * its answer into a small rule that the unwinder (unwind.c) applies to every sample that stopped at that
