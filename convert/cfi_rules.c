@@ -230,7 +230,10 @@ static struct cfi_rule *rule_from(Dwarf_CFI *cfi, Dwarf_Addr addr, Dwarf_Addr *e
  * span's start, so all of them are). A function's body is mostly one row of its FDE, and the samples of a hot
  * function stop at hundreds of its addresses: those past the first are answered by a span, not by libdw
  * interpreting the FDE again (two thirds of the CFI compiled for the leaves of 8,000 node samples). Spans of
- * .debug_frame are not kept: .eh_frame is asked first, and may cover addresses of a .debug_frame span.
+ * .debug_frame are not kept: .eh_frame is asked first, and may cover addresses of a .debug_frame span. This
+ * takes an FDE to cover its span alone, as the format has it: in a file whose FDEs overlap, or whose program
+ * advances past its FDE's end (no linker makes either), an address of the span that libdw would look up in
+ * another FDE, or find none for, gets the span's rule; the frames of that file alone.
  */
 struct cfi_span {
 	uint64_t start, end;
