@@ -318,7 +318,7 @@ static bool same_ops(const Dwarf_Op *a, const Dwarf_Op *b, size_t n)
 	return true;
 }
 
-static bool same_rule(const struct cfi_rule *a, const struct cfi_rule *b)
+bool cfi_rule_same(const struct cfi_rule *a, const struct cfi_rule *b)
 {
 	if (a->cfa_is_expression != b->cfa_is_expression || a->signal_frame != b->signal_frame ||
 	    a->cfa_reg != b->cfa_reg || a->ra_reg != b->ra_reg || a->cfa_offset != b->cfa_offset ||
@@ -338,7 +338,7 @@ static struct cfi_rule **rule_slot(struct cfi_rule_set *set, const struct cfi_ru
 {
 	size_t i = (size_t)(hash >> 7) & (set->cap - 1);
 
-	while (set->rules[i] && !same_rule(set->rules[i], rule))
+	while (set->rules[i] && !cfi_rule_same(set->rules[i], rule))
 		i = (i + 1) & (set->cap - 1);
 	return &set->rules[i];
 }

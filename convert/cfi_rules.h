@@ -107,6 +107,8 @@ void cfi_rules_init(struct cfi_rules *rules);
  */
 const struct cfi_rule *cfi_rules_find(struct cfi_rules *rules, uint32_t module, struct cfi_source *src,
 				      Dwarf_Addr addr);
+/* Whether two rules say the same, field by field (the rules of two struct cfi_rules too). */
+bool cfi_rule_same(const struct cfi_rule *a, const struct cfi_rule *b);
 /* How many distinct rules are kept now (for -v). */
 size_t cfi_rules_distinct(const struct cfi_rules *rules);
 void cfi_rules_release(struct cfi_rules *rules);

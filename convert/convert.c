@@ -453,17 +453,13 @@ static inline uint32_t placed_location(struct convert *c, uint32_t pid, uint64_t
 	return found ? l->location : placed_location_miss(c, pid, time_ns, l, &key, f, resolved);
 }
 
-/* placed_location of a return address pc that a frame-pointer walk found by method: its frame is made only
- * when it is not remembered. */
+/* placed_location of a return address pc that a frame-pointer walk found by method. */
 static inline uint32_t placed_return_address(struct convert *c, uint32_t pid, uint64_t time_ns, uint64_t period,
 					     uint64_t pc, enum profile_unwind method)
 {
 	struct unwind_frame frame = { .pc = pc, .is_return_address = true, .method = method };
-	struct placed_key key = placed_key(pid, period, &frame);
-	bool found;
-	struct placed_location *l = placed_entry(c->placed, sizeof(*c->placed), PLACED_LOCATIONS, &key, &found);
 
-	return found ? l->location : placed_location_miss(c, pid, time_ns, l, &key, &frame, false);
+	return placed_location(c, pid, time_ns, period, &frame, false);
 }
 
 /* The leaf of a frame-pointer walk, and the caller the walk skipped that its registers put back, if any. */
