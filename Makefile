@@ -184,9 +184,9 @@ $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard 
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
 
 # The parsers' targets (tests/fuzz/fuzz-NAME.c, seeds in tests/fuzz/NAME-corpus/, crash-* seeds are inputs
-# that once failed): the perf-map and kallsyms parsers, the archive reader, and ELF/debug-file loading with the
-# symbolizer on top. `make fuzz-NAME-build` builds one; `make fuzz` fuzzes each for FUZZ_SECONDS.
-FUZZ_PARSERS := jit-maps kallsyms archive elf
+# that once failed): the perf-map and kallsyms parsers, the archive reader, ELF/debug-file loading with the
+# symbolizer on top, and the profile cache's reader. `make fuzz-NAME-build` builds one; `make fuzz` fuzzes each for FUZZ_SECONDS.
+FUZZ_PARSERS := jit-maps kallsyms archive elf profile-cache
 FUZZ_jit-maps_SRCS := util.c convert/jit_maps.c
 FUZZ_kallsyms_SRCS := util.c convert/kernel_symbols.c
 FUZZ_archive_SRCS := util.c cache_dir.c formats/recording_reader.c formats/recording_writer.c convert/archive.c \
@@ -196,6 +196,7 @@ FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c c
 	convert/input_file.c convert/zstd_sections.c convert/debug_copies.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c \
 	convert/die_attributes.c
+FUZZ_profile-cache_SRCS := $(FUZZ_elf_SRCS) convert/profile_cache.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 
 $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS) $(wildcard convert/*.h formats/*.h) \

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 bool verbose;
+unsigned long problems_reported;
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -27,6 +28,7 @@ int error(const char *fmt, ...)
 {
 	va_list ap;
 
+	problems_reported++;
 	va_start(ap, fmt);
 	vreport("error: ", fmt, ap);
 	va_end(ap);
@@ -37,6 +39,7 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 
+	problems_reported++;
 	va_start(ap, fmt);
 	vreport("warning: ", fmt, ap);
 	va_end(ap);
@@ -308,6 +311,23 @@ cleanup:
 	if (dir_fd >= 0)
 		close(dir_fd);
 	return fd;
+}
+
+bool fd_write_all(int fd, const void *p, size_t n)
+{
+	const char *bytes = p;
+
+	while (n) {
+		ssize_t done = write(fd, bytes, n);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return false;
+		bytes += done;
+		n -= (size_t)done;
+	}
+	return true;
 }
 
 int output_create(const char *path, char **tmp)

@@ -19,6 +19,9 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 extern bool verbose; /* -v: diagnostics on stderr */
+/* The error() and warning() lines printed so far: a run that printed none was clean (the profile cache keeps
+ * only what such a run made, so that a run that uses it has nothing left unsaid). */
+extern unsigned long problems_reported;
 
 /* Prints "stackrec: error: <message>" and returns -1, so that `return error(...)` reads naturally. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -52,6 +55,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * output_replace (NULL when written in place), or returns -1 with an error naming path.
  */
 int output_create(const char *path, char **tmp);
+/* Writes the n bytes at p to fd, again after a short write or EINTR; false when that failed (errno set). */
+bool fd_write_all(int fd, const void *p, size_t n);
 
 /*
  * Renames tmp over path; with keep_old, a regular file at path is first kept as PATH.old. Returns 0, or -1

@@ -393,8 +393,10 @@ out '   each workload recorded once by each tool and mode:\n'
 out '   cpu-fp: %s iterations at %s Hz; node: bench/workloads/work.js (JIT, --perf-basic-prof) for %s s at %s Hz,\n' \
 	"$b_iter" "$b_hz" "$node_seconds" "$node_hz"
 out '   perf script and report --no-inline for node (docs/performance.md);\n'
-out '   stackrec first: its symbol cache and decompressed debug files emptied (a first conversion on the machine);\n'
-out '   cold: the symbol cache alone emptied (a new recording of binaries converted before); warm: the same again;\n'
+out '   stackrec first: its symbol and profile caches and decompressed debug files emptied (a first conversion on\n'
+out '   the machine);\n'
+out '   cold: the symbol and profile caches emptied (a new recording of binaries converted before); warm: the same\n'
+out '   again (the samples read from the profile cache the run before kept, the names from the symbol cache);\n'
 out '   read = stackrec info of the recording (every block decompressed and every sample parsed), warm/read =\n'
 out '   median warm time / median read time; stackrec vs perf script = first / perf script + fold\n\n'
 out '  %-14s %9s %17s %12s %12s %12s %9s   %9s %17s %15s %15s\n' "" "stackrec" "stackrec convert" "" "" "" "" "perf" "perf script" "perf report" "stackrec vs"
@@ -416,12 +418,13 @@ b_workload() {
 			echo "$R_SAMPLES" >"$work/b/$label-$mode.samples"
 			for _ in $(seq 1 "$reps"); do
 				if [ "$tool" = sr ]; then
-					# first: the symbol cache and the decompressed debug files emptied, as a first conversion
-					# on this machine; cold: the symbol cache alone emptied, as a new recording of the same
-					# binaries (the decompressed copies kept, as F's cold); warm: the same conversion again
+					# first: the symbol cache, the profile cache and the decompressed debug files emptied, as a
+					# first conversion on this machine; cold: the symbol and profile caches emptied, as a new
+					# recording of the same binaries (the decompressed copies kept, as F's cold); warm: the
+					# same conversion again (the profile cache has what the one before made of the samples)
 					rm -rf "$STACKREC_CACHE_DIR/decompressed"
 					for pass in convert cold warm; do
-						[ "$pass" = warm ] || rm -rf "$STACKREC_CACHE_DIR/symbols"
+						[ "$pass" = warm ] || rm -rf "$STACKREC_CACHE_DIR/symbols" "$STACKREC_CACHE_DIR/profiles"
 						t0=$(now_ns)
 						"$stackrec" convert "$rec" -f folded -o /dev/null 2>>"$rec.log" ||
 							die "stackrec convert failed: $(tail -n 3 "$rec.log")"

@@ -30,6 +30,7 @@
 #include "../formats/recording_reader.h"
 #include "../util.h"
 #include "archive.h"
+#include "debuginfod_client.h"
 #include "enrich.h"
 #include "explain.h"
 #include "jit_maps.h"
@@ -39,6 +40,7 @@
 #include "placed.h"
 #include "process_maps.h"
 #include "profile.h"
+#include "profile_cache.h"
 #include "raw_sample_memo.h"
 #include "stack_memo.h"
 #include "symbolizer.h"
@@ -120,7 +122,8 @@ static void usage(FILE *out)
 		"                        /usr/lib/debug are looked up there, not on this machine (as perf's)\n"
 		"      --cache-dir DIR   the build-ID cache that record fills (default $STACKREC_CACHE_DIR,\n"
 		"                        else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
-		"      --no-cache        do not use the build-ID cache, the symbol cache or kept decompressed debug files\n"
+		"      --no-cache        do not use the build-ID cache, the symbol cache, kept decompressed debug files\n"
+		"                        or the profile cache (a conversion of the same recording before)\n"
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --archive FILE    also use the files bundled by `stackrec archive`\n"
 		"      --all-events      report: also one report per sample with a frame with probe context\n"
@@ -978,6 +981,73 @@ static void summary(const struct convert *c, const char *path)
 	      p->lost_samples);
 }
 
+/* profile_cache_add_module for each module the unwinder opened. */
+struct unwinder_modules {
+	struct profile_cache_modules list;
+	const struct profile *profile;
+	const struct debug_file_search *search;
+};
+
+static void add_unwinder_module(void *ctx, uint32_t module, const struct module_file *mf)
+{
+	struct unwinder_modules *u = ctx;
+
+	profile_cache_add_module(&u->list, module, mf, u->profile->modules[module].build_id, u->search);
+}
+
+/* Keeps what the passes over the samples made for the next conversion of the same recording (profile_cache.h):
+ * only after a clean run, whose every message a run that uses it says all the same. */
+static void keep_profile(struct convert *c, const struct recording_reader *reader, const char *cache_dir,
+			 const char *key, const struct profile_cache_modules *modules)
+{
+	if (problems_reported || c->bad_blocks || recording_reader_damaged(reader)) {
+		debug("profile cache: not kept: this run was not clean (damage, a warning or an error)");
+		return;
+	}
+	for (size_t i = 0; i < c->profile.location_count; i++)
+		if (c->profile.locations[i].unnamed_reason || c->profile.locations[i].frame_count > 1)
+			return; /* not a profile before symbolization: nothing made so yet */
+	for (size_t i = 0; i < modules->count; i++)
+		if (!modules->list[i].identity) {
+			debug("profile cache: not kept: '%s' cannot be told apart from another file later",
+			      c->profile.modules[modules->list[i].module].path);
+			return;
+		}
+	profile_cache_save(cache_dir, key, &c->profile, modules);
+}
+
+/*
+ * The profile of the previous conversion of this recording, when every file it read finds the same now and its
+ * modules start with those pass 1 made: then it replaces the pass's profile. *cached is released either way.
+ */
+static bool use_kept_profile(struct convert *c, struct profile *cached, struct profile_cache_modules *modules,
+			     const struct debug_file_search *search)
+{
+	bool used = profile_cache_modules_hold(modules, cached, search);
+
+	if (used && !(used = profile_cache_take(&c->profile, cached)))
+		debug("profile cache: not used: its modules are not those of the recording");
+	profile_release(cached);
+	profile_cache_modules_release(modules);
+	if (!used)
+		return false;
+	/* What pass 2 asks for as frames land in modules: their opening, on the prefetch thread. */
+	if (c->prefetch) {
+		bool *wanted = xcalloc(c->profile.module_count + 1, sizeof(*wanted));
+
+		for (size_t i = 0; i < c->profile.location_count; i++) {
+			const struct profile_location *l = &c->profile.locations[i];
+
+			if (l->kind != PROFILE_LOCATION_USER || l->module == PROFILE_NO_MODULE || wanted[l->module])
+				continue;
+			wanted[l->module] = true;
+			module_prefetch_want(c->prefetch, l->module, &c->profile.modules[l->module]);
+		}
+		free(wanted);
+	}
+	return true;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -1014,6 +1084,11 @@ int cmd_convert(int argc, char **argv)
 	bool no_cache = false, explain = false;
 	int opt, status = 0;
 	bool damaged;
+	char *profile_key = NULL;
+	struct profile cached;
+	struct profile_cache_modules cached_modules;
+	bool have_cached = false, used_cached = false;
+	struct unwinder_modules unwound;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "f:o:j:vh", long_options, NULL)) != -1) {
@@ -1116,8 +1191,17 @@ int cmd_convert(int argc, char **argv)
 	 */
 	if (sym.jobs > 1 && !archive_path)
 		c->prefetch = module_prefetch_new(&sym);
+	/*
+	 * The profile cache (profile_cache.h): not with --explain, which reports on the walk over the samples; not with
+	 * an archive, extracted to a new directory each run; not with a debuginfod server, whose answers cannot be
+	 * looked at without asking it.
+	 */
+	if (cache_dir && !explain && !archive_path && !debuginfod_client_wanted()) {
+		profile_key = profile_cache_key(reader.map, reader.size, c->profile.keep_timeline, &sym.search);
+		have_cached = profile_cache_load(cache_dir, profile_key, &cached, &cached_modules);
+	}
 	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
-	reader.keep = true;
+	reader.keep = !have_cached;
 	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
 	enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
 			   c->have_stats);
@@ -1143,34 +1227,43 @@ int cmd_convert(int argc, char **argv)
 			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
 		}
 	}
-	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
-	stack_memo_init(&c->stacks);
-	stack_memo_init(&c->samples);
-	memo_window_init(&c->stacks_window, MEMO_WINDOW / 4);
-	memo_window_init(&c->samples_window, MEMO_WINDOW / 16); /* a hit saves a whole walk; it fills slowly */
-	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
-	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
-	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
-	c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
-	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
-	if (sym.jobs > 1 && !c->prefetch)
-		c->prefetch = module_prefetch_new(&sym);
-	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
-	 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
-	 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
-	reader.decode_ahead = sym.jobs > 1;
-	recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
-	if (enrich_wants_values(c->enricher)) {
-		c->hit_ordinal = 0;
-		recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
+	unwound = (struct unwinder_modules){ .profile = &c->profile, .search = &sym.search };
+	if (have_cached)
+		used_cached = use_kept_profile(c, &cached, &cached_modules, &sym.search);
+	if (!used_cached) {
+		c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
+		stack_memo_init(&c->stacks);
+		stack_memo_init(&c->samples);
+		memo_window_init(&c->stacks_window, MEMO_WINDOW / 4);
+		memo_window_init(&c->samples_window, MEMO_WINDOW / 16); /* a hit saves a whole walk; it fills slowly */
+		c->samples.unhashed = SAMPLE_KEY_UNHASHED;
+		c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
+		raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
+		c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
+		/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
+		if (sym.jobs > 1 && !c->prefetch)
+			c->prefetch = module_prefetch_new(&sym);
+		/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
+		 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
+		 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
+		reader.decode_ahead = sym.jobs > 1;
+		recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
+		if (enrich_wants_values(c->enricher)) {
+			c->hit_ordinal = 0;
+			recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
+		}
+		unwinder_for_each_module(c->unwinder, add_unwinder_module, &unwound);
+		unwinder_free(c->unwinder);
+		stack_memo_release(&c->stacks);
+		stack_memo_release(&c->samples);
+		raw_sample_memo_release(&c->raw); /* counts the repeats it still held */
+		if (profile_key)
+			keep_profile(c, &reader, cache_dir, profile_key, &unwound.list);
+		profile_cache_modules_release(&unwound.list);
 	}
 	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
 	if (c->profile.context_omitted)
 		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
-	unwinder_free(c->unwinder);
-	stack_memo_release(&c->stacks);
-	stack_memo_release(&c->samples);
-	raw_sample_memo_release(&c->raw);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */
 	for (size_t i = 0; i < c->profile.module_count && c->vdso_build_id[0]; i++) {
 		struct profile_module *m = &c->profile.modules[i];
@@ -1217,6 +1310,7 @@ int cmd_convert(int argc, char **argv)
 	free(c->call_graph);
 	debug_copies_set_dir(NULL);
 	free(cache_dir);
+	free(profile_key);
 	archive_remove_dir(archive_dir);
 	free(c);
 release_options:

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../cache_dir.h"
 #include "../util.h"
 #include "debuginfod_client.h"
 #include "input_file.h"
@@ -670,4 +671,60 @@ char *module_file_go_build_id(Elf *elf)
 		}
 	}
 	return NULL;
+}
+
+/* Appends " PATH SIZE MTIME" of path to *identity when it is a file. */
+static void identify_file(char **identity, const char *path)
+{
+	struct stat st;
+	char *more;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	more = xasprintf("%s%s%s %lld %lld.%09ld", *identity ? *identity : "", *identity ? "; " : "", path,
+			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	free(*identity);
+	*identity = more;
+}
+
+char *module_file_identity(const struct module_file *mf, const char *build_id, const struct debug_file_search *search)
+{
+	const char *link;
+	char *identity = NULL, *dir, *slash;
+	GElf_Word crc = 0;
+
+	identify_file(&identity, mf->path);
+	if (!identity)
+		return NULL;
+	for (size_t i = 0; i <= search->dir_count; i++) {
+		char *rel = build_id_hex_rel_path(build_id, ".debug"), *path;
+
+		dir = debug_file_dir(search, i);
+		path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
+		if (path)
+			identify_file(&identity, path);
+		free(path);
+		free(rel);
+		free(dir);
+	}
+	link = dwelf_elf_gnu_debuglink(mf->elf, &crc);
+	if (link && !strchr(link, '/') && (slash = strrchr(mf->path, '/'))) {
+		char *file_dir = xstrndup(mf->path, (size_t)(slash - mf->path)), *path;
+
+		path = xasprintf("%s/%s", file_dir, link);
+		identify_file(&identity, path);
+		free(path);
+		path = xasprintf("%s/.debug/%s", file_dir, link);
+		identify_file(&identity, path);
+		free(path);
+		for (size_t i = 0; i <= search->dir_count; i++) {
+			dir = debug_file_dir(search, i);
+			path = xasprintf("%s%s/%s", dir, file_dir, link);
+			identify_file(&identity, path);
+			free(path);
+			free(dir);
+		}
+		free(file_dir);
+	}
+	return identity;
 }

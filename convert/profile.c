@@ -113,12 +113,17 @@ static bool module_eq(const void *ctx, uint32_t index)
 	return !strcmp(k->path, m->path);
 }
 
+static uint64_t module_hash(const struct module_key *key)
+{
+	return key->build_id ? hash_words(HASH_SEED ^ key->is_kernel, key->build_id, strlen(key->build_id))
+			     : hash_words(HASH_SEED ^ 1 ^ key->is_kernel << 1, key->path, strlen(key->path));
+}
+
 uint32_t profile_intern_module(struct profile *p, const char *path, const char *build_id, uint64_t start,
 			       uint64_t end, uint64_t file_offset, bool is_kernel)
 {
 	struct module_key key = { p, path, build_id && *build_id ? build_id : NULL, is_kernel };
-	uint64_t hash = key.build_id ? hash_words(HASH_SEED ^ is_kernel, key.build_id, strlen(key.build_id))
-				     : hash_words(HASH_SEED ^ 1 ^ is_kernel << 1, path, strlen(path));
+	uint64_t hash = module_hash(&key);
 	uint32_t found;
 	size_t slot;
 
@@ -136,6 +141,21 @@ uint32_t profile_intern_module(struct profile *p, const char *path, const char *
 	};
 	set_insert(&p->tables->modules, slot, hash, (uint32_t)p->module_count);
 	return (uint32_t)p->module_count++;
+}
+
+void profile_index_modules(struct profile *p)
+{
+	if (!p->tables)
+		p->tables = xcalloc(1, sizeof(*p->tables));
+	for (size_t i = 0; i < p->module_count; i++) {
+		const struct profile_module *m = &p->modules[i];
+		struct module_key key = { p, m->path, m->build_id && *m->build_id ? m->build_id : NULL, m->is_kernel };
+		uint64_t hash = module_hash(&key);
+		size_t slot;
+
+		if (set_find(&p->tables->modules, hash, module_eq, &key, &slot) == EMPTY)
+			set_insert(&p->tables->modules, slot, hash, (uint32_t)i);
+	}
 }
 
 /* Locations. A marker's key is its name; an address location's key is (kind, module, offset, return). */

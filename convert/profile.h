@@ -280,6 +280,12 @@ void profile_init(struct profile *p);
 uint32_t profile_intern_module(struct profile *p, const char *path, const char *build_id, uint64_t start,
 			       uint64_t end, uint64_t file_offset, bool is_kernel);
 /*
+ * Indexes the modules of a profile that was not built by interning (profile_cache.c reads one whole), so that
+ * profile_intern_module finds them (the symbolizer adds the kernel's modules). Its locations and stacks are not
+ * indexed: nothing adds those after the samples.
+ */
+void profile_index_modules(struct profile *p);
+/*
  * The location of (kind, module, file_offset, is_return_address, unwind); added, without frames, when new.
  * How a frame was found is part of it, so that every output can say it of every frame.
  * address is kept from the first sample that used it. Returns its index.

@@ -905,22 +905,6 @@ static void build_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 	*out_header = h;
 }
 
-/* Writes the n bytes at p to fd; false when that failed. */
-static bool write_all(int fd, const void *p, size_t n)
-{
-	const char *bytes = p;
-
-	while (n) {
-		ssize_t done = write(fd, bytes, n);
-
-		if (done <= 0)
-			return false;
-		bytes += done;
-		n -= (size_t)done;
-	}
-	return true;
-}
-
 /* Bytes written to a file through a buffer, their CRC kept. */
 struct file_writer {
 	int fd;
@@ -937,7 +921,7 @@ struct file_writer {
 static void writer_flush(struct file_writer *w)
 {
 	w->crc = crc_more(w->crc, w->buffer, w->used);
-	w->ok = w->ok && write_all(w->fd, w->buffer, w->used);
+	w->ok = w->ok && fd_write_all(w->fd, w->buffer, w->used);
 	w->used = 0;
 }
 
@@ -950,7 +934,7 @@ static void writer_put(struct file_writer *w, const void *p, size_t n)
 		writer_flush(w);
 	if (n > sizeof(w->buffer)) {
 		w->crc = crc_more(w->crc, p, n);
-		w->ok = w->ok && write_all(w->fd, p, n);
+		w->ok = w->ok && fd_write_all(w->fd, p, n);
 		return;
 	}
 	memcpy(w->buffer + w->used, p, n);
@@ -1046,10 +1030,10 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 		written = write_fresh_entry(c, fd, has_symtab, debug_reason);
 	} else {
 		build_entry(c, has_symtab, debug_reason, &b, &h);
-		written = write_all(fd, &h, sizeof(h)) &&
-			  write_all(fd, b.addresses, b.address_count * sizeof(*b.addresses)) &&
-			  write_all(fd, b.frames, b.frame_count * sizeof(*b.frames)) &&
-			  write_all(fd, b.pool.bytes, b.pool.size);
+		written = fd_write_all(fd, &h, sizeof(h)) &&
+			  fd_write_all(fd, b.addresses, b.address_count * sizeof(*b.addresses)) &&
+			  fd_write_all(fd, b.frames, b.frame_count * sizeof(*b.frames)) &&
+			  fd_write_all(fd, b.pool.bytes, b.pool.size);
 		builder_release(&b);
 	}
 	if (close(fd) < 0 || !written || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {

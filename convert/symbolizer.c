@@ -51,71 +51,6 @@ void symbolizer_options_release(struct symbolizer_options *options)
 	options->search.dir_count = 0;
 }
 
-/* Appends " PATH SIZE MTIME" of path to *identity when it is a file. */
-static void identify_file(char **identity, const char *path)
-{
-	struct stat st;
-	char *more;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	more = xasprintf("%s%s%s %lld %lld.%09ld", *identity ? *identity : "", *identity ? "; " : "", path,
-			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	free(*identity);
-	*identity = more;
-}
-
-/*
- * What the module's answers come from, for its symbol cache key: the file found, and every file libdwfl's
- * search could take its DWARF from (DIR/.build-id/xx/rest.debug in each debug directory; the .gnu_debuglink
- * target beside the file, in its .debug/ and under each debug directory), each as path, size and
- * modification time. A debug file that turns up, changes or goes makes another identity, and the entry is
- * rebuilt. The files are looked at, not asked libdwfl for: its find_debuginfo keeps what it opens in the
- * module, as if DWARF were being read. NULL when the file cannot be identified (nothing is cached then).
- */
-static char *module_identity(struct symbolizer_module *st)
-{
-	const struct debug_file_search *search = &st->options->search;
-	const char *link, *build_id = st->module->build_id;
-	char *identity = NULL, *dir, *slash;
-	GElf_Word crc = 0;
-
-	identify_file(&identity, st->file.path);
-	if (!identity)
-		return NULL;
-	for (size_t i = 0; i <= search->dir_count; i++) {
-		char *rel = build_id_hex_rel_path(build_id, ".debug"), *path;
-
-		dir = debug_file_dir(search, i);
-		path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
-		if (path)
-			identify_file(&identity, path);
-		free(path);
-		free(rel);
-		free(dir);
-	}
-	link = dwelf_elf_gnu_debuglink(st->file.elf, &crc);
-	if (link && !strchr(link, '/') && (slash = strrchr(st->file.path, '/'))) {
-		char *file_dir = xstrndup(st->file.path, (size_t)(slash - st->file.path)), *path;
-
-		path = xasprintf("%s/%s", file_dir, link);
-		identify_file(&identity, path);
-		free(path);
-		path = xasprintf("%s/.debug/%s", file_dir, link);
-		identify_file(&identity, path);
-		free(path);
-		for (size_t i = 0; i <= search->dir_count; i++) {
-			dir = debug_file_dir(search, i);
-			path = xasprintf("%s%s/%s", dir, file_dir, link);
-			identify_file(&identity, path);
-			free(path);
-			free(dir);
-		}
-		free(file_dir);
-	}
-	return identity;
-}
-
 void symbolizer_module_open(struct symbolizer_module *st, const struct profile_module *m,
 			    const struct symbolizer_options *options, const struct module_file_callbacks *callbacks)
 {
@@ -129,7 +64,7 @@ void symbolizer_module_open(struct symbolizer_module *st, const struct profile_m
 	/* Without a GNU build ID, a Go binary is known by its Go build ID, read from the file found. */
 	char *go_build_id = options->symbol_cache_dir && !m->build_id ? module_file_go_build_id(st->file.elf) : NULL;
 	if (options->symbol_cache_dir && (m->build_id || go_build_id)) {
-		char *identity = module_identity(st);
+		char *identity = module_file_identity(&st->file, m->build_id, &options->search);
 		/* Demangling changes the names: its answers are another entry. */
 		char *rules = xasprintf("%d-%s%s", SYMBOL_ANSWERS_REVISION,
 					options->cache_rules ? options->cache_rules : "profile", options->demangle ? "-C" : "");

@@ -481,6 +481,14 @@ void unwinder_use_plans(struct unwinder *u, bool use)
 	u->plans_off = !use;
 }
 
+void unwinder_for_each_module(const struct unwinder *u,
+			      void (*fn)(void *ctx, uint32_t module, const struct module_file *mf), void *ctx)
+{
+	for (size_t i = 0; i < u->module_cap; i++)
+		if (u->modules[i].opened)
+			fn(ctx, (uint32_t)i, &u->modules[i].file);
+}
+
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)

@@ -129,6 +129,12 @@ const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module
  * are the same, which tests/fuzz/fuzz-unwind.c checks by walking each input both ways.
  */
 void unwinder_use_plans(struct unwinder *u, bool use);
+/*
+ * Calls fn with every module the unwinder opened (for its CFI, its entry point or a frame's address), found or
+ * not (mf->reason): what its frames depend on besides the recording, for the profile cache (profile_cache.h).
+ */
+void unwinder_for_each_module(const struct unwinder *u,
+			      void (*fn)(void *ctx, uint32_t module, const struct module_file *mf), void *ctx);
 void unwinder_free(struct unwinder *u);
 
 #endif

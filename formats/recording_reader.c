@@ -789,6 +789,16 @@ void recording_reader_warn_damage(const struct recording_reader *r)
 	}
 }
 
+bool recording_reader_damaged(const struct recording_reader *r)
+{
+	const struct recording_damage *d = &r->damage;
+
+	for (int kind = RECORDING_DAMAGE_MISSING; kind < RECORDING_DAMAGE_KINDS; kind++)
+		if (d->count[kind])
+			return true;
+	return d->bad_frames || d->bad_blocks || d->truncated || !d->has_end;
+}
+
 bool recording_reader_report_damage(const struct recording_reader *r)
 {
 	const struct recording_damage *d = &r->damage;

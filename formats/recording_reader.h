@@ -127,6 +127,8 @@ void recording_reader_forget(struct recording_reader *r);
 /* Prints the summary of RECORDING_WARN_SUMMARY for the last pass: one warning per kind of damage found. */
 void recording_reader_warn_damage(const struct recording_reader *r);
 
+/* Whether the last pass met damage of any kind, or no end marker: what recording_reader_report_damage reports. */
+bool recording_reader_damaged(const struct recording_reader *r);
 /* True when the last pass found damage or no END block. Prints the one-line summary error if so. */
 bool recording_reader_report_damage(const struct recording_reader *r);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading'
-# The targets are tests/fuzz/fuzz-{jit-maps,kallsyms,archive,elf}.c, built by `make fuzz-NAME-build` next to
+test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading, the profile cache'
+# The targets are tests/fuzz/fuzz-{jit-maps,kallsyms,archive,elf,profile-cache}.c, built by `make fuzz-NAME-build` next to
 # the unit tests (in the directory above $UNIT_DIR), with clang's libFuzzer runtime (Debian:
 # libclang-rt-14-dev; without it the tests are skipped with that reason). Each replays its seed corpus
 # tests/fuzz/NAME-corpus/ (crash-* and leak-* seeds are inputs that once failed), then runs FUZZ_RUNS more
@@ -10,7 +10,7 @@ test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF
 fuzz_prereq
 FUZZ_RUNS=${FUZZ_RUNS:-1000}
 
-for t in jit-maps kallsyms archive elf; do
+for t in jit-maps kallsyms archive elf profile-cache; do
 	test_expect_success FUZZER "fuzz-$t builds" '
 		make -s -C "$SRC_DIR" OUT="$BUILD_DIR" CLANG="$CLANG" fuzz-$t-build &&
 		test -x "$BUILD_DIR/fuzz/fuzz-$t"

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+test_description='the profile cache: a second conversion reads the samples'"'"' profile a first one kept; the same bytes in every format as without it; a changed module file, a damaged entry or recording and the options that bypass it'
+. "$(dirname "$0")/test-lib.sh"
+
+# test-lib.sh points STACKREC_CACHE_DIR at this test's directory: the user's cache is never touched.
+unset DEBUGINFOD_URLS
+CACHE=$STACKREC_CACHE_DIR
+# The fixture programs from a copy of fixtures/debug, which the tests below change; nothing of this machine's.
+cp -rL "$FIXTURES/debug" dbg
+convert() { stackrec convert "$1" --symfs "$FIXTURES/sysroot" --debug-dir "$PWD/dbg" "${@:2}"; }
+entries() { ls "$CACHE/profiles" 2>/dev/null | grep -v '^\.'; }
+
+test_expect_success 'every fixture in every format: the first run keeps an entry, the second reads it, both as --no-cache' '
+	for rec in inline short chain unwind deep offcpu crash; do
+		for format in folded pprof speedscope d3 trace report; do
+			rm -rf "$CACHE" &&
+			convert "$FIXTURES/$rec.rec" --no-cache -f $format -o expect &&
+			test_must_fail test -e "$CACHE/profiles" &&
+			convert "$FIXTURES/$rec.rec" -f $format -o first -v 2>first.err &&
+			grep -q "profile cache entry .* written" first.err &&
+			convert "$FIXTURES/$rec.rec" -f $format -o second -v 2>second.err &&
+			grep -q "profile cache entry .*: [0-9]* stacks" second.err &&
+			! grep -q "CFI look-ups" second.err &&
+			cmp expect first && cmp expect second || { echo "$rec $format"; cat first.err second.err; return 1; }
+		done
+	done
+'
+
+test_expect_success 'formats without each sample'"'"'s time share one entry; speedscope and trace keep another' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/unwind.rec" -f folded -o /dev/null &&
+	convert "$FIXTURES/unwind.rec" -f pprof -o /dev/null &&
+	convert "$FIXTURES/unwind.rec" -f report -o /dev/null &&
+	test "$(entries | wc -l)" = 1 &&
+	convert "$FIXTURES/unwind.rec" -f speedscope -o /dev/null &&
+	convert "$FIXTURES/unwind.rec" -f trace -o /dev/null &&
+	test "$(entries | wc -l)" = 2
+'
+
+test_expect_success 'entries are private files; a copy of the recording elsewhere is the same recording' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/short.rec" -f folded -o expect &&
+	e=$(entries) &&
+	test "$(stat -c %a "$CACHE/profiles/$e")" = 600 &&
+	test "$(stat -c %a "$CACHE/profiles")" = 700 &&
+	cp "$FIXTURES/short.rec" copy.rec &&
+	convert copy.rec -f folded -o actual -v 2>err &&
+	grep -q "profile cache entry .*/$e.: " err &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a module file the unwinder read that changed since: converted from scratch, the entry replaced' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/unwind.rec" --no-cache -f folded -o expect &&
+	convert "$FIXTURES/unwind.rec" -f folded -o /dev/null &&
+	e=$(entries) && cp "$CACHE/profiles/$e" before &&
+	for f in $(find dbg -type f); do touch -d "2001-02-03 04:05:06" "$f" || return 1; done &&
+	convert "$FIXTURES/unwind.rec" -f folded -o actual -v 2>err &&
+	grep -q "profile cache: .* has changed since" err &&
+	grep -q "CFI look-ups" err &&
+	test_cmp expect actual &&
+	! cmp -s before "$CACHE/profiles/$e" &&
+	convert "$FIXTURES/unwind.rec" -f folded -o again -v 2>err &&
+	! grep -q "CFI look-ups" err &&
+	test_cmp expect again
+'
+
+test_expect_success 'a module file that turns up later: converted from scratch' '
+	rm -rf "$CACHE" dbg2 && mkdir dbg2 &&
+	stackrec convert "$FIXTURES/unwind.rec" --symfs "$FIXTURES/sysroot" --debug-dir "$PWD/dbg2" -f folded -o without &&
+	cp -rL dbg/. dbg2/ &&
+	stackrec convert "$FIXTURES/unwind.rec" --symfs "$FIXTURES/sysroot" --debug-dir "$PWD/dbg2" -f folded -o with -v 2>err &&
+	grep -q "has changed since" err &&
+	convert "$FIXTURES/unwind.rec" --no-cache -f folded -o expect &&
+	test_cmp expect with &&
+	! cmp -s without with
+'
+
+test_expect_success 'a damaged entry is not used, the run converts from scratch and writes it anew' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/chain.rec" --no-cache -f pprof -o expect &&
+	convert "$FIXTURES/chain.rec" -f pprof -o /dev/null &&
+	e=$(entries) && cp "$CACHE/profiles/$e" good &&
+	size=$(stat -c %s good) &&
+	for at in 0 12 40 $((size / 2)) $((size - 1)); do
+		cp good "$CACHE/profiles/$e" &&
+		printf "\\377" | dd of="$CACHE/profiles/$e" bs=1 seek=$at conv=notrunc 2>/dev/null &&
+		convert "$FIXTURES/chain.rec" -f pprof -o actual -v 2>err &&
+		grep -q "profile cache entry .* not used: " err &&
+		cmp expect actual &&
+		cmp good "$CACHE/profiles/$e" || { cat err; return 1; }
+	done &&
+	head -c $((size / 3)) good >"$CACHE/profiles/$e" &&
+	convert "$FIXTURES/chain.rec" -f pprof -o actual -v 2>err &&
+	grep -q "not used: cut short or grown" err &&
+	cmp expect actual
+'
+
+test_expect_success 'an entry that is a symbolic link or a FIFO is not followed or read' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/short.rec" -f folded -o expect &&
+	e=$(entries) && mv "$CACHE/profiles/$e" target &&
+	ln -s "$PWD/target" "$CACHE/profiles/$e" &&
+	convert "$FIXTURES/short.rec" -f folded -o actual -v 2>err &&
+	! grep -q "profile cache entry .*: [0-9]* stacks" err &&
+	test_cmp expect actual &&
+	rm -f "$CACHE/profiles/$e" && mkfifo "$CACHE/profiles/$e" &&
+	timeout 20 "$STACKREC" convert "$FIXTURES/short.rec" --symfs "$FIXTURES/sysroot" --debug-dir "$PWD/dbg" -f folded -o actual &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a damaged recording keeps no entry (its messages are said again each run)' '
+	rm -rf "$CACHE" &&
+	size=$(stat -c %s "$FIXTURES/offcpu.rec") &&
+	head -c $((size - 100)) "$FIXTURES/offcpu.rec" >cut.rec &&
+	{ convert cut.rec -f folded -o /dev/null 2>err; test $? = 3; } &&
+	{ convert cut.rec -f folded -o /dev/null -v 2>err; test $? = 3; } &&
+	grep -q "not kept: this run was not clean" err &&
+	test -z "$(entries)"
+'
+
+test_expect_success '--no-cache and --explain neither read nor write an entry' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/unwind.rec" --explain -f folded -o /dev/null 2>/dev/null &&
+	test -z "$(entries)" &&
+	convert "$FIXTURES/unwind.rec" -f folded -o /dev/null &&
+	test -n "$(entries)" &&
+	convert "$FIXTURES/unwind.rec" --no-cache -f folded -o /dev/null -v 2>err &&
+	! grep -q "profile cache" err &&
+	convert "$FIXTURES/unwind.rec" --explain -f folded -o /dev/null -v 2>err &&
+	! grep -q "profile cache" err &&
+	grep -q "CFI look-ups" err
+'
+
+test_expect_success 'another --debug-dir or --symfs is another entry' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/unwind.rec" -f folded -o /dev/null &&
+	stackrec convert "$FIXTURES/unwind.rec" --symfs "$FIXTURES/sysroot" --debug-dir "$FIXTURES/debug" -f folded -o /dev/null &&
+	stackrec convert "$FIXTURES/unwind.rec" --debug-dir "$PWD/dbg" -f folded -o /dev/null &&
+	test "$(entries | wc -l)" = 3
+'
+
+test_done
