@@ -983,7 +983,7 @@ static void summary(const struct convert *c, const char *path)
 
 /* profile_cache_add_module for each module the unwinder opened. */
 struct unwinder_modules {
-	struct profile_cache_modules list;
+	struct profile_cache_walk walk;
 	const struct profile *profile;
 	const struct debug_file_search *search;
 };
@@ -992,13 +992,13 @@ static void add_unwinder_module(void *ctx, uint32_t module, const struct module_
 {
 	struct unwinder_modules *u = ctx;
 
-	profile_cache_add_module(&u->list, module, mf, u->profile->modules[module].build_id, u->search);
+	profile_cache_add_module(&u->walk, module, mf, u->profile->modules[module].build_id, u->search);
 }
 
 /* Keeps what the passes over the samples made for the next conversion of the same recording (profile_cache.h):
  * only after a clean run, whose every message a run that uses it says all the same. */
 static void keep_profile(struct convert *c, const struct recording_reader *reader, const char *cache_dir,
-			 const char *key, const struct profile_cache_modules *modules)
+			 const char *key, const struct profile_cache_walk *modules)
 {
 	if (problems_reported || c->bad_blocks || recording_reader_damaged(reader)) {
 		debug("profile cache: not kept: this run was not clean (damage, a warning or an error)");
@@ -1020,15 +1020,17 @@ static void keep_profile(struct convert *c, const struct recording_reader *reade
  * The profile of the previous conversion of this recording, when every file it read finds the same now and its
  * modules start with those pass 1 made: then it replaces the pass's profile. *cached is released either way.
  */
-static bool use_kept_profile(struct convert *c, struct profile *cached, struct profile_cache_modules *modules,
+static bool use_kept_profile(struct convert *c, struct profile *cached, struct profile_cache_walk *modules,
 			     const struct debug_file_search *search)
 {
-	bool used = profile_cache_modules_hold(modules, cached, search);
+	/* Its modules are the recording's before any of them is looked for: no file an entry names is opened else. */
+	bool used = profile_cache_fits(&c->profile, cached);
 
-	if (used && !(used = profile_cache_take(&c->profile, cached)))
-		debug("profile cache: not used: its modules are not those of the recording");
+	if (!used)
+		debug("profile cache: not used: its modules or facts are not those of the recording");
+	else if ((used = profile_cache_walk_holds(modules, &c->profile, search)))
+		profile_cache_take(&c->profile, cached);
 	profile_release(cached);
-	profile_cache_modules_release(modules);
 	if (!used)
 		return false;
 	/* What pass 2 asks for as frames land in modules: their opening, on the prefetch thread. */
@@ -1086,9 +1088,10 @@ int cmd_convert(int argc, char **argv)
 	bool damaged;
 	char *profile_key = NULL;
 	struct profile cached;
-	struct profile_cache_modules cached_modules;
+	struct profile_cache_walk cached_modules;
 	bool have_cached = false, used_cached = false;
 	struct unwinder_modules unwound;
+	uint64_t frames_without_cfa = 0; /* of probed functions' frames: the walk's, or the kept profile's */
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "f:o:j:vh", long_options, NULL)) != -1) {
@@ -1198,7 +1201,7 @@ int cmd_convert(int argc, char **argv)
 	 */
 	if (cache_dir && !explain && !archive_path && !debuginfod_client_wanted()) {
 		profile_key = profile_cache_key(reader.map, reader.size, c->profile.keep_timeline, &sym.search);
-		have_cached = profile_cache_load(cache_dir, profile_key, &cached, &cached_modules);
+		have_cached = profile_key && profile_cache_load(cache_dir, profile_key, &cached, &cached_modules);
 	}
 	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
 	reader.keep = !have_cached;
@@ -1228,8 +1231,11 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	unwound = (struct unwinder_modules){ .profile = &c->profile, .search = &sym.search };
-	if (have_cached)
+	if (have_cached) {
 		used_cached = use_kept_profile(c, &cached, &cached_modules, &sym.search);
+		frames_without_cfa = cached_modules.frames_without_cfa;
+		profile_cache_walk_release(&cached_modules);
+	}
 	if (!used_cached) {
 		c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
 		stack_memo_init(&c->stacks);
@@ -1257,9 +1263,10 @@ int cmd_convert(int argc, char **argv)
 		stack_memo_release(&c->stacks);
 		stack_memo_release(&c->samples);
 		raw_sample_memo_release(&c->raw); /* counts the repeats it still held */
+		frames_without_cfa = unwound.walk.frames_without_cfa = enrich_frames_without_cfa(c->enricher);
 		if (profile_key)
-			keep_profile(c, &reader, cache_dir, profile_key, &unwound.list);
-		profile_cache_modules_release(&unwound.list);
+			keep_profile(c, &reader, cache_dir, profile_key, &unwound.walk);
+		profile_cache_walk_release(&unwound.walk);
 	}
 	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
 	if (c->profile.context_omitted)
@@ -1289,7 +1296,7 @@ int cmd_convert(int argc, char **argv)
 	if (explain || verbose) {
 		explain_unnamed(&c->profile, &c->maps, stderr);
 		explain_unwinding(&c->profile, c->call_graph, stderr);
-		explain_context(&c->profile, enrich_frames_without_cfa(c->enricher), c->call_graph, stderr);
+		explain_context(&c->profile, frames_without_cfa, c->call_graph, stderr);
 	}
 
 	damaged = recording_reader_report_damage(&reader);

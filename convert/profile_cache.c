@@ -64,6 +64,8 @@ char *profile_cache_key(const void *data, size_t size, bool keep_timeline, const
 	uint32_t crc = 0, adler = 1;
 
 	dl_iterate_phdr(own_build_id, self);
+	if (!strcmp(self, "unknown"))
+		return NULL;
 	/* The bytes by their size, CRC-32 and Adler-32: a byte changed, or a few near each other, always changes the
 	 * CRC; libdeflate computes both at several GB/s (a 64-bit multiply hash took 2 ms of 1.1 MB). A mapped page
 	 * stays resident once read: those of a large file are given back as they are hashed, as the reader gives back
@@ -107,7 +109,7 @@ static char *found_identity(const struct module_file *mf, const char *build_id, 
 	return module_file_identity(mf, build_id, search);
 }
 
-void profile_cache_add_module(struct profile_cache_modules *modules, uint32_t module, const struct module_file *mf,
+void profile_cache_add_module(struct profile_cache_walk *modules, uint32_t module, const struct module_file *mf,
 			      const char *build_id, const struct debug_file_search *search)
 {
 	GROW(modules->list, modules->cap, modules->count + 1);
@@ -115,7 +117,7 @@ void profile_cache_add_module(struct profile_cache_modules *modules, uint32_t mo
 		(struct profile_cache_module){ .module = module, .identity = found_identity(mf, build_id, search) };
 }
 
-bool profile_cache_modules_hold(const struct profile_cache_modules *modules, const struct profile *p,
+bool profile_cache_walk_holds(const struct profile_cache_walk *modules, const struct profile *p,
 				const struct debug_file_search *search)
 {
 	struct module_file_callbacks callbacks;
@@ -125,10 +127,16 @@ bool profile_cache_modules_hold(const struct profile_cache_modules *modules, con
 	callbacks.cfi_only = true; /* as the unwinder opens them */
 	for (size_t i = 0; i < modules->count && hold; i++) {
 		const struct profile_cache_module *cm = &modules->list[i];
-		const struct profile_module *m = &p->modules[cm->module];
+		const struct profile_module *m;
 		struct module_file mf;
 		char *now;
 
+		if (cm->module >= p->module_count) {
+			debug("profile cache: a module the entry lists is not the recording's");
+			hold = false;
+			break;
+		}
+		m = &p->modules[cm->module];
 		module_file_open_lazy(&mf, m, search, &callbacks);
 		now = found_identity(&mf, m->build_id, search);
 		module_file_close(&mf);
@@ -142,7 +150,7 @@ bool profile_cache_modules_hold(const struct profile_cache_modules *modules, con
 	return hold;
 }
 
-void profile_cache_modules_release(struct profile_cache_modules *modules)
+void profile_cache_walk_release(struct profile_cache_walk *modules)
 {
 	for (size_t i = 0; i < modules->count; i++)
 		free(modules->list[i].identity);
@@ -343,7 +351,7 @@ static void save_profile(struct out *o, const struct profile *p)
 	}
 }
 
-void *profile_cache_serialize(const char *key, const struct profile *p, const struct profile_cache_modules *modules,
+void *profile_cache_serialize(const char *key, const struct profile *p, const struct profile_cache_walk *modules,
 			      size_t *size)
 {
 	struct profile_cache_header h = { .version = PROFILE_CACHE_VERSION, .header_size = sizeof(h) };
@@ -357,6 +365,7 @@ void *profile_cache_serialize(const char *key, const struct profile *p, const st
 		put32(&o, modules->list[i].module);
 		put_string(&o, modules->list[i].identity);
 	}
+	put64(&o, modules->frames_without_cfa);
 	save_profile(&o, p);
 	h.file_size = o.size;
 	h.crc = libdeflate_crc32(0, o.bytes + sizeof(h), o.size - sizeof(h));
@@ -372,7 +381,7 @@ static char *entry_name(const char *key)
 }
 
 void profile_cache_save(const char *cache_dir, const char *key, const struct profile *p,
-			const struct profile_cache_modules *modules)
+			const struct profile_cache_walk *modules)
 {
 	char tmp[12], *name = entry_name(key);
 	size_t size;
@@ -743,13 +752,13 @@ static void load_profile(struct in *in, struct profile *p)
 		truncated = get8(in);
 		p->unwind_stops[i].truncated = truncated != 0;
 		p->unwind_stops[i].samples = get64(in);
-		if (truncated > 1)
-			in->bad = true;
+		if (truncated > 1 || !p->unwind_stops[i].reason)
+			in->bad = true; /* every stop has its reason (explain.c compares them) */
 	}
 }
 
 const char *profile_cache_parse(const void *data, size_t size, const char *key, struct profile *out,
-				struct profile_cache_modules *modules)
+				struct profile_cache_walk *modules)
 {
 	struct profile_cache_header h;
 	struct in in = { (const unsigned char *)data, size, false };
@@ -785,22 +794,23 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 		modules->list[i].module = get32(&in);
 		modules->list[i].identity = get_string(&in);
 	}
+	modules->frames_without_cfa = get64(&in);
 	load_profile(&in, out);
 	for (size_t i = 0; i < modules->count && !in.bad; i++)
 		if (modules->list[i].module >= out->module_count || !modules->list[i].identity)
 			in.bad = true;
 	if (!in.bad && in.left)
-		return profile_release(out), profile_cache_modules_release(modules), "bytes after its end";
+		return profile_release(out), profile_cache_walk_release(modules), "bytes after its end";
 	if (in.bad) {
 		profile_release(out);
-		profile_cache_modules_release(modules);
+		profile_cache_walk_release(modules);
 		return "damaged: a count, index or string out of bounds";
 	}
 	return NULL;
 }
 
 bool profile_cache_load(const char *cache_dir, const char *key, struct profile *out,
-			struct profile_cache_modules *modules)
+			struct profile_cache_walk *modules)
 {
 	char *name = entry_name(key);
 	const char *why = NULL;
@@ -856,29 +866,45 @@ static bool same_string(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-bool profile_cache_take(struct profile *first, struct profile *cached)
+bool profile_cache_fits(const struct profile *first, const struct profile *cached)
 {
-	if (cached->module_count < first->module_count)
+	const struct profile_info *a = &first->info, *b = &cached->info;
+
+	if (cached->module_count < first->module_count || !same_string(a->command_line, b->command_line) ||
+	    !same_string(a->hostname, b->hostname) || !same_string(a->kernel_release, b->kernel_release) ||
+	    !same_string(a->event, b->event))
 		return false;
 	for (size_t i = 0; i < first->module_count; i++) {
-		const struct profile_module *a = &first->modules[i], *b = &cached->modules[i];
+		const struct profile_module *x = &first->modules[i], *y = &cached->modules[i];
 
-		if (!same_string(a->path, b->path) || !same_string(a->build_id, b->build_id) || a->start != b->start ||
-		    a->end != b->end || a->file_offset != b->file_offset || a->is_kernel != b->is_kernel)
+		if (!same_string(x->path, y->path) || !same_string(x->build_id, y->build_id) || x->start != y->start ||
+		    x->end != y->end || x->file_offset != y->file_offset || x->is_kernel != y->is_kernel)
 			return false;
 	}
-	for (size_t i = 0; i < first->module_count; i++) {
-		char *path = cached->modules[i].path, *build_id = cached->modules[i].build_id;
+	return true;
+}
 
-		cached->modules[i].path = first->modules[i].path;
-		cached->modules[i].build_id = first->modules[i].build_id;
-		first->modules[i].path = path;
-		first->modules[i].build_id = build_id;
+static void swap_strings(char **a, char **b)
+{
+	char *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+void profile_cache_take(struct profile *first, struct profile *cached)
+{
+	for (size_t i = 0; i < first->module_count; i++) {
+		swap_strings(&cached->modules[i].path, &first->modules[i].path);
+		swap_strings(&cached->modules[i].build_id, &first->modules[i].build_id);
 	}
+	swap_strings(&cached->info.command_line, &first->info.command_line);
+	swap_strings(&cached->info.hostname, &first->info.hostname);
+	swap_strings(&cached->info.kernel_release, &first->info.kernel_release);
+	swap_strings(&cached->info.event, &first->info.event);
 	cached->keep_timeline = first->keep_timeline;
 	profile_release(first);
 	*first = *cached;
 	memset(cached, 0, sizeof(*cached));
 	profile_index_modules(first); /* the symbolizer adds the kernel's modules */
-	return true;
 }

@@ -29,7 +29,8 @@
  * Format, version 1, host byte order, all integers unaligned:
  *   header (struct profile_cache_header, 32 bytes): magic "STKPROF\n", version, header size, file size, CRC-32
  *     of every byte after the header;
- *   then, in order: the key; the unwinder's modules (count, then index and identity or reason each); the profile's
+ *   then, in order: the key; the unwinder's modules (count, then index and identity or reason each) and the count
+ *   of probed functions' frames it found no CFA for; the profile's
  *   facts, processes, modules, locations (a marker's or JIT code's one named frame), stacks (locations and probe
  *   hits, leaf first), timeline, totals, events, probes, hits, process metrics and counters, each array as its
  *   count then its elements, as profile_cache.c's save_profile writes them. A string is its length (u32; all
@@ -66,50 +67,62 @@ struct profile_cache_module {
 	char *identity;
 };
 
-struct profile_cache_modules {
-	struct profile_cache_module *list;
+/* What the walk over the samples read and counted besides the profile. */
+struct profile_cache_walk {
+	struct profile_cache_module *list; /* the modules the unwinder opened */
 	size_t count, cap;
+	uint64_t frames_without_cfa; /* enrich_frames_without_cfa: what -v says of probe context */
 };
 
 /*
  * The key of a conversion of the size bytes of a recording mapped read-only at data (page aligned: the reader's
  * map, whose pages a large file gives back), whose profile keeps a timeline or not, with files looked for by
- * search (its symfs, debug dirs and cache directory). Allocated.
+ * search (its symfs, debug dirs and cache directory). Allocated; NULL when this stackrec has no build ID (then
+ * nothing would tell its entries from another build's: the cache is not used).
  */
 char *profile_cache_key(const void *data, size_t size, bool keep_timeline, const struct debug_file_search *search);
 
 /* What the profile cache keeps of the unwinder's module mf (index module): its identity, or why it has none. */
-void profile_cache_add_module(struct profile_cache_modules *modules, uint32_t module, const struct module_file *mf,
+void profile_cache_add_module(struct profile_cache_walk *modules, uint32_t module, const struct module_file *mf,
 			      const char *build_id, const struct debug_file_search *search);
-/* Whether every module in modules finds what it found then (each opened again as the unwinder opens it). */
-bool profile_cache_modules_hold(const struct profile_cache_modules *modules, const struct profile *p,
+/*
+ * Whether every module in modules finds what it found then (each opened again as the unwinder opens it). p is the
+ * profile of the recording's first pass: a module the entry lists that pass did not make is not looked for (it
+ * does not hold).
+ */
+bool profile_cache_walk_holds(const struct profile_cache_walk *modules, const struct profile *p,
 				const struct debug_file_search *search);
-void profile_cache_modules_release(struct profile_cache_modules *modules);
+void profile_cache_walk_release(struct profile_cache_walk *modules);
 
 /*
  * Checks size bytes at data as an entry for key (NULL: any) and reads it into *out (profile_init'ed by it) and
  * *modules. Returns NULL, or a static string saying what is wrong (then out and modules are released).
  */
 const char *profile_cache_parse(const void *data, size_t size, const char *key, struct profile *out,
-				struct profile_cache_modules *modules);
+				struct profile_cache_walk *modules);
 
 /* The entry for key under cache_dir, read into *out and *modules: true when there is a valid one. */
 bool profile_cache_load(const char *cache_dir, const char *key, struct profile *out,
-			struct profile_cache_modules *modules);
+			struct profile_cache_walk *modules);
 
 /* The bytes of an entry for key of profile p (before symbolization), with the unwinder's modules. Allocated. */
-void *profile_cache_serialize(const char *key, const struct profile *p, const struct profile_cache_modules *modules,
+void *profile_cache_serialize(const char *key, const struct profile *p, const struct profile_cache_walk *modules,
 			      size_t *size);
 
 /* Writes the entry for key under cache_dir (made when missing), and trims the directory to its cap. */
 void profile_cache_save(const char *cache_dir, const char *key, const struct profile *p,
-			const struct profile_cache_modules *modules);
+			const struct profile_cache_walk *modules);
 
 /*
  * Whether cached (an entry's profile) is what the passes over the samples would make of a recording whose first
- * pass made first: cached's modules start with first's, in the same order. When they do, *first becomes cached
- * (first's module strings kept, which others may still point to) and cached is emptied.
+ * pass made first: cached's modules start with first's, in the same order, and its facts are first's.
  */
-bool profile_cache_take(struct profile *first, struct profile *cached);
+bool profile_cache_fits(const struct profile *first, const struct profile *cached);
+/*
+ * Makes *first cached (which profile_cache_fits) and empties cached. first's strings that cached has too (the
+ * modules' paths and build IDs, the recording's facts) are the ones kept: others may still point to them (the
+ * module prefetcher, the debug file search's kernel release).
+ */
+void profile_cache_take(struct profile *first, struct profile *cached);
 
 #endif

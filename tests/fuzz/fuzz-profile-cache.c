@@ -16,7 +16,7 @@
 #include "convert/profile_cache.h"
 #include "fuzz-input.h"
 
-static void check_profile(const struct profile *p, const struct profile_cache_modules *modules)
+static void check_profile(const struct profile *p, const struct profile_cache_walk *modules)
 {
 	for (size_t i = 0; i < modules->count; i++)
 		ASSERT(modules->list[i].module < p->module_count && modules->list[i].identity);
@@ -51,7 +51,7 @@ static void check_profile(const struct profile *p, const struct profile_cache_mo
 static void check(const void *data, size_t size)
 {
 	struct profile p;
-	struct profile_cache_modules modules;
+	struct profile_cache_walk modules;
 	void *again;
 	size_t again_size;
 
@@ -73,7 +73,7 @@ static void check(const void *data, size_t size)
 	profile_index_modules(&p);
 	profile_finish(&p);
 	profile_release(&p);
-	profile_cache_modules_release(&modules);
+	profile_cache_walk_release(&modules);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
