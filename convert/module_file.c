@@ -29,12 +29,19 @@ struct candidate_walk {
 	struct stat self;
 	bool have_self;
 	size_t others;
+	char **identity; /* module_file_identity's walk: each candidate that is a file is added to it, none checked */
 };
+
+static void identify_file(char **identity, const char *path);
 
 static bool candidate_ok(struct candidate_walk *w, const char *path)
 {
 	struct stat st;
 
+	if (w->identity) {
+		identify_file(w->identity, path);
+		return true;
+	}
 	if (stat(path, &st) == 0 && !(w->have_self && st.st_dev == w->self.st_dev && st.st_ino == w->self.st_ino))
 		w->others++;
 	return input_file_candidate_ok_under(w->root, path);
@@ -689,42 +696,38 @@ static void identify_file(char **identity, const char *path)
 
 char *module_file_identity(const struct module_file *mf, const char *build_id, const struct debug_file_search *search)
 {
+	struct candidate_walk w = { .root = search->symfs };
 	const char *link;
-	char *identity = NULL, *dir, *slash;
+	char *identity = NULL, *path_list, *canonical;
 	GElf_Word crc = 0;
 
 	identify_file(&identity, mf->path);
 	if (!identity)
 		return NULL;
+	/* By build ID in each debug directory: also where a module without a Dwfl_Module yet would be found. */
 	for (size_t i = 0; i <= search->dir_count; i++) {
-		char *rel = build_id_hex_rel_path(build_id, ".debug"), *path;
+		char *rel = build_id_hex_rel_path(build_id, ".debug"), *dir = debug_file_dir(search, i);
+		char *path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
 
-		dir = debug_file_dir(search, i);
-		path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
 		if (path)
 			identify_file(&identity, path);
 		free(path);
 		free(rel);
 		free(dir);
 	}
-	link = dwelf_elf_gnu_debuglink(mf->elf, &crc);
-	if (link && !strchr(link, '/') && (slash = strrchr(mf->path, '/'))) {
-		char *file_dir = xstrndup(mf->path, (size_t)(slash - mf->path)), *path;
-
-		path = xasprintf("%s/%s", file_dir, link);
-		identify_file(&identity, path);
-		free(path);
-		path = xasprintf("%s/.debug/%s", file_dir, link);
-		identify_file(&identity, path);
-		free(path);
-		for (size_t i = 0; i <= search->dir_count; i++) {
-			dir = debug_file_dir(search, i);
-			path = xasprintf("%s%s/%s", dir, file_dir, link);
-			identify_file(&identity, path);
-			free(path);
-			free(dir);
-		}
-		free(file_dir);
-	}
+	/* Then every file checked_find_debuginfo's walk would look at for it: the .gnu_debuglink target (or
+	 * BASENAME.debug) beside the file, in .debug/, under each debug directory after every tail of the file's
+	 * directory, in the .dwz directories; for the file's name and the one its links resolve to. */
+	if (!mf->mod)
+		return identity;
+	link = mf->elf ? dwelf_elf_gnu_debuglink(mf->elf, &crc) : NULL;
+	path_list = debug_file_dwfl_path(search);
+	w.identity = &identity;
+	debuginfo_candidates_ok(&w, mf->mod, path_list, mf->path, link);
+	canonical = realpath(mf->path, NULL);
+	if (canonical && strcmp(canonical, mf->path))
+		debuginfo_candidates_ok(&w, mf->mod, path_list, canonical, link);
+	free(canonical);
+	free(path_list);
 	return identity;
 }

@@ -104,9 +104,10 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw);
 
 /*
  * What the answers read from mf come from, as one string: the file found, and every file libdwfl's search could
- * take its DWARF or .debug_frame from (DIR/.build-id/xx/rest.debug in each debug directory; the .gnu_debuglink
- * target beside the file, in its .debug/ and under each debug directory), each as path, size and modification
- * time. A debug file that turns up, changes or goes makes another identity: the symbol cache (keyed by it) and
+ * take its DWARF or .debug_frame from (DIR/.build-id/xx/rest.debug in each debug directory; every candidate of
+ * the walk checked_find_debuginfo makes before libdwfl's search: the .gnu_debuglink target, or BASENAME.debug,
+ * beside the file, in its .debug/, under each debug directory after each tail of the file's directory, in the
+ * .dwz directories), each that is a file as path, size and modification time. A debug file that turns up, changes or goes makes another identity: the symbol cache (keyed by it) and
  * the profile cache (which keeps the identity of every module the unwinder opened) are then rebuilt. The files
  * are looked at, not asked libdwfl for: its find_debuginfo keeps what it opens in the module, as if DWARF were
  * being read. build_id is the module's (lowercase hex) or NULL. NULL when the file found is no regular file (a

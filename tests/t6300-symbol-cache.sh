@@ -150,6 +150,21 @@ test_expect_success BINUTILS 'a debug file found later replaces an entry made fr
 	test "$(entries | wc -l)" = 1
 '
 
+# libdwfl looks for a .gnu_debuglink target under each debug directory after every tail of the binary's directory,
+# down to DIR/LINK itself: one that turns up there makes another identity too (the profile cache's as well).
+test_expect_success BINUTILS 'a debug file that turns up as DIR/LINK (its .gnu_debuglink under a debug directory) replaces an entry' '
+	rm -rf "$CACHE" debug2 && mkdir debug2 &&
+	cp prog linked && objcopy --only-keep-debug linked linked.dbg && strip linked &&
+	objcopy --add-gnu-debuglink=linked.dbg linked && mv linked.dbg debug2-later.dbg &&
+	stackrec symbolize -e linked --debug-dir debug2 -f -i <addrs >without &&
+	! grep -F prog.c without &&
+	mv debug2-later.dbg debug2/linked.dbg &&
+	stackrec symbolize -e linked --debug-dir debug2 -f -i <addrs >with &&
+	stackrec symbolize --no-cache -e linked --debug-dir debug2 -f -i <addrs >expect &&
+	grep -F prog.c expect &&
+	test_cmp expect with
+'
+
 test_expect_success BINUTILS 'the directory is trimmed to STACKREC_SYMBOL_CACHE_MB, least recently used first' '
 	rm -rf "$CACHE" &&
 	stackrec symbolize -e prog -f <addrs >/dev/null &&
