@@ -983,7 +983,7 @@ static void summary(const struct convert *c, const char *path)
 
 /* profile_cache_add_module for each module the unwinder opened. */
 struct unwinder_modules {
-	struct profile_cache_walk walk;
+	struct profile_cache_walk *walk;
 	const struct profile *profile;
 	const struct debug_file_search *search;
 };
@@ -992,7 +992,46 @@ static void add_unwinder_module(void *ctx, uint32_t module, const struct module_
 {
 	struct unwinder_modules *u = ctx;
 
-	profile_cache_add_module(&u->walk, module, mf, u->profile->modules[module].build_id, u->search);
+	profile_cache_add_module(u->walk, module, mf, u->profile->modules[module].build_id, u->search);
+}
+
+/*
+ * Passes 2 and 3: unwinds and counts every sample into the profile, then reads the values of the probe hits its
+ * frames show. *walk gets what the walk read and counted besides the profile (for the profile cache).
+ */
+static void read_samples(struct convert *c, struct recording_reader *reader, struct symbolizer_options *sym,
+			 struct profile_cache_walk *walk)
+{
+	struct unwinder_modules unwound = { .walk = walk, .profile = &c->profile, .search = &sym->search };
+
+	c->unwinder = unwinder_new(&c->profile, &c->maps, &sym->search);
+	stack_memo_init(&c->stacks);
+	stack_memo_init(&c->samples);
+	memo_window_init(&c->stacks_window, MEMO_WINDOW / 4);
+	memo_window_init(&c->samples_window, MEMO_WINDOW / 16); /* a hit saves a whole walk; it fills slowly */
+	c->samples.unhashed = SAMPLE_KEY_UNHASHED;
+	c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
+	raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
+	c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
+	/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
+	if (sym->jobs > 1 && !c->prefetch)
+		c->prefetch = module_prefetch_new(sym);
+	/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
+	 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
+	 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
+	reader->decode_ahead = sym->jobs > 1;
+	recording_reader_for_each(reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
+	if (enrich_wants_values(c->enricher)) {
+		c->hit_ordinal = 0;
+		recording_reader_for_each(reader, add_hit_values, c, RECORDING_WARN_NONE);
+	}
+	unwinder_for_each_module(c->unwinder, add_unwinder_module, &unwound);
+	unwinder_free(c->unwinder);
+	c->unwinder = NULL;
+	stack_memo_release(&c->stacks);
+	stack_memo_release(&c->samples);
+	raw_sample_memo_release(&c->raw); /* counts the repeats it still held */
+	walk->frames_without_cfa = enrich_frames_without_cfa(c->enricher);
 }
 
 /* Keeps what the passes over the samples made for the next conversion of the same recording (profile_cache.h):
@@ -1090,7 +1129,7 @@ int cmd_convert(int argc, char **argv)
 	struct profile cached;
 	struct profile_cache_walk cached_modules;
 	bool have_cached = false, used_cached = false;
-	struct unwinder_modules unwound;
+	struct profile_cache_walk unwound = { 0 };
 	uint64_t frames_without_cfa = 0; /* of probed functions' frames: the walk's, or the kept profile's */
 
 	optind = 0;
@@ -1230,43 +1269,17 @@ int cmd_convert(int argc, char **argv)
 			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
 		}
 	}
-	unwound = (struct unwinder_modules){ .profile = &c->profile, .search = &sym.search };
 	if (have_cached) {
 		used_cached = use_kept_profile(c, &cached, &cached_modules, &sym.search);
 		frames_without_cfa = cached_modules.frames_without_cfa;
 		profile_cache_walk_release(&cached_modules);
 	}
 	if (!used_cached) {
-		c->unwinder = unwinder_new(&c->profile, &c->maps, &sym.search);
-		stack_memo_init(&c->stacks);
-		stack_memo_init(&c->samples);
-		memo_window_init(&c->stacks_window, MEMO_WINDOW / 4);
-		memo_window_init(&c->samples_window, MEMO_WINDOW / 16); /* a hit saves a whole walk; it fills slowly */
-		c->samples.unhashed = SAMPLE_KEY_UNHASHED;
-		c->samples.max_bytes = SAMPLE_MEMO_MAX_BYTES;
-		raw_sample_memo_init(&c->raw, count_repeats, &c->profile);
-		c->raw.dwarf = c->call_graph && !strncmp(c->call_graph, "dwarf", 5);
-		/* With one job, modules are opened one at a time, after the samples, as before there were threads. */
-		if (sym.jobs > 1 && !c->prefetch)
-			c->prefetch = module_prefetch_new(&sym);
-		/* Damage is said once, in the reader's one-line error at the end; with -v, frame by frame too. Unwinding
-		 * and aggregating take longer than decompressing: for a file whose frames pass 1 did not keep, a second
-		 * thread decodes the next frame meanwhile (-j 1: one thread does all). */
-		reader.decode_ahead = sym.jobs > 1;
-		recording_reader_for_each(&reader, add_sample, c, verbose ? RECORDING_WARN_EACH : RECORDING_WARN_NONE);
-		if (enrich_wants_values(c->enricher)) {
-			c->hit_ordinal = 0;
-			recording_reader_for_each(&reader, add_hit_values, c, RECORDING_WARN_NONE);
-		}
-		unwinder_for_each_module(c->unwinder, add_unwinder_module, &unwound);
-		unwinder_free(c->unwinder);
-		stack_memo_release(&c->stacks);
-		stack_memo_release(&c->samples);
-		raw_sample_memo_release(&c->raw); /* counts the repeats it still held */
-		frames_without_cfa = unwound.walk.frames_without_cfa = enrich_frames_without_cfa(c->enricher);
+		read_samples(c, &reader, &sym, &unwound);
+		frames_without_cfa = unwound.frames_without_cfa;
 		if (profile_key)
-			keep_profile(c, &reader, cache_dir, profile_key, &unwound.walk);
-		profile_cache_walk_release(&unwound.walk);
+			keep_profile(c, &reader, cache_dir, profile_key, &unwound);
+		profile_cache_walk_release(&unwound);
 	}
 	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
 	if (c->profile.context_omitted)

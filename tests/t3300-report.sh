@@ -146,6 +146,18 @@ test_expect_success 'frames of an fp recording have no CFA: no context, and --ex
 	grep -q "frames of probed functions show no values: their canonical frame address is unknown" explain
 '
 
+test_expect_success 'a second conversion, from the profile cache, reports and explains the same' '
+	rm -rf pcache &&
+	stackrec convert events.rec --cache-dir pcache -f report -v >first 2>first.err &&
+	stackrec convert events.rec --cache-dir pcache -f report -v >second 2>second.err &&
+	grep -q "profile cache entry .*: [0-9]* stacks" second.err &&
+	test_cmp first second &&
+	grep "^explain:" first.err >first.explain &&
+	grep "^explain:" second.err >second.explain &&
+	test_cmp first.explain second.explain &&
+	grep -q "frames of probed functions show no values" second.explain
+'
+
 test_expect_success 'info counts events by type, metrics, probes and the new statistics' '
 	stackrec info events.rec >info &&
 	grep -q "^  probes  *$PWD/prog:work(x:s64, p:ptr, s:str): 1 hit$" info &&
