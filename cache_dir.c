@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,6 +131,34 @@ int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_
 	fd = openat(cache_fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(cache_fd);
 	return fd;
+}
+
+const void *cache_dir_map(int dir_fd, const char *name, size_t max_size, bool populate, size_t *size, int *fd)
+{
+	struct stat st;
+	void *map;
+
+	*fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
+		return NULL;
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > max_size)
+		goto refuse;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), *fd, 0);
+	if (map == MAP_FAILED)
+		goto refuse;
+	*size = (size_t)st.st_size;
+	return map;
+refuse:
+	close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+void cache_dir_touch(int fd)
+{
+	struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
+
+	futimens(fd, times);
 }
 
 int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12])

@@ -45,6 +45,17 @@ int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_
 		       const char *what);
 
 /*
+ * An entry of a cache (name in the directory dir_fd) mapped read-only, all of it (populate: its pages mapped in at
+ * once, for an entry read whole): opened without following a symbolic link or blocking on a FIFO, and only when
+ * it is a regular file of 1 to max_size bytes. Returns the map with *size and *fd (open, for cache_dir_touch; the
+ * caller closes it and unmaps), or NULL with *fd -1. The bytes are the caller's to check: a cache is hostile input.
+ */
+const void *cache_dir_map(int dir_fd, const char *name, size_t max_size, bool populate, size_t *size, int *fd);
+
+/* Marks the entry open at fd used now (its access time), so that cache_dir_trim keeps it longest. */
+void cache_dir_touch(int fd);
+
+/*
  * A new temporary file in the directory dir_fd, ".tmp.XXXXXX" (an unpredictable name, made with O_EXCL, 0600),
  * given to owner when root makes it for another user: its fd, its name in tmp. -1 with errno when it could not
  * be made. The caller renames it into place, or unlinks it; cache_dir_trim removes those a killed run left.

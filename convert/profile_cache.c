@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <libdeflate.h>
 
 #include "../cache_dir.h"
 #include "../util.h"
@@ -799,12 +799,10 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 	for (size_t i = 0; i < modules->count && !in.bad; i++)
 		if (modules->list[i].module >= out->module_count || !modules->list[i].identity)
 			in.bad = true;
-	if (!in.bad && in.left)
-		return profile_release(out), profile_cache_walk_release(modules), "bytes after its end";
-	if (in.bad) {
+	if (in.bad || in.left) {
 		profile_release(out);
 		profile_cache_walk_release(modules);
-		return "damaged: a count, index or string out of bounds";
+		return in.bad ? "damaged: a count, index or string out of bounds" : "bytes after its end";
 	}
 	return NULL;
 }
@@ -813,48 +811,32 @@ bool profile_cache_load(const char *cache_dir, const char *key, struct profile *
 			struct profile_cache_walk *modules)
 {
 	char *name = entry_name(key);
-	const char *why = NULL;
-	struct stat st;
-	void *bytes = NULL;
+	const char *why;
+	const void *bytes = NULL;
+	size_t size = 0;
 	uid_t owner;
 	gid_t group;
 	int dir_fd = cache_dir_open_sub(cache_dir, "profiles", false, &owner, &group, "profile cache"), fd = -1;
 	bool found = false;
 
-	if (dir_fd < 0)
-		goto out;
-	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		goto out;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > MAX_ENTRY_SIZE) {
-		why = "not a regular file of a possible size";
-		goto out;
-	}
-	/* Mapped, not read: the copy into a fresh buffer was as long as parsing it (its pages faulted in anew). */
-	bytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (bytes == MAP_FAILED) {
-		bytes = NULL;
-		why = "cannot be mapped";
-		goto out;
-	}
-	why = profile_cache_parse(bytes, (size_t)st.st_size, key, out, modules);
-	if (!why) {
-		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
-
-		futimens(fd, times); /* used now: the trim keeps it longest */
-		found = true;
-		debug("profile cache entry '%s/profiles/%s': %zu stacks, %zu locations", cache_dir, name, out->stack_count,
-		      out->location_count);
-	}
-out:
-	if (why)
-		debug("profile cache entry '%s/profiles/%s' not used: %s", cache_dir, name, why);
-	if (fd >= 0)
+	/* Read whole: its pages mapped in at once (a copy into a fresh buffer took as long as parsing it). */
+	if (dir_fd >= 0)
+		bytes = cache_dir_map(dir_fd, name, MAX_ENTRY_SIZE, true, &size, &fd);
+	if (bytes) {
+		why = profile_cache_parse(bytes, size, key, out, modules);
+		if (why) {
+			debug("profile cache entry '%s/profiles/%s' not used: %s", cache_dir, name, why);
+		} else {
+			cache_dir_touch(fd); /* used now: the trim keeps it longest */
+			found = true;
+			debug("profile cache entry '%s/profiles/%s': %zu stacks, %zu locations", cache_dir, name,
+			      out->stack_count, out->location_count);
+		}
+		munmap((void *)bytes, size);
 		close(fd);
+	}
 	if (dir_fd >= 0)
 		close(dir_fd);
-	if (bytes)
-		munmap(bytes, (size_t)st.st_size);
 	free(name);
 	return found;
 }

@@ -335,7 +335,6 @@ static int open_dir(const char *cache_dir, bool create, uid_t *owner, gid_t *gro
 
 void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key)
 {
-	struct stat st;
 	const char *why;
 	uid_t owner;
 	gid_t group;
@@ -352,30 +351,17 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 	dir_fd = open_dir(cache_dir, false, &owner, &group);
 	if (dir_fd < 0)
 		return;
-	fd = openat(dir_fd, c->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	c->map = cache_dir_map(dir_fd, c->name, MAX_ENTRY_SIZE, false, &c->map_size, &fd);
 	close(dir_fd);
-	if (fd < 0)
+	if (!c->map)
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > MAX_ENTRY_SIZE) {
-		close(fd);
-		return;
-	}
-	c->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (c->map == MAP_FAILED) {
-		c->map = NULL;
-		close(fd);
-		return;
-	}
-	c->map_size = (size_t)st.st_size;
 	why = symbol_cache_check(c->map, c->map_size, &c->key, &c->view);
 	if (why) {
 		debug("symbol cache entry '%s/symbols/%s' not used: %s", cache_dir, c->name, why);
 	} else {
-		struct timespec times[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
-
 		c->valid = true;
 		index_build(c);
-		futimens(fd, times); /* used now: the trim keeps it longest */
+		cache_dir_touch(fd); /* used now: the trim keeps it longest */
 		debug("symbol cache entry '%s/symbols/%s': %zu addresses", cache_dir, c->name, c->view.address_count);
 	}
 	close(fd);
@@ -1068,7 +1054,7 @@ void symbol_cache_close(struct symbol_cache *c, bool has_symtab, const char *deb
 	free(c->recent_frames);
 	free(c->bucket_first);
 	if (c->map)
-		munmap(c->map, c->map_size);
+		munmap((void *)c->map, c->map_size);
 	free(c->dir);
 	free(c->name);
 	free((char *)c->key.build_id);

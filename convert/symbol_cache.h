@@ -117,7 +117,7 @@ struct symbol_cache {
 	char *dir;			 /* CACHE/symbols, NULL when the cache is not used */
 	char *name;			 /* BUILDID.RULES */
 	struct symbol_cache_key key;	 /* owned copies */
-	void *map;			 /* the entry, mapped, or NULL */
+	const void *map;		 /* the entry, mapped, or NULL */
 	size_t map_size;
 	struct symbol_cache_view view;	 /* of map, when valid */
 	bool valid;
