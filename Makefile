@@ -217,7 +217,7 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 DAMAGE_VARIANTS ?= 400
 DAMAGE_VARIANTS_SANITIZE ?= 250
 
-.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-damage-build fuzz-damage \
+.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
@@ -256,6 +256,16 @@ fuzz-symbol-cache: fuzz-symbol-cache-build
 	$(Q)$(OUT)/fuzz/fuzz-symbol-cache -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=$(OUT)/fuzz/symbol-cache- -print_final_stats=1 $(OUT)/fuzz/symbol-cache-corpus \
 		tests/fuzz/symbol-cache-corpus
+
+# The profile cache's seeds: the entries convert writes for each fixture, with and without a timeline.
+fuzz-profile-cache-seeds: $(STACKREC)
+	$(Q)mkdir -p tests/fuzz/profile-cache-corpus
+	$(Q)for rec in fixtures/*.rec; do for f in folded speedscope; do \
+		tmp=$$(mktemp -d) && \
+		STACKREC_CACHE_DIR=$$tmp ./$(STACKREC) convert $$rec --symfs fixtures/sysroot --debug-dir fixtures/debug \
+			-f $$f -o /dev/null && \
+		cp $$tmp/profiles/* tests/fuzz/profile-cache-corpus/$$(basename $$rec .rec)-$$f && rm -rf $$tmp || exit 1; \
+	done; done
 
 fuzz-unwind-seeds: $(OUT)/fuzz/unwind-seeds
 	$(Q)mkdir -p tests/fuzz/unwind-corpus
