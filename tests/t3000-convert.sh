@@ -247,16 +247,7 @@ test_expect_success 'a stripped binary is named from its separate debug file (.g
 '
 
 test_expect_success '[vdso] frames are named from the running kernel'"'"'s vDSO when it is the recorded one' '
-	"$UNIT_DIR/test-convert" dump-vdso vdso.so &&
-	sym=$(nm -D vdso.so | awk "{ sub(/@.*/, \"\", \$3) } \$3 == \"__vdso_clock_gettime\" { print \$1 }") &&
-	test -n "$sym" &&
-	ip=$(printf "%x" $((0x7f0000000000 + 0x$sym + 4))) &&
-	{
-		echo "host kernel_release=$(uname -r)" &&
-		echo "mapping 500 7f0000000000 7f0000002000 0 [vdso] - 1" &&
-		echo "sample 500 500 t 10 $ip -" &&
-		echo end
-	} >script.vdso &&
+	vdso_script 1 >script.vdso &&
 	write_rec vdso.rec <script.vdso >/dev/null &&
 	stackrec convert vdso.rec >actual &&
 	echo "t;__vdso_clock_gettime 1" >expect &&

@@ -137,17 +137,7 @@ test_expect_success '--no-cache and --explain neither read nor write an entry' '
 # must still have (it once pointed into the profile the entry replaced: freed, caught by SANITIZE=1).
 test_expect_success 'a second conversion names [vdso] frames from the running kernel'"'"'s vDSO as the first did' '
 	rm -rf "$CACHE" &&
-	"$UNIT_DIR/test-convert" dump-vdso vdso.so &&
-	sym=$(nm -D vdso.so | awk "{ sub(/@.*/, \"\", \$3) } \$3 == \"__vdso_clock_gettime\" { print \$1 }") &&
-	test -n "$sym" &&
-	ip=$(printf "%x" $((0x7f0000000000 + 0x$sym + 4))) &&
-	{
-		echo "host kernel_release=$(uname -r)" &&
-		echo "mapping 500 7f0000000000 7f0000002000 0 [vdso] - 1" &&
-		echo "sample 500 500 t 10 $ip -" &&
-		echo "sample 500 500 t 10 $ip -" &&
-		echo end
-	} >script.vdso &&
+	vdso_script 2 >script.vdso &&
 	write_rec vdso.rec <script.vdso >/dev/null &&
 	echo "t;__vdso_clock_gettime 2" >expect &&
 	stackrec convert vdso.rec -j 1 >first &&

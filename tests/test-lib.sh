@@ -209,6 +209,18 @@ if [ "${SANITIZE:-}" = 1 ]; then test_set_prereq SANITIZE; else test_set_prereq 
 # Synthetic recordings of programs compiled by a test (tests/unit/test-convert.c "write OUT <script"), with
 # instruction pointers from nm and objdump, at load address $BASE (the test sets it).
 write_rec() { "$UNIT_DIR/test-convert" write "$@"; }
+# The script (for write_rec) of a recording made under this kernel's release with $1 samples in a [vdso] mapping
+# without a build ID, at __vdso_clock_gettime + 4 of the running kernel's vDSO (left in vdso.so; its offset of
+# the function in $sym).
+vdso_script() {
+	"$UNIT_DIR/test-convert" dump-vdso vdso.so &&
+	sym=$(nm -D vdso.so | awk '{ sub(/@.*/, "", $3) } $3 == "__vdso_clock_gettime" { print $1 }') &&
+	test -n "$sym" &&
+	echo "host kernel_release=$(uname -r)" &&
+	echo "mapping 500 7f0000000000 7f0000002000 0 [vdso] - 1" &&
+	for _ in $(seq 1 "$1"); do printf "sample 500 500 t 10 %x -\n" $((0x7f0000000000 + 0x$sym + 4)); done &&
+	echo end
+}
 
 # vaddr SYMBOL [PROGRAM]: link-time address of SYMBOL as hex without 0x.
 vaddr() { nm "${2:-prog}" | awk -v s="$1" '$3 == s { print $1 }'; }
