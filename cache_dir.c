@@ -133,6 +133,18 @@ int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_
 	return fd;
 }
 
+bool cache_dir_install(int dir_fd, int fd, const char *tmp, const char *name, bool written)
+{
+	int saved;
+
+	if (close(fd) == 0 && written && renameat(dir_fd, tmp, dir_fd, name) == 0)
+		return true;
+	saved = errno;
+	unlinkat(dir_fd, tmp, 0);
+	errno = saved;
+	return false;
+}
+
 const void *cache_dir_map(int dir_fd, const char *name, size_t max_size, bool populate, size_t *size, int *fd)
 {
 	struct stat st;

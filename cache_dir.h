@@ -45,6 +45,12 @@ int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_
 		       const char *what);
 
 /*
+ * Puts the temporary file tmp (open at fd, which this closes) in place as name in dir_fd when written says its bytes
+ * are all there and closing it worked; else removes it. false, with errno, when it is not in place.
+ */
+bool cache_dir_install(int dir_fd, int fd, const char *tmp, const char *name, bool written);
+
+/*
  * An entry of a cache (name in the directory dir_fd) mapped read-only, all of it (populate: its pages mapped in at
  * once, for an entry read whole): opened without following a symbolic link or blocking on a FIFO, and only when
  * it is a regular file of 1 to max_size bytes. Returns the map with *size and *fd (open, for cache_dir_touch; the

@@ -281,12 +281,12 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	/* 5. The vDSO is no file: the recording's image, else the running kernel's own. */
 	if (!strcmp(path, "[vdso]") && (fd = recorded_vdso(search, build_id)) >= 0) {
-		out->path = xstrdup("[vdso] embedded in the recording");
+		out->path = xstrdup(DEBUG_FILE_RECORDED_VDSO);
 		out->fd = fd;
 		return 0;
 	}
 	if (!strcmp(path, "[vdso]") && !search->symfs && (fd = running_vdso(search, build_id)) >= 0) {
-		out->path = xstrdup("[vdso] of the running kernel");
+		out->path = xstrdup(DEBUG_FILE_RUNNING_VDSO);
 		out->fd = fd;
 		return 0;
 	}

@@ -117,3 +117,7 @@ int debug_file_find_by_link(const char *root, const char *path_list, const char 
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 
 #endif
+/* debug_file.path of a vDSO found as no file (step 5): the recording's image, or the running kernel's. */
+#define DEBUG_FILE_RECORDED_VDSO "[vdso] embedded in the recording"
+#define DEBUG_FILE_RUNNING_VDSO "[vdso] of the running kernel"
+

@@ -58,13 +58,11 @@ static int own_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
 
 char *profile_cache_key(const void *data, size_t size, bool keep_timeline, const struct debug_file_search *search)
 {
-	char self[129] = "unknown";
-	char *key, *more;
-
+	char self[129] = "", *key, *more;
 	uint32_t crc = 0, adler = 1;
 
 	dl_iterate_phdr(own_build_id, self);
-	if (!strcmp(self, "unknown"))
+	if (!self[0])
 		return NULL;
 	/* The bytes by their size, CRC-32 and Adler-32: a byte changed, or a few near each other, always changes the
 	 * CRC; libdeflate computes both at several GB/s (a 64-bit multiply hash took 2 ms of 1.1 MB). A mapped page
@@ -101,11 +99,10 @@ static char *found_identity(const struct module_file *mf, const char *build_id, 
 
 	if (mf->reason)
 		return xasprintf("missing: %s", mf->reason);
-	if (mf->path && mf->path[0] != '/') {
-		if (strstr(mf->path, "running kernel"))
-			return uname(&uts) == 0 ? xasprintf("%s %s", mf->path, uts.release) : NULL;
+	if (mf->path && !strcmp(mf->path, DEBUG_FILE_RUNNING_VDSO))
+		return uname(&uts) == 0 ? xasprintf("%s %s", mf->path, uts.release) : NULL;
+	if (mf->path && !strcmp(mf->path, DEBUG_FILE_RECORDED_VDSO))
 		return xstrdup(mf->path);
-	}
 	return module_file_identity(mf, build_id, search);
 }
 
@@ -388,8 +385,7 @@ void profile_cache_save(const char *cache_dir, const char *key, const struct pro
 	void *bytes = profile_cache_serialize(key, p, modules, &size);
 	uid_t owner;
 	gid_t group;
-	int dir_fd = cache_dir_open_sub(cache_dir, "profiles", true, &owner, &group, "profile cache"), fd = -1;
-	bool written;
+	int dir_fd = cache_dir_open_sub(cache_dir, "profiles", true, &owner, &group, "profile cache"), fd;
 
 	if (dir_fd < 0)
 		goto out;
@@ -398,10 +394,8 @@ void profile_cache_save(const char *cache_dir, const char *key, const struct pro
 		debug("cannot write to the profile cache '%s/profiles': %s", cache_dir, strerror(errno));
 		goto out;
 	}
-	written = fd_write_all(fd, bytes, size);
-	if (close(fd) < 0 || !written || renameat(dir_fd, tmp, dir_fd, name) < 0) {
+	if (!cache_dir_install(dir_fd, fd, tmp, name, fd_write_all(fd, bytes, size))) {
 		debug("cannot write the profile cache entry '%s': %s", name, strerror(errno));
-		unlinkat(dir_fd, tmp, 0);
 		goto out;
 	}
 	debug("profile cache entry '%s/profiles/%s' written (%zu bytes)", cache_dir, name, size);
@@ -449,14 +443,23 @@ static size_t get_count(struct in *in, uint64_t count, size_t min_size)
 	return (size_t)count;
 }
 
-/* A string: its bytes, which must hold no NUL; *none when the entry has none. Points into the entry. */
-static const char *get_bytes(struct in *in, uint32_t *len, bool *none)
+/*
+ * An array of a count read from the entry, each element at least min_size bytes of it: zeroed, *cap its count (read
+ * elements are counted apart, as each is whole). Never more than the bytes left can hold.
+ */
+static void *get_array(struct in *in, size_t min_size, size_t elem_size, size_t *cap)
+{
+	*cap = get_count(in, get64(in), min_size);
+	return xcalloc(*cap ? *cap : 1, elem_size);
+}
+
+/* A string: its bytes, which must hold no NUL, pointing into the entry; NULL when it has none (or is bad). */
+static const char *get_bytes(struct in *in, uint32_t *len)
 {
 	const char *s;
 
 	*len = get32(in);
-	*none = *len == NO_STRING;
-	if (*none || in->bad)
+	if (*len == NO_STRING || in->bad)
 		return NULL;
 	if (*len > in->left || memchr(in->p, '\0', *len)) {
 		in->bad = true;
@@ -471,8 +474,7 @@ static const char *get_bytes(struct in *in, uint32_t *len, bool *none)
 static char *get_string(struct in *in)
 {
 	uint32_t len;
-	bool none;
-	const char *s = get_bytes(in, &len, &none);
+	const char *s = get_bytes(in, &len);
 
 	return s ? xstrndup(s, len) : NULL;
 }
@@ -481,8 +483,7 @@ static char *get_string(struct in *in)
 static const char *get_arena_string(struct in *in, struct profile *p)
 {
 	uint32_t len;
-	bool none;
-	const char *s = get_bytes(in, &len, &none);
+	const char *s = get_bytes(in, &len);
 	char *copy;
 
 	if (!s)
@@ -534,19 +535,15 @@ static void load_profile(struct in *in, struct profile *p)
 	info->start_monotonic_ns = get64(in);
 	info->duration_ns = get64(in);
 
-	n = get_count(in, get64(in), 28);
-	p->processes = xcalloc(n ? n : 1, sizeof(*p->processes));
-	p->process_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->process_count++) {
+	p->processes = get_array(in, 28, sizeof(*p->processes), &p->process_cap);
+	for (size_t i = 0; i < p->process_cap && !in->bad; i++, p->process_count++) {
 		p->processes[i].pid = get32(in);
 		get_name(in, p->processes[i].name);
 		p->processes[i].time_ns = get64(in);
 	}
 
-	n = get_count(in, get64(in), 33);
-	p->modules = xcalloc(n ? n : 1, sizeof(*p->modules));
-	p->module_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->module_count++) {
+	p->modules = get_array(in, 33, sizeof(*p->modules), &p->module_cap);
+	for (size_t i = 0; i < p->module_cap && !in->bad; i++, p->module_count++) {
 		struct profile_module *m = &p->modules[i];
 		uint8_t flags;
 
@@ -565,10 +562,8 @@ static void load_profile(struct in *in, struct profile *p)
 		m->has_inline_frames = flags >> 4 & 1;
 	}
 
-	n = get_count(in, get64(in), 27);
-	p->locations = xcalloc(n ? n : 1, sizeof(*p->locations));
-	p->location_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->location_count++) {
+	p->locations = get_array(in, 27, sizeof(*p->locations), &p->location_cap);
+	for (size_t i = 0; i < p->location_cap && !in->bad; i++, p->location_count++) {
 		struct profile_location *l = &p->locations[i];
 		uint8_t flags;
 		uint32_t frames;
@@ -598,10 +593,8 @@ static void load_profile(struct in *in, struct profile *p)
 		}
 	}
 
-	n = get_count(in, get64(in), 62);
-	p->stacks = xcalloc(n ? n : 1, sizeof(*p->stacks));
-	p->stack_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->stack_count++) {
+	p->stacks = get_array(in, 62, sizeof(*p->stacks), &p->stack_cap);
+	for (size_t i = 0; i < p->stack_cap && !in->bad; i++, p->stack_count++) {
 		struct profile_stack *s = &p->stacks[i];
 		uint8_t has_hits;
 
@@ -631,10 +624,8 @@ static void load_profile(struct in *in, struct profile *p)
 		}
 	}
 
-	n = get_count(in, get64(in), 20);
-	p->timeline = xcalloc(n ? n : 1, sizeof(*p->timeline));
-	p->timeline_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->timeline_count++) {
+	p->timeline = get_array(in, 20, sizeof(*p->timeline), &p->timeline_cap);
+	for (size_t i = 0; i < p->timeline_cap && !in->bad; i++, p->timeline_count++) {
 		p->timeline[i].time_ns = get64(in);
 		p->timeline[i].weight_ns = get64(in);
 		p->timeline[i].stack = get32(in);
@@ -647,10 +638,8 @@ static void load_profile(struct in *in, struct profile *p)
 	p->total_on_cpu_ns = get64(in);
 	p->total_off_cpu_ns = get64(in);
 
-	n = get_count(in, get64(in), 33);
-	p->events = xcalloc(n ? n : 1, sizeof(*p->events));
-	p->event_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->event_count++) {
+	p->events = get_array(in, 33, sizeof(*p->events), &p->event_cap);
+	for (size_t i = 0; i < p->event_cap && !in->bad; i++, p->event_count++) {
 		struct profile_event *e = &p->events[i];
 
 		e->time_ns = get64(in);
@@ -664,10 +653,8 @@ static void load_profile(struct in *in, struct profile *p)
 			in->bad = true;
 	}
 
-	n = get_count(in, get64(in), 36);
-	p->probes = xcalloc(n ? n : 1, sizeof(*p->probes));
-	p->probe_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->probe_count++) {
+	p->probes = get_array(in, 36, sizeof(*p->probes), &p->probe_cap);
+	for (size_t i = 0; i < p->probe_cap && !in->bad; i++, p->probe_count++) {
 		struct profile_probe *pr = &p->probes[i];
 		uint32_t args;
 
@@ -690,10 +677,8 @@ static void load_profile(struct in *in, struct profile *p)
 			in->bad = true;
 	}
 
-	n = get_count(in, get64(in), 4 + 8 + 8 * PROFILE_PROBE_ARGS + 4 * PROFILE_PROBE_ARGS);
-	p->hits = xcalloc(n ? n : 1, sizeof(*p->hits));
-	p->hit_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->hit_count++) {
+	p->hits = get_array(in, 4 + 8 + 8 * PROFILE_PROBE_ARGS + 4 * PROFILE_PROBE_ARGS, sizeof(*p->hits), &p->hit_cap);
+	for (size_t i = 0; i < p->hit_cap && !in->bad; i++, p->hit_count++) {
 		struct profile_hit *h = &p->hits[i];
 
 		h->probe = get32(in);
@@ -711,10 +696,8 @@ static void load_profile(struct in *in, struct profile *p)
 			if (p->stacks[i].hits[d] != PROFILE_NO_HIT && p->stacks[i].hits[d] >= p->hit_count)
 				in->bad = true;
 
-	n = get_count(in, get64(in), 53);
-	p->metrics = xcalloc(n ? n : 1, sizeof(*p->metrics));
-	p->metrics_cap = n;
-	for (size_t i = 0; i < n && !in->bad; i++, p->metrics_count++) {
+	p->metrics = get_array(in, 53, sizeof(*p->metrics), &p->metrics_cap);
+	for (size_t i = 0; i < p->metrics_cap && !in->bad; i++, p->metrics_count++) {
 		struct profile_metrics *m = &p->metrics[i];
 		uint8_t at_event;
 
@@ -764,7 +747,6 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 	struct in in = { (const unsigned char *)data, size, false };
 	const char *stored_key;
 	uint32_t key_len;
-	bool none;
 	size_t n;
 
 	memset(out, 0, sizeof(*out)); /* no tables: nothing is interned into a profile read whole */
@@ -782,7 +764,7 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 		return "checksum mismatch";
 	in.p += sizeof(h);
 	in.left -= sizeof(h);
-	stored_key = get_bytes(&in, &key_len, &none);
+	stored_key = get_bytes(&in, &key_len);
 	if (!stored_key)
 		return "no key";
 	if (key && (strlen(key) != key_len || memcmp(key, stored_key, key_len)))

@@ -1022,9 +1022,8 @@ static void write_entry(struct symbol_cache *c, bool has_symtab, const char *deb
 			  fd_write_all(fd, b.pool.bytes, b.pool.size);
 		builder_release(&b);
 	}
-	if (close(fd) < 0 || !written || renameat(dir_fd, tmp, dir_fd, c->name) < 0) {
+	if (!cache_dir_install(dir_fd, fd, tmp, c->name, written)) {
 		debug("cannot write the symbol cache entry '%s': %s", c->name, strerror(errno));
-		unlinkat(dir_fd, tmp, 0);
 		goto out;
 	}
 	debug("symbol cache entry '%s/symbols/%s' written", c->dir, c->name);
