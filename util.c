@@ -330,6 +330,27 @@ bool fd_write_all(int fd, const void *p, size_t n)
 	return true;
 }
 
+bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
+{
+	const char *bytes = p;
+
+	while (n) {
+		ssize_t done = pwrite(fd, bytes, n, (off_t)offset);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0) {
+			if (!done)
+				errno = ENOSPC; /* no error, nothing written: the device is full */
+			return false;
+		}
+		bytes += done;
+		n -= (size_t)done;
+		offset += (uint64_t)done;
+	}
+	return true;
+}
+
 int output_create(const char *path, char **tmp)
 {
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;

@@ -57,6 +57,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int output_create(const char *path, char **tmp);
 /* Writes the n bytes at p to fd, again after a short write or EINTR; false when that failed (errno set). */
 bool fd_write_all(int fd, const void *p, size_t n);
+/* pwrite of all n bytes at offset (retried on short writes and EINTR); false with errno when it failed. */
+bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset);
 
 /*
  * Renames tmp over path; with keep_old, a regular file at path is first kept as PATH.old. Returns 0, or -1

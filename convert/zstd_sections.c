@@ -3,9 +3,9 @@
  * The copy is the original bytes but for the compressed bodies, then each decompressed body at the end
  * (compressed sections are debug sections, never loaded, so they may live anywhere), then a new section
  * header table pointing at them; only the ELF header's e_shoff changes in place. The copy is a file kept
- * on disk for later runs (debug_copies.h), or a memory file where none can be kept, mapped while the sections
- * are inflated straight into it, several at once on as many cores. 64-bit ELF
- * files of this machine's byte order only; anything else is left to libelf as it is.
+ * on disk for later runs (debug_copies.h), or a memory file where none can be kept, written in pieces as the
+ * sections are inflated, several at once on as many cores. 64-bit ELF files of this machine's byte order only;
+ * anything else is left to libelf as it is.
  */
 #include "zstd_sections.h"
 
@@ -90,25 +90,27 @@ static const char *section_name(const unsigned char *file, size_t size, const El
 struct section_jobs {
 	struct section_job *jobs; /* largest first, so that the longest is not the last one started */
 	size_t count, next;	  /* next: the next job to take, shared by the threads */
-	unsigned char *copy;	  /* the copy, mapped */
-	int stream_fd;		  /* the kept copy's file, when its zlib sections are written to it (STREAM_TOTAL), else -1 */
+	int fd;			  /* the copy */
+	bool kept;		  /* a copy kept on disk (debug_copies.h), not a memory file */
+	bool streamed;		  /* its zlib sections were inflated in pieces by ISA-L */
 };
 
 /*
- * A kept copy (debug_copies.h) of a file whose sections inflate to more than this has its zlib sections
- * inflated in pieces written to the file, never through the mapping: inflating into the mapping makes every
- * byte of them part of the run's memory until the copy is closed, 25 MB for binutils' dwz file, where later
- * runs, and this one once the copy is made, touch only what libdw reads (12 MiB in all for 20,000 addresses of
- * the assembler). Files below this, libc's debug file (10 MB) among them, are inflated into the mapping.
+ * Sections are inflated in pieces of this many bytes, each written to the copy before the next is made: the
+ * copy is never mapped, so its pages are not part of the run's memory (where inflating into a mapping of it made
+ * every byte so, 25 MB for binutils' dwz file, of which later runs touch only what libdw reads), and the piece
+ * stays in the cache while it is written. Writing into a mapping of the kept file was also the slowest way there:
+ * each page's first write a page fault through the file system, 7 ms of libc's 12 MB copy against 1.4 ms for
+ * pwrite, on the critical path of a cold conversion.
  */
-#define STREAM_TOTAL ((uint64_t)16 << 20)
 #define STREAM_PIECE (256u << 10)
 
 /*
- * The pieces are inflated by ISA-L (Debian's libisal2), whose streaming inflate is about as fast as libdeflate's
- * whole-buffer one: the dwz file's 17.6 MB .debug_info in 44-56 ms, against 100-120 ms for zlib's, which made
- * the first run on the assembler slower than llvm-symbolizer. It is loaded when a copy is first streamed, not
- * linked: every other command would pay its pages at start-up. Without it nothing is streamed.
+ * zlib pieces are inflated by ISA-L (Debian's libisal2), whose streaming inflate is as fast as libdeflate's
+ * whole-buffer one (libc's 5.8 MB .debug_info: 10.2-10.4 ms against 10.6-12.4 here, and 40 for zlib's): that
+ * section alone bounds how soon a cold run can name libc's frames. It is loaded when a copy is first made, not
+ * linked: every other command would pay its pages at start-up. Without it, a zlib section is inflated whole by
+ * libdeflate into memory of its own, then written.
  */
 static struct {
 	void (*init)(struct inflate_state *);
@@ -125,14 +127,14 @@ static void isal_load(void)
 		*(void **)&isal.inflate = dlsym(lib, "isal_inflate");
 	}
 	if (!isal.init || !isal.inflate) {
-		debug("libisal.so.2 (Debian's libisal2) not loaded: %s; large sections are inflated in memory",
+		debug("libisal.so.2 (Debian's libisal2) not loaded: %s; zlib sections are inflated whole, in memory",
 		      lib ? "no isal_inflate in it" : dlerror());
 		isal.init = NULL;
 		isal.inflate = NULL;
 	}
 }
 
-/* Whether sections can be streamed (ISA-L is there). */
+/* Whether zlib sections can be streamed (ISA-L is there). */
 static bool can_stream(void)
 {
 	pthread_once(&isal_once, isal_load);
@@ -140,24 +142,25 @@ static bool can_stream(void)
 }
 
 /*
- * A zlib section through libdeflate, which inflates a whole buffer of known size about three times as fast as
- * zlib's streaming inflate (libc's 5.8 MB .debug_info: 13 ms against 40), and that section alone bounds how
- * soon a cold run can name libc's frames. It checks the stream's Adler-32 as zlib does, and fails when the
- * stream does not decompress to exactly the declared size.
+ * Writes n bytes of a section at offset of the copy. A kept copy's pieces are handed to the disk as they are
+ * written (sync_file_range starts the writing back and does not wait): the keeper's fdatasync (debug_copies.c)
+ * then finds little left, where a cold conversion waited 4-5 ms at its end for libc's 12 MB copy. Only a hint:
+ * a failed write-back is fdatasync's to report.
  */
-static bool inflate_zlib(struct libdeflate_decompressor **d, const struct section_job *j, unsigned char *out)
+static bool write_piece(const struct section_jobs *w, const void *piece, size_t n, uint64_t offset)
 {
-	if (!*d && !(*d = libdeflate_alloc_decompressor()))
+	if (!fd_pwrite_all(w->fd, piece, n, offset))
 		return false;
-	return libdeflate_zlib_decompress(*d, j->in, j->in_size, out, j->out_size, NULL) == LIBDEFLATE_SUCCESS;
+	if (w->kept)
+		sync_file_range(w->fd, (off_t)offset, (off_t)n, SYNC_FILE_RANGE_WRITE);
+	return true;
 }
 
-/* A zlib section inflated in pieces of STREAM_PIECE bytes written to fd at j->offset, the stream's Adler-32
- * checked by ISA-L; fails when the stream does not decompress to exactly the declared size. */
-static bool stream_zlib(const struct section_job *j, int fd)
+/* A zlib section inflated in pieces by ISA-L, which checks the stream's Adler-32; fails when the stream does not
+ * decompress to exactly the declared size. */
+static bool stream_zlib(const struct section_jobs *w, const struct section_job *j, unsigned char *piece)
 {
 	struct inflate_state *z = xmalloc(sizeof(*z)); /* 200 KB of tables and history: not for a thread's stack */
-	unsigned char *piece = xmalloc(STREAM_PIECE);
 	uint64_t written = 0;
 	size_t in_left = j->in_size;
 	bool ok = false;
@@ -179,7 +182,7 @@ static bool stream_zlib(const struct section_job *j, int fd)
 		/* anything but ISAL_DECOMP_OK fails: ISAL_NEED_DICT too (a preset dictionary, which libdeflate and
 		 * zlib refuse here as well), not decoded without it */
 		if (r != ISAL_DECOMP_OK || made > j->out_size - written ||
-		    (made && pwrite(fd, piece, made, (off_t)(j->offset + written)) != (ssize_t)made))
+		    (made && !write_piece(w, piece, made, j->offset + written)))
 			goto out;
 		written += made;
 		if (!made && !in_left && z->block_state != ISAL_BLOCK_FINISH)
@@ -187,35 +190,78 @@ static bool stream_zlib(const struct section_job *j, int fd)
 	}
 	ok = written == j->out_size;
 out:
-	free(piece);
 	free(z);
+	return ok;
+}
+
+/* A zstd section (one frame or several) inflated in pieces; fails when it does not decompress to exactly the
+ * declared size. */
+static bool stream_zstd(const struct section_jobs *w, const struct section_job *j, unsigned char *piece)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ZSTD_inBuffer in = { j->in, j->in_size, 0 };
+	uint64_t written = 0;
+	bool ok = false;
+
+	while (z) {
+		ZSTD_outBuffer out = { piece, STREAM_PIECE, 0 };
+		size_t r = ZSTD_decompressStream(z, &out, &in);
+
+		if (ZSTD_isError(r) || out.pos > j->out_size - written ||
+		    (out.pos && !write_piece(w, piece, out.pos, j->offset + written)))
+			break;
+		written += out.pos;
+		if (r == 0 && in.pos == in.size) { /* the last frame ended with the input */
+			ok = written == j->out_size;
+			break;
+		}
+		if (!out.pos && in.pos == in.size)
+			break; /* the input ended before the frame did */
+	}
+	ZSTD_freeDStream(z);
+	return ok;
+}
+
+/* A zlib section inflated whole by libdeflate (without ISA-L), which checks the stream's Adler-32 as zlib does
+ * and fails when the stream does not decompress to exactly the declared size; then written. */
+static bool inflate_whole(struct libdeflate_decompressor **d, const struct section_jobs *w, const struct section_job *j)
+{
+	unsigned char *out;
+	bool ok;
+
+	if (!*d && !(*d = libdeflate_alloc_decompressor()))
+		return false;
+	out = malloc(j->out_size ? j->out_size : 1); /* up to 4 GiB (plan_jobs): failing is an answer */
+	if (!out)
+		return false;
+	ok = libdeflate_zlib_decompress(*d, j->in, j->in_size, out, j->out_size, NULL) == LIBDEFLATE_SUCCESS &&
+	     write_piece(w, out, j->out_size, j->offset);
+	free(out);
 	return ok;
 }
 
 static void *inflate_sections(void *arg)
 {
 	struct section_jobs *w = arg;
-	struct libdeflate_decompressor *d = NULL; /* this thread's, made at its first zlib section */
+	struct libdeflate_decompressor *d = NULL; /* this thread's, made at its first zlib section without ISA-L */
+	unsigned char *piece = xmalloc(STREAM_PIECE);
 	size_t k;
 
 	while ((k = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->count) {
 		struct section_job *j = &w->jobs[k];
-		unsigned char *out = w->copy + j->offset;
 
-		if (!j->type) {
+		if (!j->type)
 			j->ok = true;
-		} else if (j->type == ELFCOMPRESS_ZLIB && w->stream_fd >= 0) {
-			j->ok = stream_zlib(j, w->stream_fd);
-		} else if (j->type == ELFCOMPRESS_ZLIB) {
-			j->ok = inflate_zlib(&d, j, out);
-		} else {
-			size_t n = ZSTD_decompress(out, j->out_size, j->in, j->in_size);
-
-			j->ok = !ZSTD_isError(n) && n == j->out_size;
-		}
+		else if (j->type == ELFCOMPRESS_ZLIB && w->streamed)
+			j->ok = stream_zlib(w, j, piece);
+		else if (j->type == ELFCOMPRESS_ZLIB)
+			j->ok = inflate_whole(&d, w, j);
+		else
+			j->ok = stream_zstd(w, j, piece);
 	}
 	if (d)
 		libdeflate_free_decompressor(d);
+	free(piece);
 	return NULL;
 }
 
@@ -235,7 +281,7 @@ static int compare_by_offset(const void *a, const void *b)
 	return (x->in > y->in) - (x->in < y->in); /* all point into one mapping */
 }
 
-/* Inflates the jobs into w->copy on up to one thread per core (this one included); false when one failed. */
+/* Inflates the jobs into the copy on up to one thread per core (this one included); false when one failed. */
 static bool run_jobs(struct section_jobs *w)
 {
 	pthread_t threads[MAX_THREADS];
@@ -278,13 +324,13 @@ static bool reserve(int fd, uint64_t from, uint64_t to, uint64_t end)
 
 /*
  * The parts of the copy that are not inflated, with w->jobs in file order: the original bytes but the
- * compressed bodies, which would only take memory (the gaps between them, in file order; in a hostile file
- * sections may overlap: a gap is then empty), are copied to copy; or, with reserve_fd, the disk blocks of
- * every byte the copy will have are reserved in that file: those gaps, the bodies and the section header
- * table at the end. The bodies' places in the original stay holes. false when a reservation failed (errno).
+ * compressed bodies, which would only take room (the gaps between them, in file order; in a hostile file
+ * sections may overlap: a gap is then empty), are written to the copy; or, with reserve_only, the disk blocks
+ * of every byte the copy will have are reserved in it: those gaps, the bodies and the section header table at
+ * the end. The bodies' places in the original stay holes. false when a write or a reservation failed (errno).
  */
-static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, size_t size, unsigned char *copy,
-		      int reserve_fd, uint64_t copy_size)
+static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, size_t size, bool reserve_only,
+		      uint64_t copy_size)
 {
 	size_t done = 0;
 	uint64_t bodies = (size + 7) & ~(uint64_t)7;
@@ -292,14 +338,13 @@ static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, s
 	for (size_t k = 0; k <= w->count; k++) {
 		size_t to = k < w->count ? (size_t)(w->jobs[k].in - sizeof(Elf64_Chdr) - file) : size;
 
-		if (to > done && copy)
-			memcpy(copy + done, file + done, to - done);
-		else if (to > done && !reserve(reserve_fd, done, to, copy_size))
+		if (to > done && !(reserve_only ? reserve(w->fd, done, to, copy_size)
+						: write_piece(w, file + done, to - done, done)))
 			return false;
 		if (k < w->count && (size_t)(w->jobs[k].in + w->jobs[k].in_size - file) > done)
 			done = (size_t)(w->jobs[k].in + w->jobs[k].in_size - file);
 	}
-	return copy || reserve(reserve_fd, bodies, copy_size, copy_size);
+	return !reserve_only || reserve(w->fd, bodies, copy_size, copy_size);
 }
 
 /*
@@ -357,7 +402,7 @@ static uint64_t plan_jobs(struct section_jobs *w, const unsigned char *file, siz
 int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 {
 	unsigned char *file = MAP_FAILED;
-	struct section_jobs w = { .copy = MAP_FAILED, .stream_fd = -1 };
+	struct section_jobs w = { .fd = -1 };
 	struct debug_copy kept = { .dir_fd = -1, .fd = -1 };
 	Elf64_Shdr *shdrs = NULL;
 	Elf64_Ehdr ehdr;
@@ -396,21 +441,23 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		goto out;
 	copy_size = end + ehdr.e_shnum * sizeof(*shdrs);
 	sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
-	/* The copy is the kept file debug_copies_find began, its blocks reserved first (else filling its mapping
-	 * on a full disk would end the process with SIGBUS), else a memory file. */
-	if (kept.fd >= 0 && !copy_gaps(&w, file, size, NULL, kept.fd, copy_size)) {
+	/* The copy is the kept file debug_copies_find began, its blocks reserved first (a full disk then makes a memory
+	 * file of it, rather than no copy at all once half of it is written), else a memory file. */
+	w.fd = kept.fd;
+	if (kept.fd >= 0 && !copy_gaps(&w, file, size, true, copy_size)) {
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
 		debug_copies_keep(&kept, false);
 	}
-	if (kept.fd >= 0 && copy_size - size > STREAM_TOTAL && can_stream())
-		w.stream_fd = kept.fd;
 	copy = kept.fd >= 0 ? kept.fd : memfd_create("decompressed-sections", MFD_CLOEXEC);
 	if (copy < 0 || (kept.fd < 0 && ftruncate(copy, (off_t)copy_size) < 0))
 		goto out;
-	w.copy = mmap(NULL, copy_size, PROT_READ | PROT_WRITE, MAP_SHARED, copy, 0);
-	if (w.copy == MAP_FAILED)
+	w.fd = copy;
+	w.kept = kept.fd >= 0;
+	w.streamed = zlib && can_stream();
+	if (!copy_gaps(&w, file, size, false, copy_size)) {
+		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
 		goto out;
-	copy_gaps(&w, file, size, w.copy, -1, copy_size);
+	}
 	if (!run_jobs(&w)) {
 		debug("'%s': cannot decompress its compressed sections", path);
 		goto out;
@@ -423,12 +470,12 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		sh->sh_size = w.jobs[k].out_size;
 	}
 	ehdr.e_shoff = end;
-	memcpy(w.copy + end, shdrs, ehdr.e_shnum * sizeof(*shdrs));
-	memcpy(w.copy, &ehdr, sizeof(ehdr));
+	if (!write_piece(&w, shdrs, ehdr.e_shnum * sizeof(*shdrs), end) || !write_piece(&w, &ehdr, sizeof(ehdr), 0)) {
+		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
+		goto out;
+	}
 	ok = true;
 out:
-	if (w.copy != MAP_FAILED)
-		munmap(w.copy, copy_size);
 	/* after every debug_copies_find (on kept as initialized, it does nothing) */
 	if (kept.fd >= 0 && copy == kept.fd) /* made now: kept (or not) once filled */
 		copy = debug_copies_keep(&kept, ok);
@@ -445,7 +492,6 @@ out:
 	if (!copy_size)
 		return copy; /* a kept copy */
 	debug("'%s': decompressed %zu compressed sections (%zu zstd, which elfutils before 0.189 cannot read), left out "
-	      "%zu %s%s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read",
-	      w.stream_fd >= 0 ? "; zlib's written to the kept copy in pieces" : "");
+	      "%zu %s", path, w.count - left_out, zstd, left_out, cfi_only ? "not read by the unwinder" : "never read");
 	return copy;
 }

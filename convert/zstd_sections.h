@@ -3,8 +3,8 @@
  * knows only zlib (zstd came in 0.189): binutils' objcopy --compress-debug-sections=zstd, and newer
  * toolchains by default, would otherwise leave frames without lines or inline frames, silently. zlib-compressed
  * sections (Debian's debug packages) of separate debug files are decompressed here too, on all cores at once and
- * with libdeflate (about three times zlib's speed on a whole buffer): libelf inflates them one after the other
- * with zlib, and that was a fifth of the instructions of a cold `stackrec symbolize` on libc. Sections nothing
+ * with ISA-L (about three times zlib's speed): libelf inflates them one after the other with zlib, and that was a
+ * fifth of the instructions of a cold `stackrec symbolize` on libc. Sections nothing
  * here reads (location lists, macros, name indexes) are left out, empty, rather than inflated.
  */
 #ifndef STACKREC_CONVERT_ZSTD_SECTIONS_H
