@@ -149,7 +149,7 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h 
 		$(wildcard formats/recording*.h) util.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -ldeflate -lz
 
 # make fuzz-unwind [FUZZ_SECONDS=60]: the same for the offline unwinder (tests/fuzz/fuzz-unwind.c): register
 # values and stack bytes walked with the CFI of fixtures/bin/unwind (and of this machine's libc and ld.so), from
@@ -181,7 +181,7 @@ $(OUT)/fuzz/fuzz-symbol-cache: tests/fuzz/fuzz-symbol-cache.c $(FUZZ_SYMBOL_CACH
 $(OUT)/fuzz/unwind-seeds: tests/fuzz/unwind-seeds.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -ldeflate -lz
 
 # The parsers' targets (tests/fuzz/fuzz-NAME.c, seeds in tests/fuzz/NAME-corpus/, crash-* seeds are inputs
 # that once failed): the perf-map and kallsyms parsers, the archive reader, ELF/debug-file loading with the
@@ -210,7 +210,7 @@ $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS
 $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -lz
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) -lzstd -ldeflate -lz
 
 # Variants a recording (12 recordings: 6 fixtures, as checked in and numbered): on the plain build, and fewer on
 # the ASan+UBSan build, which runs several times slower.

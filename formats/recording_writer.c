@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include "../util.h"
@@ -281,7 +281,7 @@ static int write_frame(struct recording_writer *w, const unsigned char *blocks, 
 	}
 	fh.compressed_size = (uint32_t)n;
 	fh.uncompressed_size = (uint32_t)len;
-	fh.crc32 = (uint32_t)crc32(0L, w->compressed, (uInt)n);
+	fh.crc32 = libdeflate_crc32(0, w->compressed, n);
 	if (write_all(w, &fh, sizeof(fh)) < 0 || write_all(w, w->compressed, n) < 0)
 		return -1;
 	return 0;
