@@ -258,7 +258,7 @@ fuzz-symbol-cache: fuzz-symbol-cache-build
 		tests/fuzz/symbol-cache-corpus
 
 # The profile cache's seeds: the entries convert writes for each fixture, with and without a timeline.
-fuzz-profile-cache-seeds: $(STACKREC)
+fuzz-profile-cache-seeds: $(STACKREC) $(OUT)/tests/test-convert
 	$(Q)mkdir -p tests/fuzz/profile-cache-corpus
 	$(Q)for rec in fixtures/*.rec; do for f in folded speedscope; do \
 		tmp=$$(mktemp -d) && \
@@ -266,6 +266,11 @@ fuzz-profile-cache-seeds: $(STACKREC)
 			-f $$f -o /dev/null && \
 		cp $$tmp/profiles/* tests/fuzz/profile-cache-corpus/$$(basename $$rec .rec)-$$f && rm -rf $$tmp || exit 1; \
 	done; done
+	$(Q)# kernel addresses kallsyms names, in a module, and does not name (no fixture has one)
+	$(Q)tmp=$$(mktemp -d) && \
+		$(OUT)/tests/test-convert write $$tmp/kernel.rec <tests/fuzz/profile-cache-kernel/script >/dev/null && \
+		STACKREC_CACHE_DIR=$$tmp ./$(STACKREC) convert $$tmp/kernel.rec -o /dev/null && \
+		cp $$tmp/profiles/* tests/fuzz/profile-cache-corpus/kernel-folded && rm -rf $$tmp
 
 fuzz-unwind-seeds: $(OUT)/fuzz/unwind-seeds
 	$(Q)mkdir -p tests/fuzz/unwind-corpus

@@ -1043,9 +1043,12 @@ static void keep_profile(struct convert *c, const struct recording_reader *reade
 		debug("profile cache: not kept: this run was not clean (damage, a warning or an error)");
 		return;
 	}
-	for (size_t i = 0; i < c->profile.location_count; i++)
-		if (c->profile.locations[i].unnamed_reason || c->profile.locations[i].frame_count > 1)
-			return; /* not a profile before symbolization: nothing made so yet */
+	for (size_t i = 0; i < c->profile.location_count; i++) {
+		const struct profile_location *l = &c->profile.locations[i];
+
+		if ((l->unnamed_reason && l->kind != PROFILE_LOCATION_KERNEL) || l->frame_count > 1)
+			return; /* not a profile before symbolization (but for the kernel's names): nothing made so yet */
+	}
 	for (size_t i = 0; i < modules->count; i++)
 		if (!modules->list[i].identity) {
 			debug("profile cache: not kept: '%s' cannot be told apart from another file later",
@@ -1053,6 +1056,26 @@ static void keep_profile(struct convert *c, const struct recording_reader *reade
 			return;
 		}
 	profile_cache_save(cache_dir, key, &c->profile, modules);
+}
+
+/* What pass 2 would have asked for as frames landed in modules of a kept profile: their opening, on the prefetch
+ * thread. */
+static void want_kept_modules(struct convert *c)
+{
+	bool *wanted;
+
+	if (!c->prefetch)
+		return;
+	wanted = xcalloc(c->profile.module_count + 1, sizeof(*wanted));
+	for (size_t i = 0; i < c->profile.location_count; i++) {
+		const struct profile_location *l = &c->profile.locations[i];
+
+		if (l->kind != PROFILE_LOCATION_USER || l->module == PROFILE_NO_MODULE || wanted[l->module])
+			continue;
+		wanted[l->module] = true;
+		module_prefetch_want(c->prefetch, l->module, &c->profile.modules[l->module]);
+	}
+	free(wanted);
 }
 
 /*
@@ -1070,22 +1093,47 @@ static bool use_kept_profile(struct convert *c, struct profile *cached, struct p
 	else if ((used = profile_cache_walk_holds(modules, &c->profile, search)))
 		profile_cache_take(&c->profile, cached);
 	profile_release(cached);
-	if (!used)
+	if (used)
+		want_kept_modules(c);
+	return used;
+}
+
+/*
+ * Without -v, the profile of the previous conversion of this recording when every file it read finds the same
+ * now: then nothing else of the recording is needed (its kernel addresses are named in it, from the recording's
+ * kallsyms, and it holds the recording's [vdso] image), and the recording is not read again: that reading was
+ * half of a warm conversion. -v reports what the reading finds (mappings, why a frame is in none), so it reads it
+ * and uses the entry as use_kept_profile does. *cached is released either way, and the image taken from modules.
+ */
+static bool adopt_kept_profile(struct convert *c, struct profile *cached, struct profile_cache_walk *modules,
+			       struct debug_file_search *search)
+{
+	bool used;
+
+	/* the unwinder's files are looked for as the first run looked for them: [vdso] in the recording's image */
+	search->kernel_release = cached->info.kernel_release;
+	search->vdso_image = modules->vdso_image;
+	search->vdso_size = modules->vdso_size;
+	used = (!modules->vdso_build_id || strlen(modules->vdso_build_id) < sizeof(c->vdso_build_id)) &&
+	       profile_cache_walk_holds(modules, cached, search);
+	search->kernel_release = NULL;
+	search->vdso_image = NULL;
+	search->vdso_size = 0;
+	if (!used) {
+		profile_release(cached);
 		return false;
-	/* What pass 2 asks for as frames land in modules: their opening, on the prefetch thread. */
-	if (c->prefetch) {
-		bool *wanted = xcalloc(c->profile.module_count + 1, sizeof(*wanted));
-
-		for (size_t i = 0; i < c->profile.location_count; i++) {
-			const struct profile_location *l = &c->profile.locations[i];
-
-			if (l->kind != PROFILE_LOCATION_USER || l->module == PROFILE_NO_MODULE || wanted[l->module])
-				continue;
-			wanted[l->module] = true;
-			module_prefetch_want(c->prefetch, l->module, &c->profile.modules[l->module]);
-		}
-		free(wanted);
 	}
+	cached->keep_timeline = c->profile.keep_timeline;
+	profile_release(&c->profile);
+	c->profile = *cached;
+	memset(cached, 0, sizeof(*cached));
+	profile_index_modules(&c->profile); /* the symbolizer adds the kernel's modules */
+	c->vdso_image = modules->vdso_image;
+	c->vdso_size = modules->vdso_size;
+	modules->vdso_image = NULL;
+	modules->vdso_size = 0;
+	snprintf(c->vdso_build_id, sizeof(c->vdso_build_id), "%s", modules->vdso_build_id ? modules->vdso_build_id : "");
+	want_kept_modules(c);
 	return true;
 }
 
@@ -1128,7 +1176,7 @@ int cmd_convert(int argc, char **argv)
 	char *profile_key = NULL;
 	struct profile cached;
 	struct profile_cache_walk cached_modules;
-	bool have_cached = false, used_cached = false;
+	bool have_cached = false, used_cached = false, adopted = false;
 	struct profile_cache_walk unwound = { 0 };
 	uint64_t frames_without_cfa = 0; /* of probed functions' frames: the walk's, or the kept profile's */
 
@@ -1242,17 +1290,27 @@ int cmd_convert(int argc, char **argv)
 		profile_key = profile_cache_key(reader.map, reader.size, c->profile.keep_timeline, &sym.search);
 		have_cached = profile_key && profile_cache_load(cache_dir, profile_key, &cached, &cached_modules);
 	}
-	/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
-	reader.keep = !have_cached;
-	recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
-	enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
-			   c->have_stats);
-	process_maps_finish(&c->maps);
-	kernel_symbols_finish(&c->kernel);
-	jit_maps_finish(&c->jit);
-	debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %" PRIu64 " forks, %zu kernel symbols%s",
-	      path, c->maps.mappings, c->maps.count, c->maps.execs, c->maps.forks, c->kernel.count,
-	      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
+	if (have_cached && !verbose) {
+		adopted = adopt_kept_profile(c, &cached, &cached_modules, &sym.search);
+		used_cached = adopted;
+		have_cached = false; /* released: not tried again after pass 1 */
+		frames_without_cfa = cached_modules.frames_without_cfa;
+		profile_cache_walk_release(&cached_modules);
+	}
+	if (!adopted) {
+		/* Pass 2 (and 3) read the frames pass 1 decoded, for a file that decodes to at most RECORDING_KEEP_MAX. */
+		reader.keep = !have_cached;
+		recording_reader_for_each(&reader, load_block, c, RECORDING_WARN_NONE);
+		enrich_finish_hits(c->enricher, reader.damage.bad_frames || reader.damage.bad_blocks || c->bad_blocks,
+				   c->have_stats);
+		process_maps_finish(&c->maps);
+		kernel_symbols_finish(&c->kernel);
+		jit_maps_finish(&c->jit);
+		debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %" PRIu64 " forks, %zu kernel "
+		      "symbols%s",
+		      path, c->maps.mappings, c->maps.count, c->maps.execs, c->maps.forks, c->kernel.count,
+		      c->kernel.hidden ? " (addresses hidden by kptr_restrict)" : "");
+	}
 
 	sym.search.kernel_release = c->profile.info.kernel_release;
 	sym.search.vdso_image = c->vdso_image;
@@ -1277,6 +1335,14 @@ int cmd_convert(int argc, char **argv)
 	if (!used_cached) {
 		read_samples(c, &reader, &sym, &unwound);
 		frames_without_cfa = unwound.frames_without_cfa;
+		/* The kernel's names come from the recording alone: kept with the profile, which a later run can then
+		 * use without reading the recording (adopt_kept_profile), as can its [vdso] image. */
+		symbolize_kernel_locations(&c->profile, &c->kernel);
+		if (c->vdso_size) {
+			unwound.vdso_image = memcpy(xmalloc(c->vdso_size), c->vdso_image, c->vdso_size);
+			unwound.vdso_size = c->vdso_size;
+		}
+		unwound.vdso_build_id = c->vdso_build_id[0] ? xstrdup(c->vdso_build_id) : NULL;
 		if (profile_key)
 			keep_profile(c, &reader, cache_dir, profile_key, &unwound);
 		profile_cache_walk_release(&unwound);
@@ -1312,7 +1378,8 @@ int cmd_convert(int argc, char **argv)
 		explain_context(&c->profile, frames_without_cfa, c->call_graph, stderr);
 	}
 
-	damaged = recording_reader_report_damage(&reader);
+	/* An adopted entry was kept by a clean run of these very bytes, which were not read again. */
+	damaged = !adopted && recording_reader_report_damage(&reader);
 	if (!damaged && c->bad_blocks)
 		error("'%s' is damaged: %" PRIu64 " blocks could not be parsed and were skipped; converted the rest",
 		      path, c->bad_blocks);

@@ -73,10 +73,10 @@ static const struct {
 	{ PROFILE_UNNAMED_NO_MAPPING,
 	  "the recording has no mapping for it (the process started before recording or mapped it quickly): "
 	  "record with -p or the command under stackrec" },
-	{ "no kernel symbols in the recording", "record as root or with CAP_SYSLOG so kallsyms can be read" },
-	{ "kernel addresses were hidden (kernel.kptr_restrict) when recording",
+	{ PROFILE_UNNAMED_NO_KALLSYMS, "record as root or with CAP_SYSLOG so kallsyms can be read" },
+	{ PROFILE_UNNAMED_KERNEL_HIDDEN,
 	  "record as root, or set sysctl kernel.kptr_restrict=0 while recording" },
-	{ "no kernel symbol covers the address", "a module loaded after recording started: record again" },
+	{ PROFILE_UNNAMED_NO_KERNEL_SYMBOL, "a module loaded after recording started: record again" },
 	{ "libdwfl failed", "libdwfl could not read the file: run with -v for its error" },
 	{ "debug file alone, with several executable segments",
 	  "only the separate debug file was found, and it cannot say which executable segment was mapped: pass "

@@ -22,6 +22,7 @@
 #define DEFAULT_CAP_MB 256
 #define MAX_ENTRY_SIZE ((size_t)1 << 30) /* read whole: a bound on what a damaged or hostile entry makes us allocate */
 #define NO_STRING UINT32_MAX
+#define LOCATION_UNNAMED UINT32_MAX /* a location's frame count: unnamed, why follows (a string) */
 #define KEY_CHUNK ((size_t)1 << 20) /* hashed at a time, page aligned */
 #define KEY_KEEP_PAGES_MAX ((size_t)4 << 20) /* a recording larger than this has its pages given back once hashed */
 
@@ -152,6 +153,8 @@ void profile_cache_walk_release(struct profile_cache_walk *modules)
 	for (size_t i = 0; i < modules->count; i++)
 		free(modules->list[i].identity);
 	free(modules->list);
+	free(modules->vdso_image);
+	free(modules->vdso_build_id);
 	memset(modules, 0, sizeof(*modules));
 }
 
@@ -242,6 +245,11 @@ static void save_profile(struct out *o, const struct profile *p)
 		put32(o, l->module);
 		put64(o, l->address);
 		put64(o, l->file_offset);
+		if (l->unnamed_reason) { /* a kernel address kallsyms does not name: why */
+			put32(o, LOCATION_UNNAMED);
+			put_string(o, l->unnamed_reason);
+			continue;
+		}
 		put32(o, l->frame_count);
 		for (uint32_t f = 0; f < l->frame_count; f++)
 			save_frame(o, &l->frames[f]);
@@ -363,6 +371,9 @@ void *profile_cache_serialize(const char *key, const struct profile *p, const st
 		put_string(&o, modules->list[i].identity);
 	}
 	put64(&o, modules->frames_without_cfa);
+	put64(&o, modules->vdso_size);
+	put(&o, modules->vdso_image, modules->vdso_size);
+	put_string(&o, modules->vdso_build_id);
 	save_profile(&o, p);
 	h.file_size = o.size;
 	h.crc = libdeflate_crc32(0, o.bytes + sizeof(h), o.size - sizeof(h));
@@ -578,13 +589,21 @@ static void load_profile(struct in *in, struct profile *p)
 		l->file_offset = get64(in);
 		frames = get32(in);
 		if (l->kind < PROFILE_LOCATION_USER || l->kind > PROFILE_LOCATION_JIT || l->unwind < PROFILE_UNWIND_FRAME_POINTER ||
-		    l->unwind > PROFILE_UNWIND_NONE || flags >> 2 || frames > 1 || (l->synthetic && !frames) ||
+		    l->unwind > PROFILE_UNWIND_NONE || flags >> 2 || (frames > 1 && frames != LOCATION_UNNAMED) ||
+		    (l->synthetic && frames != 1) || (frames == LOCATION_UNNAMED && l->kind != PROFILE_LOCATION_KERNEL) ||
 		    (l->module != PROFILE_NO_MODULE && l->module >= p->module_count)) {
 			in->bad = true;
 			break;
 		}
-		if (frames) {
-			/* Before symbolization only a marker and JIT code have a frame: one, named. */
+		if (frames == LOCATION_UNNAMED) {
+			l->frames = PROFILE_UNNAMED_FRAMES;
+			l->frame_count = 1;
+			l->unnamed_reason = get_arena_string(in, p);
+			if (!l->unnamed_reason)
+				in->bad = true;
+		} else if (frames) {
+			/* Before symbolization only a marker, JIT code and a kernel address (kallsyms) have a frame: one,
+			 * named. */
 			l->frames = xcalloc(1, sizeof(*l->frames));
 			l->frame_count = 1;
 			load_frame(in, l->frames);
@@ -777,6 +796,14 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 		modules->list[i].identity = get_string(&in);
 	}
 	modules->frames_without_cfa = get64(&in);
+	modules->vdso_size = get_count(&in, get64(&in), 1);
+	if (modules->vdso_size) {
+		modules->vdso_image = xmalloc(modules->vdso_size);
+		get(&in, modules->vdso_image, modules->vdso_size);
+	}
+	modules->vdso_build_id = get_string(&in);
+	if (modules->vdso_build_id && (!modules->vdso_size || !*modules->vdso_build_id))
+		in.bad = true; /* a build ID is the image's */
 	load_profile(&in, out);
 	for (size_t i = 0; i < modules->count && !in.bad; i++)
 		if (modules->list[i].module >= out->module_count || !modules->list[i].identity)

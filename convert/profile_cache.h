@@ -6,8 +6,9 @@
  * unwinding and counting them, against 9 ms to read the file.
  *
  * An entry holds the profile as it stands after the passes over the samples and before symbolization (every
- * module, location, stack, event, probe hit and counter; no function names, which the symbol cache keeps per
- * build ID), and is used only where it is the profile those passes would build now:
+ * module, location, stack, event, probe hit and counter; no function names of files, which the symbol cache keeps
+ * per build ID; kernel addresses named, from the recording's kallsyms alone), with the recording's [vdso] image,
+ * and is used only where it is the profile those passes would build now:
  *   - the key (profile_cache_key) names the recording by its bytes (size, CRC-32 and Adler-32 of every byte, so a
  *     copy of it is the same recording), this stackrec by its own build ID (another version may unwind otherwise), and
  *     every option that changes what the passes make: whether the format keeps each sample's time, --symfs, the
@@ -26,15 +27,16 @@
  * (default 256) least recently used first, written as a temporary file renamed into place. The file is read as
  * hostile input: every count, index and string is checked, and an entry that fails any check is not used.
  *
- * Format, version 1, host byte order, all integers unaligned:
+ * Format, version 2, host byte order, all integers unaligned:
  *   header (struct profile_cache_header, 32 bytes): magic "STKPROF\n", version, header size, file size, CRC-32
  *     of every byte after the header;
  *   then, in order: the key; the unwinder's modules (count, then index and identity or reason each) and the count
- *   of probed functions' frames it found no CFA for; the profile's
- *   facts, processes, modules, locations (a marker's or JIT code's one named frame), stacks (locations and probe
- *   hits, leaf first), timeline, totals, events, probes, hits, process metrics and counters, each array as its
- *   count then its elements, as profile_cache.c's save_profile writes them. A string is its length (u32; all
- *   ones for none) and its bytes, no NUL.
+ *   of probed functions' frames it found no CFA for; the recording's [vdso] image (u64 size, bytes) and its build
+ *   ID (a string); the profile's facts, processes, modules, locations (a marker's, JIT code's or a kernel
+ *   address's one named frame, or for a kernel address kallsyms does not name, all ones and why), stacks
+ *   (locations and probe hits, leaf first), timeline, totals, events, probes, hits, process metrics and counters,
+ *   each array as its count then its elements, as profile_cache.c's save_profile writes them. A string is its
+ *   length (u32; all ones for none) and its bytes, no NUL.
  * Bump PROFILE_CACHE_VERSION when any of this changes; a new stackrec has another build ID, so its entries are
  * apart anyway.
  */
@@ -50,7 +52,7 @@
 #include "profile.h"
 
 #define PROFILE_CACHE_MAGIC "STKPROF\n"
-#define PROFILE_CACHE_VERSION 1
+#define PROFILE_CACHE_VERSION 2
 
 struct profile_cache_header {
 	char magic[8];
@@ -67,11 +69,15 @@ struct profile_cache_module {
 	char *identity;
 };
 
-/* What the walk over the samples read and counted besides the profile. */
+/* What the walk over the samples read and counted besides the profile, and what of the recording names its
+ * frames besides the files looked for: a run that uses the entry need not read the recording again. */
 struct profile_cache_walk {
 	struct profile_cache_module *list; /* the modules the unwinder opened */
 	size_t count, cap;
 	uint64_t frames_without_cfa; /* enrich_frames_without_cfa: what -v says of probe context */
+	unsigned char *vdso_image;   /* the recording's [vdso] image (FILE blocks), or NULL */
+	size_t vdso_size;
+	char *vdso_build_id; /* that image's build ID (hex), or NULL */
 };
 
 /*

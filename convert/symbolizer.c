@@ -573,12 +573,12 @@ static void symbolize_kernel(struct profile *p, struct profile_location *loc, co
 	uint32_t module;
 
 	if (ks->hidden)
-		return set_unnamed(p, loc, "kernel addresses were hidden (kernel.kptr_restrict) when recording");
+		return set_unnamed(p, loc, PROFILE_UNNAMED_KERNEL_HIDDEN);
 	if (!ks->count)
-		return set_unnamed(p, loc, "no kernel symbols in the recording");
+		return set_unnamed(p, loc, PROFILE_UNNAMED_NO_KALLSYMS);
 	sym = kernel_symbols_find(ks, addr);
 	if (!sym)
-		return set_unnamed(p, loc, "no kernel symbol covers the address");
+		return set_unnamed(p, loc, PROFILE_UNNAMED_NO_KERNEL_SYMBOL);
 	if (sym->module) {
 		char *path = xasprintf("[%s]", sym->module);
 
@@ -678,6 +678,13 @@ static void run_groups(struct module_groups *w, unsigned int jobs)
 		pthread_join(threads[t], NULL);
 	free(threads);
 	free(w->schedule);
+}
+
+void symbolize_kernel_locations(struct profile *p, const struct kernel_symbols *kernel)
+{
+	for (size_t i = 0; i < p->location_count; i++)
+		if (!p->locations[i].frame_count && p->locations[i].kind == PROFILE_LOCATION_KERNEL)
+			symbolize_kernel(p, &p->locations[i], kernel);
 }
 
 void symbolize_profile(struct profile *p, const struct kernel_symbols *kernel, const struct symbolizer_options *options)

@@ -147,6 +147,13 @@ void symbolizer_module_prepare(struct symbolizer_module *st, const struct profil
  */
 typedef struct symbolizer_module *(*symbolizer_prepared_fn)(void *ctx, uint32_t module);
 
+/*
+ * Names p's kernel locations not named yet from kernel (the recording's kallsyms), in the order of the locations,
+ * interning a module for each kernel module named ("[ext4]"): what symbolize_profile does first. Apart, for
+ * convert to name them before it keeps the profile (profile_cache.h): their names come from the recording alone.
+ */
+void symbolize_kernel_locations(struct profile *p, const struct kernel_symbols *kernel);
+
 /* symbolize_profile, with the modules prepared(ctx, i) gives used and closed there instead of opening them
  * again. A module still being prepared is waited for only by the thread that takes its locations: the others
  * open and name the other modules meanwhile. */

@@ -147,6 +147,49 @@ test_expect_success 'a second conversion names [vdso] frames from the running ke
 	test_cmp expect second
 '
 
+# Without -v a second conversion reads the entry alone, not the recording again: the kernel's names and the
+# recording's [vdso] image must come from the entry. Here the recording is of another kernel (the running vDSO
+# does not name its [vdso] frames: the image in it does), with kallsyms of the kernel image and of a module, and a
+# kernel address no symbol covers.
+test_expect_success 'without -v a second conversion reads the entry alone: kernel names and the recorded [vdso] as the first' '
+	rm -rf "$CACHE" &&
+	"$UNIT_DIR/test-convert" dump-vdso running-vdso.so &&
+	# another build ID than the running vDSO'"'"'s, which would name the frames by it: only the image can
+	python3 - running-vdso.so vdso.so <<-\PY &&
+	import subprocess, sys
+	data = bytearray(open(sys.argv[1], "rb").read())
+	old = bytes.fromhex(subprocess.check_output(["readelf", "-n", sys.argv[1]]).decode().split("Build ID:")[1].split()[0])
+	at = data.find(old)
+	data[at + len(old) - 1] ^= 0xff
+	open(sys.argv[2], "wb").write(data)
+	PY
+	sym=$(nm -D vdso.so | awk "{ sub(/@.*/, \"\", \$3) } \$3 == \"__vdso_clock_gettime\" { print \$1 }") &&
+	test -n "$sym" && id=$(build_id vdso.so) && test -n "$id" && test "$id" != "$(build_id running-vdso.so)" &&
+	printf "%s\n" "ffffffff81000000 T first_fn" "ffffffff81000100 T second_fn" "ffffffffc0000000 t mod_fn [ext4]" \
+		"ffffffffc0000100 t mod_other [ext4]" >ksyms &&
+	{
+		echo "host kernel_release=0.0-other" &&
+		echo "kallsyms ksyms" &&
+		echo "file 1 $id 0 [vdso] vdso.so" &&
+		echo "mapping 500 7f0000000000 7f0000002000 0 [vdso] - 1" &&
+		printf "sample 500 500 t 10 %x ffffffffc0000010,ffffffff81000110\n" $((0x7f0000000000 + 0x$sym + 4)) &&
+		printf "sample 500 500 t 20 %x ffffffff80000000\n" $((0x7f0000000000 + 0x$sym + 4)) &&
+		echo end
+	} >script.k &&
+	write_rec k.rec <script.k >/dev/null &&
+	for format in folded pprof speedscope d3 trace report; do
+		stackrec convert k.rec --no-cache -f $format -o expect 2>expect.err &&
+		stackrec convert k.rec -f $format -o first 2>first.err &&
+		stackrec convert k.rec -f $format -o second 2>second.err &&
+		test ! -s first.err && test ! -s second.err &&
+		cmp expect first && cmp expect second || { echo "$format"; cat expect.err second.err; return 1; }
+	done &&
+	stackrec convert k.rec -o second.folded &&
+	grep -q "^t;__vdso_clock_gettime;second_fn_\[k\];mod_fn_\[k\] 1$" second.folded &&
+	grep -q "^t;__vdso_clock_gettime;\[kernel.kallsyms\]_\[k\] 1$" second.folded &&
+	test "$(entries | wc -l)" = 2
+'
+
 test_expect_success 'another --debug-dir or --symfs is another entry' '
 	rm -rf "$CACHE" &&
 	convert "$FIXTURES/unwind.rec" -f folded -o /dev/null &&

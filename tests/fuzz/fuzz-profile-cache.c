@@ -20,13 +20,20 @@ static void check_profile(const struct profile *p, const struct profile_cache_wa
 {
 	for (size_t i = 0; i < modules->count; i++)
 		ASSERT(modules->list[i].module < p->module_count && modules->list[i].identity);
+	ASSERT(!modules->vdso_build_id || (modules->vdso_size && *modules->vdso_build_id));
+	ASSERT(!modules->vdso_size == !modules->vdso_image);
 	for (size_t i = 0; i < p->module_count; i++)
 		ASSERT(p->modules[i].path);
 	for (size_t i = 0; i < p->location_count; i++) {
 		const struct profile_location *l = &p->locations[i];
 
 		ASSERT(l->module == PROFILE_NO_MODULE || l->module < p->module_count);
-		ASSERT(l->frame_count <= 1 && (!l->frame_count || (l->frames[0].function && l->frames[0].system_name)));
+		/* named (a marker, JIT code, a kernel address), or a kernel address kallsyms does not name, and why */
+		if (l->unnamed_reason)
+			ASSERT(l->kind == PROFILE_LOCATION_KERNEL && l->frames == PROFILE_UNNAMED_FRAMES && l->frame_count == 1);
+		else
+			ASSERT(l->frame_count <= 1 &&
+			       (!l->frame_count || (l->frames[0].function && l->frames[0].system_name)));
 	}
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
