@@ -1338,13 +1338,14 @@ int cmd_convert(int argc, char **argv)
 		/* The kernel's names come from the recording alone: kept with the profile, which a later run can then
 		 * use without reading the recording (adopt_kept_profile), as can its [vdso] image. */
 		symbolize_kernel_locations(&c->profile, &c->kernel);
-		if (c->vdso_size) {
-			unwound.vdso_image = memcpy(xmalloc(c->vdso_size), c->vdso_image, c->vdso_size);
-			unwound.vdso_size = c->vdso_size;
-		}
-		unwound.vdso_build_id = c->vdso_build_id[0] ? xstrdup(c->vdso_build_id) : NULL;
-		if (profile_key)
+		if (profile_key) {
+			if (c->vdso_size) {
+				unwound.vdso_image = memcpy(xmalloc(c->vdso_size), c->vdso_image, c->vdso_size);
+				unwound.vdso_size = c->vdso_size;
+			}
+			unwound.vdso_build_id = c->vdso_build_id[0] ? xstrdup(c->vdso_build_id) : NULL;
 			keep_profile(c, &reader, cache_dir, profile_key, &unwound);
+		}
 		profile_cache_walk_release(&unwound);
 	}
 	recording_reader_forget(&reader); /* the memory is the symbolizer's now */

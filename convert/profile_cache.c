@@ -505,6 +505,23 @@ static const char *get_arena_string(struct in *in, struct profile *p)
 	return copy;
 }
 
+/*
+ * Whether a build ID is one a recording gives (lowercase hex of at most 20 bytes, as convert encodes them): it
+ * becomes part of file names (the symbol cache's entries, the debug files looked for). A run that uses an entry
+ * without reading the recording takes its modules' build IDs from the entry alone.
+ */
+static bool build_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 40)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
 /* A thread or process name: 16 bytes, NUL-terminated as convert makes them. */
 static void get_name(struct in *in, char name[16])
 {
@@ -560,6 +577,8 @@ static void load_profile(struct in *in, struct profile *p)
 
 		m->path = get_string(in);
 		m->build_id = get_string(in);
+		if (m->build_id && !build_id_ok(m->build_id))
+			in->bad = true;
 		m->start = get64(in);
 		m->end = get64(in);
 		m->file_offset = get64(in);
@@ -802,8 +821,8 @@ const char *profile_cache_parse(const void *data, size_t size, const char *key, 
 		get(&in, modules->vdso_image, modules->vdso_size);
 	}
 	modules->vdso_build_id = get_string(&in);
-	if (modules->vdso_build_id && (!modules->vdso_size || !*modules->vdso_build_id))
-		in.bad = true; /* a build ID is the image's */
+	if (modules->vdso_build_id && !build_id_ok(modules->vdso_build_id))
+		in.bad = true;
 	load_profile(&in, out);
 	for (size_t i = 0; i < modules->count && !in.bad; i++)
 		if (modules->list[i].module >= out->module_count || !modules->list[i].identity)

@@ -333,6 +333,21 @@ static int open_dir(const char *cache_dir, bool create, uid_t *owner, gid_t *gro
 	return cache_dir_open_sub(cache_dir, "symbols", create, owner, group, "symbol cache");
 }
 
+/* Whether a build ID is one a file name can be made of: lowercase hex, after "go-" for a Go build ID. It comes
+ * from a recording (hex-encoded there) or a profile cache entry (checked there): this is the last guard before
+ * it names a file, renamed into place, under the cache directory. */
+static bool build_id_names_a_file(const char *build_id)
+{
+	const char *p = strncmp(build_id, "go-", 3) ? build_id : build_id + 3;
+
+	if (!*p)
+		return false;
+	for (; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
 void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key)
 {
 	const char *why;
@@ -341,7 +356,7 @@ void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const stru
 	int dir_fd, fd;
 
 	memset(c, 0, sizeof(*c));
-	if (!cache_dir || !key->build_id || strlen(key->build_id) < 4)
+	if (!cache_dir || !key->build_id || strlen(key->build_id) < 4 || !build_id_names_a_file(key->build_id))
 		return;
 	c->dir = xstrdup(cache_dir);
 	c->name = xasprintf("%s.%s", key->build_id, key->rules);

@@ -93,6 +93,7 @@ struct section_jobs {
 	int fd;			  /* the copy */
 	bool kept;		  /* a copy kept on disk (debug_copies.h), not a memory file */
 	bool streamed;		  /* its zlib sections were inflated in pieces by ISA-L */
+	int write_error;	  /* errno of a write that failed (any thread), else 0 */
 };
 
 /*
@@ -147,10 +148,12 @@ static bool can_stream(void)
  * then finds little left, where a cold conversion waited 4-5 ms at its end for libc's 12 MB copy. Only a hint:
  * a failed write-back is fdatasync's to report.
  */
-static bool write_piece(const struct section_jobs *w, const void *piece, size_t n, uint64_t offset)
+static bool write_piece(struct section_jobs *w, const void *piece, size_t n, uint64_t offset)
 {
-	if (!fd_pwrite_all(w->fd, piece, n, offset))
+	if (!fd_pwrite_all(w->fd, piece, n, offset)) {
+		__atomic_store_n(&w->write_error, errno ? errno : EIO, __ATOMIC_RELAXED);
 		return false;
+	}
 	if (w->kept)
 		sync_file_range(w->fd, (off_t)offset, (off_t)n, SYNC_FILE_RANGE_WRITE);
 	return true;
@@ -158,7 +161,7 @@ static bool write_piece(const struct section_jobs *w, const void *piece, size_t 
 
 /* A zlib section inflated in pieces by ISA-L, which checks the stream's Adler-32; fails when the stream does not
  * decompress to exactly the declared size. */
-static bool stream_zlib(const struct section_jobs *w, const struct section_job *j, unsigned char *piece)
+static bool stream_zlib(struct section_jobs *w, const struct section_job *j, unsigned char *piece)
 {
 	struct inflate_state *z = xmalloc(sizeof(*z)); /* 200 KB of tables and history: not for a thread's stack */
 	uint64_t written = 0;
@@ -196,13 +199,21 @@ out:
 
 /* A zstd section (one frame or several) inflated in pieces; fails when it does not decompress to exactly the
  * declared size. */
-static bool stream_zstd(const struct section_jobs *w, const struct section_job *j, unsigned char *piece)
+static bool stream_zstd(struct section_jobs *w, const struct section_job *j, unsigned char *piece)
 {
 	ZSTD_DStream *z = ZSTD_createDStream();
 	ZSTD_inBuffer in = { j->in, j->in_size, 0 };
+	ZSTD_bounds bounds = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax);
 	uint64_t written = 0;
+	int window_log = bounds.lowerBound;
 	bool ok = false;
 
+	/* The window streaming keeps: as large as the section, as the one-shot ZSTD_decompress allowed (the default
+	 * stops at 128 MiB), but no larger, whatever a frame declares (a stream needs no window beyond its output). */
+	while (window_log < bounds.upperBound && ((uint64_t)1 << window_log) < j->out_size)
+		window_log++;
+	if (z)
+		ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, window_log); /* refused: the default stands */
 	while (z) {
 		ZSTD_outBuffer out = { piece, STREAM_PIECE, 0 };
 		size_t r = ZSTD_decompressStream(z, &out, &in);
@@ -224,7 +235,7 @@ static bool stream_zstd(const struct section_jobs *w, const struct section_job *
 
 /* A zlib section inflated whole by libdeflate (without ISA-L), which checks the stream's Adler-32 as zlib does
  * and fails when the stream does not decompress to exactly the declared size; then written. */
-static bool inflate_whole(struct libdeflate_decompressor **d, const struct section_jobs *w, const struct section_job *j)
+static bool inflate_whole(struct libdeflate_decompressor **d, struct section_jobs *w, const struct section_job *j)
 {
 	unsigned char *out;
 	bool ok;
@@ -329,7 +340,7 @@ static bool reserve(int fd, uint64_t from, uint64_t to, uint64_t end)
  * of every byte the copy will have are reserved in it: those gaps, the bodies and the section header table at
  * the end. The bodies' places in the original stay holes. false when a write or a reservation failed (errno).
  */
-static bool copy_gaps(const struct section_jobs *w, const unsigned char *file, size_t size, bool reserve_only,
+static bool copy_gaps(struct section_jobs *w, const unsigned char *file, size_t size, bool reserve_only,
 		      uint64_t copy_size)
 {
 	size_t done = 0;
@@ -399,6 +410,40 @@ static uint64_t plan_jobs(struct section_jobs *w, const unsigned char *file, siz
 	return end;
 }
 
+/*
+ * Writes the copy: the original's bytes but the compressed bodies (w->jobs in file order), each body inflated,
+ * then the new section header table at end and the ELF header pointing at it (shdrs and ehdr changed to say so).
+ * False when a write or a section failed (said with -v).
+ */
+static bool fill_copy(struct section_jobs *w, const unsigned char *file, size_t size, Elf64_Shdr *shdrs,
+		      Elf64_Ehdr *ehdr, uint64_t end, uint64_t copy_size, const char *path)
+{
+	if (!copy_gaps(w, file, size, false, copy_size)) {
+		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
+		return false;
+	}
+	if (!run_jobs(w)) {
+		if (w->write_error)
+			debug("'%s': cannot write its decompressed copy: %s", path, strerror(w->write_error));
+		else
+			debug("'%s': cannot decompress its compressed sections", path);
+		return false;
+	}
+	for (size_t k = 0; k < w->count; k++) {
+		Elf64_Shdr *sh = &shdrs[w->jobs[k].index];
+
+		sh->sh_flags &= ~(Elf64_Xword)SHF_COMPRESSED;
+		sh->sh_offset = w->jobs[k].offset;
+		sh->sh_size = w->jobs[k].out_size;
+	}
+	ehdr->e_shoff = end;
+	if (!write_piece(w, shdrs, ehdr->e_shnum * sizeof(*shdrs), end) || !write_piece(w, ehdr, sizeof(*ehdr), 0)) {
+		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 {
 	unsigned char *file = MAP_FAILED;
@@ -442,7 +487,7 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 	copy_size = end + ehdr.e_shnum * sizeof(*shdrs);
 	sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
 	/* The copy is the kept file debug_copies_find began, its blocks reserved first (a full disk then makes a memory
-	 * file of it, rather than no copy at all once half of it is written), else a memory file. */
+	 * file of it before anything is inflated), else a memory file. */
 	w.fd = kept.fd;
 	if (kept.fd >= 0 && !copy_gaps(&w, file, size, true, copy_size)) {
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
@@ -454,27 +499,21 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 	w.fd = copy;
 	w.kept = kept.fd >= 0;
 	w.streamed = zlib && can_stream();
-	if (!copy_gaps(&w, file, size, false, copy_size)) {
-		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
-		goto out;
+	ok = fill_copy(&w, file, size, shdrs, &ehdr, end, copy_size, path);
+	if (!ok && w.kept && w.write_error) {
+		/* a full disk (quota, a file system that allocates at write-back) after the reservation: a memory file */
+		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(w.write_error));
+		debug_copies_keep(&kept, false); /* closes copy */
+		copy = memfd_create("decompressed-sections", MFD_CLOEXEC);
+		if (copy < 0 || ftruncate(copy, (off_t)copy_size) < 0)
+			goto out;
+		w.fd = copy;
+		w.kept = false;
+		w.write_error = 0;
+		w.next = 0;
+		sort_array(w.jobs, w.count, sizeof(*w.jobs), compare_by_offset);
+		ok = fill_copy(&w, file, size, shdrs, &ehdr, end, copy_size, path);
 	}
-	if (!run_jobs(&w)) {
-		debug("'%s': cannot decompress its compressed sections", path);
-		goto out;
-	}
-	for (size_t k = 0; k < w.count; k++) {
-		Elf64_Shdr *sh = &shdrs[w.jobs[k].index];
-
-		sh->sh_flags &= ~(Elf64_Xword)SHF_COMPRESSED;
-		sh->sh_offset = w.jobs[k].offset;
-		sh->sh_size = w.jobs[k].out_size;
-	}
-	ehdr.e_shoff = end;
-	if (!write_piece(&w, shdrs, ehdr.e_shnum * sizeof(*shdrs), end) || !write_piece(&w, &ehdr, sizeof(ehdr), 0)) {
-		debug("'%s': cannot write its decompressed copy: %s", path, strerror(errno));
-		goto out;
-	}
-	ok = true;
 out:
 	/* after every debug_copies_find (on kept as initialized, it does nothing) */
 	if (kept.fd >= 0 && copy == kept.fd) /* made now: kept (or not) once filled */

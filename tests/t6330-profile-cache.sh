@@ -96,6 +96,29 @@ test_expect_success 'a damaged entry is not used, the run converts from scratch 
 	cmp expect actual
 '
 
+# A run without -v takes its modules' build IDs from the entry alone, and a build ID names files (the symbol
+# cache's entries, the debug files looked for): one that is not hex, its checksum made right, is a damaged entry.
+test_expect_success 'an entry whose module build ID is not hex is not used, even with its checksum right' '
+	rm -rf "$CACHE" &&
+	convert "$FIXTURES/unwind.rec" -f folded -o expect &&
+	e=$(entries) &&
+	python3 - "$CACHE/profiles/$e" <<-\PY &&
+	import re, struct, sys, zlib
+	path = sys.argv[1]
+	b = bytearray(open(path, "rb").read())
+	ids = [m.start() for m in re.finditer(rb"[0-9a-f]{40}", bytes(b[32:]))]
+	assert len(ids) >= 3, ids
+	at = 32 + ids[-1]  # the first is stackrec'"'"'s own, in the key, then the [vdso] image'"'"'s; the last a module'"'"'s
+	b[at:at + 6] = b"../../"
+	struct.pack_into("<I", b, 24, zlib.crc32(bytes(b[32:])) & 0xffffffff)
+	open(path, "wb").write(b)
+	PY
+	convert "$FIXTURES/unwind.rec" -f folded -o actual -v 2>err &&
+	grep -q "profile cache entry .* not used: damaged" err &&
+	test_cmp expect actual &&
+	test -z "$(find "$CACHE" -newer expect -name "*.*-profile*" ! -path "$CACHE/symbols/*")"
+'
+
 test_expect_success 'an entry that is a symbolic link or a FIFO is not followed or read' '
 	rm -rf "$CACHE" &&
 	convert "$FIXTURES/short.rec" -f folded -o expect &&

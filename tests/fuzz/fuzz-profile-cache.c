@@ -20,10 +20,12 @@ static void check_profile(const struct profile *p, const struct profile_cache_wa
 {
 	for (size_t i = 0; i < modules->count; i++)
 		ASSERT(modules->list[i].module < p->module_count && modules->list[i].identity);
-	ASSERT(!modules->vdso_build_id || (modules->vdso_size && *modules->vdso_build_id));
+	ASSERT(!modules->vdso_build_id || (*modules->vdso_build_id && strlen(modules->vdso_build_id) <= 40 &&
+					   strspn(modules->vdso_build_id, "0123456789abcdef") == strlen(modules->vdso_build_id)));
 	ASSERT(!modules->vdso_size == !modules->vdso_image);
 	for (size_t i = 0; i < p->module_count; i++)
-		ASSERT(p->modules[i].path);
+		ASSERT(p->modules[i].path && (!p->modules[i].build_id ||
+					      strspn(p->modules[i].build_id, "0123456789abcdef") == strlen(p->modules[i].build_id)));
 	for (size_t i = 0; i < p->location_count; i++) {
 		const struct profile_location *l = &p->locations[i];
 
