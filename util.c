@@ -236,6 +236,14 @@ void hex_encode(char *out, const unsigned char *bytes, size_t n)
 	out[2 * n] = '\0';
 }
 
+bool hex_lowercase(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
 bool sudo_invoker(uid_t *uid, gid_t *gid)
 {
 	const char *uid_s = getenv("SUDO_UID"), *gid_s = getenv("SUDO_GID");

@@ -76,6 +76,9 @@ bool sudo_invoker(uid_t *uid, gid_t *gid);
 
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
+/* Whether every character of s is a lowercase hex digit, as hex_encode writes them (true for ""): what a build ID
+ * must be before it becomes part of a path. */
+bool hex_lowercase(const char *s);
 
 /*
  * The symbolic name of an errno given as -EFAULT or EFAULT: "EFAULT"; NULL when it is none. Any int is safe,

@@ -90,15 +90,6 @@ static enum candidate_result try_candidate(const char *path, const char *want, i
 	return try_candidate_at(NULL, path, want, true, fd_out, NULL);
 }
 
-/* Whether a build ID is what the recording's bytes encode to: lowercase hex. It becomes a path. */
-static bool build_id_ok(const char *build_id)
-{
-	for (const char *p = build_id; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
-
 /* A file of the recording machine's filesystem (a recorded path, the system debug directory) as seen here:
  * under --symfs when given (perf's option of that name), else as it is. */
 static char *on_symfs(const struct debug_file_search *search, const char *path)
@@ -217,7 +208,7 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
-	if (build_id && (!*build_id || !build_id_ok(build_id)))
+	if (build_id && (!*build_id || !hex_lowercase(build_id)))
 		build_id = NULL;
 
 	/* 1. The recorded path. Pseudo-paths ("[vdso]", "//anon") name no file; a ".." would climb out of
@@ -332,7 +323,7 @@ static int open_by_build_id(const char *root, const char *path_list, const char 
 	int fd = -1;
 
 	*candidate = NULL;
-	if (!build_id || strlen(build_id) <= 2 || !build_id_ok(build_id))
+	if (!build_id || strlen(build_id) <= 2 || !hex_lowercase(build_id))
 		return -1;
 	list = xstrdup(path_list ? path_list : "");
 	/* libdwfl's order (__libdwfl_open_by_build_id): the first candidate that opens is the one it checks. */
@@ -381,7 +372,7 @@ int debug_file_find_alt(const char *root, const char *path_list, const char *deb
 	char *candidate = NULL;
 	int fd = open_by_build_id(root, path_list, alt_build_id, path);
 
-	if (fd >= 0 || !alt_build_id || !build_id_ok(alt_build_id) || !alt_name || !*alt_name)
+	if (fd >= 0 || !alt_build_id || !hex_lowercase(alt_build_id) || !alt_name || !*alt_name)
 		return fd;
 	/* Then where libdw looks (libdw/dwarf_getalt.c): the link's path, absolute (the recording machine's, so
 	 * under --symfs) or relative to the debug file's directory. */
@@ -501,7 +492,7 @@ int debug_file_find_by_link(const char *root, const char *path_list, const char 
 
 	*path = NULL;
 	if (!link || !*link || strchr(link, '/') || !slash || stat(file_name, &main_st) < 0 ||
-	    (build_id && !build_id_ok(build_id)))
+	    (build_id && !hex_lowercase(build_id)))
 		return -1;
 	file_dir = xstrndup(file_name, (size_t)(slash - file_name));
 	list = entries = xstrdup(path_list ? path_list : "");

@@ -514,12 +514,7 @@ static bool build_id_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (!n || n > 40)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return false;
-	return true;
+	return n && n <= 40 && hex_lowercase(s);
 }
 
 /* A thread or process name: 16 bytes, NUL-terminated as convert makes them. */

@@ -340,12 +340,7 @@ static bool build_id_names_a_file(const char *build_id)
 {
 	const char *p = strncmp(build_id, "go-", 3) ? build_id : build_id + 3;
 
-	if (!*p)
-		return false;
-	for (; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
+	return *p && hex_lowercase(p);
 }
 
 void symbol_cache_open(struct symbol_cache *c, const char *cache_dir, const struct symbol_cache_key *key)
