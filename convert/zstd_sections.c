@@ -410,6 +410,18 @@ static uint64_t plan_jobs(struct section_jobs *w, const unsigned char *file, siz
 	return end;
 }
 
+/* A memory file of size bytes for a copy that is not kept, or -1. */
+static int memory_copy(uint64_t size)
+{
+	int fd = memfd_create("decompressed-sections", MFD_CLOEXEC);
+
+	if (fd >= 0 && ftruncate(fd, (off_t)size) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Writes the copy: the original's bytes but the compressed bodies (w->jobs in file order), each body inflated,
  * then the new section header table at end and the ELF header pointing at it (shdrs and ehdr changed to say so).
@@ -493,8 +505,8 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(errno));
 		debug_copies_keep(&kept, false);
 	}
-	copy = kept.fd >= 0 ? kept.fd : memfd_create("decompressed-sections", MFD_CLOEXEC);
-	if (copy < 0 || (kept.fd < 0 && ftruncate(copy, (off_t)copy_size) < 0))
+	copy = kept.fd >= 0 ? kept.fd : memory_copy(copy_size);
+	if (copy < 0)
 		goto out;
 	w.fd = copy;
 	w.kept = kept.fd >= 0;
@@ -504,8 +516,8 @@ int zstd_sections_decompress(int fd, const char *path, bool zlib, bool cfi_only)
 		/* a full disk (quota, a file system that allocates at write-back) after the reservation: a memory file */
 		debug("'%s': no room to keep a decompressed copy: %s", path, strerror(w.write_error));
 		debug_copies_keep(&kept, false); /* closes copy */
-		copy = memfd_create("decompressed-sections", MFD_CLOEXEC);
-		if (copy < 0 || ftruncate(copy, (off_t)copy_size) < 0)
+		copy = memory_copy(copy_size);
+		if (copy < 0)
 			goto out;
 		w.fd = copy;
 		w.kept = false;
