@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "file_cut_guard.h"
 #include "util.h"
 
 static const struct command {
@@ -41,6 +42,7 @@ int main(int argc, char **argv)
 		printf("stackrec %s\n", STACKREC_VERSION);
 		return 0;
 	}
+	file_cut_guard_install();
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -359,6 +359,58 @@ bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
 	return true;
 }
 
+/*
+ * The temporary files output_create made that are not in place yet, for outputs_discard_pending: a few at a
+ * time (convert writes one, record one). Each slot is set and cleared atomically, so that a signal handler on
+ * another thread sees a whole pointer or NULL; a name is freed only after its slot is cleared.
+ */
+#define PENDING_OUTPUTS 8
+static char *pending_outputs[PENDING_OUTPUTS];
+
+static void pending_output_add(const char *tmp)
+{
+	char *copy = xstrdup(tmp);
+
+	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
+		char *expected = NULL;
+
+		if (__atomic_compare_exchange_n(&pending_outputs[i], &expected, copy, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return;
+	}
+	free(copy); /* more at once than there are slots: that one is not removed by outputs_discard_pending */
+}
+
+static void pending_output_remove(const char *tmp)
+{
+	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
+		char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
+
+		if (name && !strcmp(name, tmp) &&
+		    __atomic_compare_exchange_n(&pending_outputs[i], &name, NULL, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST)) {
+			free(name);
+			return;
+		}
+	}
+}
+
+void outputs_discard_pending(void)
+{
+	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
+		const char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
+
+		if (name)
+			unlink(name);
+	}
+}
+
+void output_discard(const char *tmp)
+{
+	pending_output_remove(tmp);
+	unlink(tmp);
+}
+
 int output_create(const char *path, char **tmp)
 {
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -390,6 +442,7 @@ int output_create(const char *path, char **tmp)
 		*tmp = NULL;
 		return -1;
 	}
+	pending_output_add(*tmp);
 	give_to_sudo_user(fd, path);
 	return fd;
 }
@@ -411,6 +464,7 @@ int output_replace(const char *tmp, const char *path, bool keep_old)
 	}
 	if (rename(tmp, path) < 0)
 		return error("cannot replace '%s': %s", path, strerror(errno));
+	pending_output_remove(tmp);
 	return 0;
 }
 
@@ -433,6 +487,7 @@ int thread_start_without_signals(pthread_t *thread, void *(*fn)(void *), void *a
 	int err;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

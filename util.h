@@ -65,6 +65,13 @@ bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset);
  * with an error naming path (tmp is then still there, for the caller to remove).
  */
 int output_replace(const char *tmp, const char *path, bool keep_old);
+/* Removes tmp, a temporary file output_create made that will not be renamed into place. */
+void output_discard(const char *tmp);
+/*
+ * Removes every temporary file output_create made that is not in place yet: for a process that stops at once
+ * (file_cut_guard.c), so that it leaves no half-written .OUT.XXXXXX behind. Async-signal-safe.
+ */
+void outputs_discard_pending(void);
 
 /*
  * Under sudo (we are root and SUDO_UID is set): the invoking user's uid and gid (SUDO_GID, else (gid_t)-1),
@@ -174,7 +181,9 @@ void pointer_table_release(struct pointer_table *t);
 /* Grows *array (of *capacity elements of elem_size bytes) to hold at least `needed` elements. */
 /*
  * Starts fn(arg) on a new thread that takes no signals: SIGINT, SIGTERM and the rest are for the thread that
- * reads and stops (record's drain thread). Returns pthread_create's result (0, or an errno).
+ * reads and stops (record's drain thread). SIGBUS stays unblocked: it is the thread's own fault, and a
+ * blocked one would kill the process without file_cut_guard.c's line. Returns pthread_create's result (0, or
+ * an errno).
  */
 int thread_start_without_signals(pthread_t *thread, void *(*fn)(void *), void *arg);
 

@@ -942,7 +942,7 @@ static int write_output(const struct output_format *format, const struct profile
 		ret = output_replace(tmp, out_path, false);
 done:
 	if (tmp && ret != 0)
-		unlink(tmp);
+		output_discard(tmp);
 	free(tmp);
 	return ret;
 }

@@ -492,7 +492,7 @@ static void writer_free(struct recording_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->tmp)
-		unlink(w->tmp);
+		output_discard(w->tmp);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->blocks);
 	free(w->times);

@@ -35,7 +35,10 @@ int build_id_read_fd(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a target may cut its file short meanwhile, and a mapping's page past the new end kills
+	 * the recorder with SIGBUS (file_cut_guard.c would stop it cleanly, the recording lost); a read just fails.
+	 * The notes are a few hundred bytes. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -1;
 	n = dwelf_elf_gnu_build_id(elf, &id);

@@ -172,7 +172,7 @@ static uint64_t richness_fd(int fd)
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* read, not mapped: see build_id_read_fd */
 	if (!elf)
 		return 0;
 	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {

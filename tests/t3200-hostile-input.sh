@@ -277,4 +277,20 @@ test_expect_success 'symbolic links inside --symfs resolve inside it: an absolut
 	test_cmp expect inside.folded
 '
 
+# A recording cut short by another program while convert reads it (`: >` on it, a copy over it in place): its
+# mapping loses the pages past the new end, and reading one is a SIGBUS. test-convert read-cut maps the recording
+# as convert does, with an output made as convert's -o, cuts the file to 64 bytes and reads on: the process is to
+# stop with one line naming the recording, exit 1, and leave no temporary output behind.
+test_expect_success 'a recording cut short while it is read: one line naming it, exit 1, no output left' '
+	cp "$FIXTURES/chain.rec" cut.rec &&
+	mkdir cut-out &&
+	{ "$UNIT_DIR/test-convert" read-cut cut.rec cut-out/out.folded >cut.out 2>cut.err; rc=$?; } ;
+	cat cut.out cut.err &&
+	test "$rc" = 1 &&
+	test_line_count cut.err = 1 &&
+	grep -x "stackrec: error: .$PWD/cut.rec. was cut short by another program while it was read" cut.err &&
+	ls -A cut-out >left &&
+	test_line_count left = 0
+'
+
 test_done

@@ -327,6 +327,29 @@ test_expect_success ADDR2LINE 'answers stream: each is written before the next a
 	test "$l2" = "$PWD/inline.c:21"
 '
 
+# A binary rebuilt or copied over in place (`cp new old` keeps the inode and truncates it) while one symbolize
+# serves a pipe: its mapping loses its pages, and the next read of them is a SIGBUS. test-convert, built with -g
+# from many sources: the second address is in another source file, whose names and lines are read from the
+# file only when asked, so the cut is certain to be met. One line naming the file and exit 1, not a bus error.
+test_expect_success 'a binary cut short while symbolize serves a pipe: one line naming it, exit 1' '
+	cp "$UNIT_DIR/test-convert" cut-prog &&
+	main=$(nm cut-prog | awk "\$3 == \"main\" { print \$1 }") &&
+	other=$(nm cut-prog | awk "\$3 == \"recording_reader_open\" { print \$1 }") &&
+	test -n "$main" && test -n "$other" &&
+	coproc CUT { "$STACKREC" symbolize --no-cache -e cut-prog -f 2>cut.err; } &&
+	echo "$main" >&${CUT[1]} &&
+	read -t 10 -r f1 <&${CUT[0]} && read -t 10 -r l1 <&${CUT[0]} &&
+	test "$f1" = main &&
+	truncate -s 0 cut-prog &&
+	echo "$other" >&${CUT[1]} &&
+	eval "exec ${CUT[1]}>&-" &&
+	{ wait $CUT_PID; rc=$?; } ;
+	cat cut.err &&
+	test "$rc" = 1 &&
+	test_line_count cut.err = 1 &&
+	grep -x "stackrec: error: .$PWD/cut-prog. was cut short by another program while it was read" cut.err
+'
+
 test_expect_success 'a missing binary is one error line naming it, exit 1; bad usage exits 2' '
 	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
 	test_expect_code 1 stackrec symbolize -e no-such-binary 1000 >out 2>err &&

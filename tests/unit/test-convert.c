@@ -50,7 +50,9 @@
 #include "../../convert/stack_memo.h"
 #include "../../convert/elf_symbols.h"
 #include "../../formats/output.h"
+#include "../../formats/recording_reader.h"
 #include "../../formats/recording_writer.h"
+#include "../../file_cut_guard.h"
 #include "../../util.h"
 
 static int test_number, failures;
@@ -1532,8 +1534,41 @@ static int dump_vdso(const char *path)
 	return fclose(out) != 0;
 }
 
+static int count_block(void *ctx, uint32_t type, const void *body, uint32_t size)
+{
+	(void)type, (void)body, (void)size;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/*
+ * read-cut REC OUT: what convert does with a recording another program cuts short while it reads it. OUT made as
+ * convert makes -o, REC mapped by the reader, then cut to its first 64 bytes and read: file_cut_guard.c is to
+ * stop the process with one line and exit 1, OUT's temporary file removed. Returns 0 (with a line saying so)
+ * only if the read came back, which it must not.
+ */
+static int read_cut(const char *rec_path, const char *out_path)
+{
+	struct recording_reader r;
+	size_t blocks = 0;
+	char *tmp;
+
+	file_cut_guard_install();
+	if (output_create(out_path, &tmp) < 0 || recording_reader_open(&r, rec_path) < 0)
+		return 2;
+	if (truncate(rec_path, 64) < 0) {
+		perror("truncate");
+		return 2;
+	}
+	recording_reader_for_each(&r, count_block, &blocks, RECORDING_WARN_NONE);
+	printf("read %zu blocks of the cut recording, no fault\n", blocks);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "read-cut"))
+		return read_cut(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "dump-vdso"))
 		return dump_vdso(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "write"))
