@@ -144,6 +144,8 @@ static void write_str(const char *s)
 	}
 }
 
+static pid_t installed_by; /* the process whose outputs are pending: not a child forked before its exec */
+
 static void on_bus_error(int sig, siginfo_t *info, void *context)
 {
 	static int reported;
@@ -164,7 +166,8 @@ static void on_bus_error(int sig, siginfo_t *info, void *context)
 		} else {
 			write_str("a file was cut short by another program while it was read\n");
 		}
-		outputs_discard_pending();
+		if (getpid() == installed_by)
+			outputs_discard_pending();
 		_exit(1);
 	}
 	/* Not a file cut short: the default action, as without this handler. A fault happens again on return;
@@ -178,6 +181,7 @@ void file_cut_guard_install(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_bus_error, .sa_flags = SA_SIGINFO };
 
+	installed_by = getpid();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 }
