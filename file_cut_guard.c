@@ -12,8 +12,11 @@
  * /proc/self/maps), removes the outputs not yet in place (outputs_discard_pending), and exits 1, as for a file
  * that cannot be read. Any other SIGBUS keeps its default action.
  *
- * Everything here runs in a signal handler: only async-signal-safe calls (open, read, write, unlink, _exit),
- * no stdio, no malloc.
+ * A fault at an offset the file still has is not a cut: an I/O error of the disk, or a file cut and written
+ * again (`cp` truncates, then writes), which the handler cannot tell apart; its line says so.
+ *
+ * Everything here runs in a signal handler: only async-signal-safe calls (open, read, stat, write, unlink,
+ * _exit), no stdio, no malloc.
  */
 #include "file_cut_guard.h"
 
@@ -22,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -50,15 +54,35 @@ static uintptr_t parse_hex(const char **p, const char *end)
 	return v;
 }
 
+/* A file mapping of /proc/self/maps: its path (as the kernel prints it: " (deleted)" after a removed file's, \012
+ * for a newline in it), and the offset in the file of the address looked for. */
+struct mapped_file {
+	const char *path;
+	size_t path_len;
+	uint64_t offset;
+};
+
+/* The next field of a /proc/self/maps line at *p, spaces before it skipped; *p is left after it. */
+static const char *next_field(const char **p, const char *end)
+{
+	const char *field;
+
+	while (*p < end && **p == ' ')
+		(*p)++;
+	field = *p;
+	while (*p < end && **p != ' ')
+		(*p)++;
+	return field;
+}
+
 /*
  * Whether the line of /proc/self/maps at [line, end) ("START-END PERMS OFFSET DEV INODE   PATH") maps address
- * from a file; then *path and *path_len are its path.
+ * from a file; then *m says which and where.
  */
-static bool line_maps(const char *line, const char *end, uintptr_t address, const char **path, size_t *path_len)
+static bool line_maps(const char *line, const char *end, uintptr_t address, struct mapped_file *m)
 {
 	const char *p = line;
 	uintptr_t start, stop;
-	int field;
 
 	start = parse_hex(&p, end);
 	if (p >= end || *p != '-')
@@ -67,67 +91,78 @@ static bool line_maps(const char *line, const char *end, uintptr_t address, cons
 	stop = parse_hex(&p, end);
 	if (address < start || address >= stop)
 		return false;
-	/* past PERMS, OFFSET, DEV and INODE: the path is what follows the spaces after the fifth field */
-	for (field = 1; field < 5 && p < end; field++) {
-		while (p < end && *p == ' ')
-			p++;
-		while (p < end && *p != ' ')
-			p++;
-	}
+	next_field(&p, end); /* PERMS */
+	p = next_field(&p, end);
+	m->offset = parse_hex(&p, end) + (address - start);
+	next_field(&p, end); /* DEV */
+	next_field(&p, end); /* INODE */
 	while (p < end && *p == ' ')
 		p++;
 	if (p >= end || *p != '/')
 		return false;
-	*path = p;
-	*path_len = (size_t)(end - p);
+	m->path = p;
+	m->path_len = (size_t)(end - p);
 	return true;
 }
 
-/* Copies the path of the file mapped at address into out (NUL-terminated, cut to out_size); false if none. */
-static bool mapped_file_at(uintptr_t address, char *out, size_t out_size)
+/*
+ * The file mapped at address: its path copied into out (NUL-terminated, cut to out_size) and the offset in it;
+ * false if none. A line longer than the buffer is judged by its start, where the addresses are.
+ */
+static bool mapped_file_at(uintptr_t address, char *out, size_t out_size, uint64_t *offset)
 {
 	char buf[MAPS_LINE_MAX * 2];
 	size_t have = 0;
-	bool found = false;
+	bool found = false, eof = false, skipping = false; /* skipping: the rest of a line longer than buf */
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
 	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
-		size_t start = 0;
+		char *nl = memchr(buf, '\n', have);
+		size_t len = nl ? (size_t)(nl - buf) : have, used;
+		struct mapped_file m;
 
-		if (n < 0)
-			break;
-		have += (size_t)n;
-		for (;;) {
-			const char *nl = memchr(buf + start, '\n', have - start), *path;
-			size_t path_len;
+		if (!nl && !eof && have < sizeof(buf)) {
+			ssize_t n = read(fd, buf + have, sizeof(buf) - have);
 
-			if (!nl && (n > 0 || start == have))
+			if (n < 0)
 				break;
-			if (!nl) /* the last line, without a newline */
-				nl = buf + have;
-			if (line_maps(buf + start, nl, address, &path, &path_len)) {
-				if (path_len >= out_size)
-					path_len = out_size - 1;
-				memcpy(out, path, path_len);
-				out[path_len] = '\0';
-				found = true;
-				break;
-			}
-			start = (size_t)(nl - buf) + (nl < buf + have);
+			eof = n == 0;
+			have += (size_t)n;
+			continue;
 		}
-		if (found || n == 0)
+		if (!nl && !have)
 			break;
-		/* the unfinished line to the front; a line longer than the buffer is dropped */
-		if (start == 0 && have == sizeof(buf))
-			start = have;
-		memmove(buf, buf + start, have - start);
-		have -= start;
+		/* a line, the last one without its newline, or the start of one longer than buf */
+		if (!skipping && line_maps(buf, buf + len, address, &m)) {
+			if (m.path_len >= out_size)
+				m.path_len = out_size - 1;
+			memcpy(out, m.path, m.path_len);
+			out[m.path_len] = '\0';
+			*offset = m.offset;
+			found = true;
+			break;
+		}
+		skipping = !nl && !eof;
+		used = nl ? len + 1 : len;
+		memmove(buf, buf + used, have - used);
+		have -= used;
 	}
 	close(fd);
 	return found;
+}
+
+/* n in decimal into out (room for 21 bytes) */
+static const char *decimal(uint64_t n, char out[21])
+{
+	char *p = out + 20;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	return p;
 }
 
 static void write_str(const char *s)
@@ -149,7 +184,9 @@ static pid_t installed_by; /* the process whose outputs are pending: not a child
 static void on_bus_error(int sig, siginfo_t *info, void *context)
 {
 	static int reported;
-	char path[MAPS_LINE_MAX];
+	char path[MAPS_LINE_MAX], number[21];
+	uint64_t offset = 0;
+	struct stat st;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	(void)context;
@@ -158,22 +195,29 @@ static void on_bus_error(int sig, siginfo_t *info, void *context)
 		if (__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST))
 			for (;;)
 				pause();
+		if (getpid() == installed_by) /* first: a write to a closed or full stderr must not keep them */
+			outputs_discard_pending();
 		write_str("stackrec: error: ");
-		if (mapped_file_at((uintptr_t)info->si_addr, path, sizeof(path))) {
+		if (!mapped_file_at((uintptr_t)info->si_addr, path, sizeof(path), &offset)) {
+			write_str("a file was cut short by another program while it was read\n");
+		} else if (stat(path, &st) == 0 && (uint64_t)st.st_size > offset) {
+			/* There now, so not (only) cut short: an I/O error of the disk, or cut and written again (cp). */
+			write_str("'");
+			write_str(path);
+			write_str("' could not be read at offset ");
+			write_str(decimal(offset, number));
+			write_str(": an I/O error, or another program cut it short and wrote it again meanwhile\n");
+		} else {
 			write_str("'");
 			write_str(path);
 			write_str("' was cut short by another program while it was read\n");
-		} else {
-			write_str("a file was cut short by another program while it was read\n");
 		}
-		if (getpid() == installed_by)
-			outputs_discard_pending();
 		_exit(1);
 	}
 	/* Not a file cut short: the default action, as without this handler. A fault happens again on return;
 	 * a SIGBUS another process sent is raised again. */
 	sigaction(sig, &dfl, NULL);
-	if (info->si_code <= 0)
+	if (info->si_code <= 0 || info->si_code == BUS_MCEERR_AO) /* not a fault that happens again */
 		raise(sig);
 }
 
@@ -181,7 +225,12 @@ void file_cut_guard_install(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_bus_error, .sa_flags = SA_SIGINFO };
 
+	sigset_t bus;
+
 	installed_by = getpid();
-	sigemptyset(&sa.sa_mask);
+	sigfillset(&sa.sa_mask); /* no SIGPIPE, EINTR or other handler while it runs */
 	sigaction(SIGBUS, &sa, NULL);
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	sigprocmask(SIG_UNBLOCK, &bus, NULL); /* blocked by the parent, a fault would kill us without the line */
 }

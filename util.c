@@ -366,6 +366,7 @@ bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
  */
 #define PENDING_OUTPUTS 8
 static char *pending_outputs[PENDING_OUTPUTS];
+static int discarding; /* outputs_discard_pending started: names taken out of a slot are no longer freed */
 
 static void pending_output_add(const char *tmp)
 {
@@ -389,7 +390,9 @@ static void pending_output_remove(const char *tmp)
 		if (name && !strcmp(name, tmp) &&
 		    __atomic_compare_exchange_n(&pending_outputs[i], &name, NULL, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST)) {
-			free(name);
+			/* the handler may have loaded it just before: freed only if it did not start (a leak at exit else) */
+			if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
+				free(name);
 			return;
 		}
 	}
@@ -397,6 +400,7 @@ static void pending_output_remove(const char *tmp)
 
 void outputs_discard_pending(void)
 {
+	__atomic_store_n(&discarding, 1, __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
 		const char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
 

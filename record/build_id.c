@@ -7,6 +7,7 @@
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,20 +29,57 @@ struct cached_build_id {
 static struct cached_build_id *cache;
 static size_t cache_count, cache_cap;
 
+/*
+ * A target's ELF file, read rather than mapped, has each part it reads copied whole into the recorder's memory:
+ * the section headers, a note area, the section names. The file is the target's own, and its sizes say what it
+ * likes: a sparse file declaring a gigabyte of notes would be a gigabyte of the recorder's memory. Executables
+ * and libraries have some dozens of sections, build ID notes of 36 bytes and a few KiB of section names; the
+ * bounds are far above that (Debian's largest objects: fpc's units, 28,362 sections and 1.1 MiB of names).
+ */
+#define SECTIONS_MAX (1u << 16)
+#define AREA_MAX (16u << 20)
+
+bool elf_read_bounded(struct Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t sections, phnum, names;
+	GElf_Shdr shdr;
+
+	if (elf_getshdrnum(elf, &sections) != 0 || sections > SECTIONS_MAX)
+		return false;
+	if (elf_getshdrstrndx(elf, &names) == 0 && (scn = elf_getscn(elf, names)) && gelf_getshdr(scn, &shdr) &&
+	    shdr.sh_size > AREA_MAX)
+		return false;
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE && shdr.sh_size > AREA_MAX)
+			return false;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return true;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_NOTE && phdr.p_filesz > AREA_MAX)
+			return false;
+	}
+	return true;
+}
+
 int build_id_read_fd(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
 {
 	const void *id;
-	ssize_t n;
+	ssize_t n = -1;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
 	/* Read, not mapped: a target may cut its file short meanwhile, and a mapping's page past the new end kills
 	 * the recorder with SIGBUS (file_cut_guard.c would stop it cleanly, the recording lost); a read just fails.
-	 * The notes are a few hundred bytes. */
+	 * What is read is bounded by elf_read_bounded. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -1;
-	n = dwelf_elf_gnu_build_id(elf, &id);
+	if (elf_read_bounded(elf))
+		n = dwelf_elf_gnu_build_id(elf, &id);
 	if (n > 0) {
 		*size = (uint8_t)(n > SREC_BUILD_ID_MAX ? SREC_BUILD_ID_MAX : n);
 		memcpy(out, id, *size);

@@ -51,6 +51,8 @@
 static struct u64_set seen_ids; /* a hash of each build ID handled in this run (drain thread) */
 static atomic_bool cache_broken; /* the directory could not be used: warned once, nothing more is tried */
 static unsigned int cached_files;
+/* Bytes copied into the cache by this recording (the worker's): they stop at --cache-size (copy_budget_allows). */
+static uint64_t copied_bytes;
 static int cache_fd = -1; /* the cache directory, opened and checked once */
 static int ids_fd = -1;	  /* its .build-id directory */
 static bool chown_entries; /* we are root in a cache of another user: new entries are theirs */
@@ -175,7 +177,7 @@ static uint64_t richness_fd(int fd)
 	elf = elf_begin(fd, ELF_C_READ, NULL); /* read, not mapped: see build_id_read_fd */
 	if (!elf)
 		return 0;
-	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+	if (elf_read_bounded(elf) && elf_getshdrstrndx(elf, &shstrndx) == 0) {
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr shdr;
 			const char *name;
@@ -271,6 +273,26 @@ struct cache_job {
 
 static struct recorder *worker_rec;
 
+/*
+ * Whether the file open as source may be copied: the copies of one recording add up to --cache-size at most
+ * (its fstat is left in *st). The size is the file's own word, and the file may be
+ * another user's: a sparse file of a hundred gigabytes mapped by a process that `record -a` sees would have the
+ * recorder write a hundred gigabytes of zeros into the cache, filling the disk the recording is on, before the
+ * trim at the end. A file the cache could not keep anyway is not worth the copy.
+ */
+static bool copy_budget_allows(struct recorder *rec, int source, const char *path, struct stat *st)
+{
+	uint64_t budget = rec->cache_size_mb << 20;
+
+	if (fstat(source, st) < 0 || st->st_size < 0)
+		return false;
+	if ((uint64_t)st->st_size <= budget && copied_bytes <= budget - (uint64_t)st->st_size)
+		return true;
+	debug("'%s' (%" PRIu64 " bytes) not cached: this recording's copies would exceed --cache-size (%" PRIu64
+	      " MB)", path, (uint64_t)st->st_size, rec->cache_size_mb);
+	return false;
+}
+
 /* The worker's part: put job's file in the cache unless an entry as rich is there already. */
 static void cache_file(struct recorder *rec, struct cache_job *job)
 {
@@ -329,6 +351,8 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 		goto out;
 	}
 
+	if (!copy_budget_allows(rec, source, path, &st))
+		goto out;
 	tmp = xasprintf("%s.tmp-%d", rest, (int)getpid());
 	unlinkat(sub_fd, tmp, 0);
 	out = openat(sub_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -345,6 +369,7 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 	}
 	mark_used(out);
 	cached_files++;
+	copied_bytes += (uint64_t)st.st_size;
 	debug("cached '%s' as .build-id/%s/%s", path, sub, rest);
 out:
 	if (out >= 0)

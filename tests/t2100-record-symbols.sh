@@ -59,6 +59,54 @@ test_expect_success BPF '--cache-size evicts the least recently used entries aft
 	test -f "evict/.build-id/${id:0:2}/${id:2}"
 '
 
+# A file's sizes are its owner's word, and `record -a` as root reads the files other users' processes map. Two
+# small libraries (two builds: two build IDs) made 1.1 GiB sparse files (no disk blocks), mapped executable by a
+# process: libhuge-notes.so, whose note segment and note section say they are 1 GiB long, and libhuge-size.so,
+# as built but for its size.
+# The recorder reads build IDs with read, not a mapping (a file cut short under a mapping is a SIGBUS), and a
+# note area is read whole into memory: one that long is not read at all. The copies into the build-ID cache
+# stop at --cache-size. Unbounded, the recorder took 1.2 GB of memory for the first and wrote 1.1 GB of zeros
+# into the cache for the second.
+test_expect_success BPF 'sparse files of 1.1 GiB, notes declared 1 GiB long: not read whole, not copied into the cache' '
+	echo "int f(int x) { return x * 3; }" >huge.c &&
+	cc -shared -fPIC -Wl,--build-id -o libhuge-notes.so huge.c &&
+	echo "int g(int x) { return x * 5; }" >huge-size.c &&
+	cc -shared -fPIC -Wl,--build-id -o libhuge-size.so huge-size.c &&
+	/usr/bin/python3 - <<-\PY &&
+	import struct
+	b = bytearray(open("libhuge-notes.so", "rb").read())
+	phoff, shoff = struct.unpack_from("<QQ", b, 0x20)
+	phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, 0x36)
+	for i in range(phnum):
+	    if struct.unpack_from("<I", b, phoff + i * phentsize)[0] == 4:  # PT_NOTE: p_filesz
+	        struct.pack_into("<Q", b, phoff + i * phentsize + 32, 1 << 30)
+	for i in range(shnum):
+	    if struct.unpack_from("<I", b, shoff + i * shentsize + 4)[0] == 7:  # SHT_NOTE: sh_size
+	        struct.pack_into("<Q", b, shoff + i * shentsize + 32, 1 << 30)
+	open("libhuge-notes.so", "wb").write(b)
+	PY
+	truncate -s 1100M libhuge-notes.so libhuge-size.so &&
+	cat >map-huge.py <<-\PY &&
+	import mmap, os, sys, time
+	maps = []
+	for path in sys.argv[1:]:
+	    fd = os.open(path, os.O_RDONLY)
+	    maps.append(mmap.mmap(fd, 65536, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE))
+	end = time.time() + 1
+	while time.time() < end:
+	    pass
+	PY
+	/usr/bin/time -f %M -o huge.rss "$STACKREC" record -v --build-id-cache huge-cache --cache-size 512 -F 99 \
+		-o huge.rec -- /usr/bin/python3 map-huge.py libhuge-notes.so libhuge-size.so 2>err &&
+	cat huge.rss &&
+	test "$(cat huge.rss)" -lt 600000 &&
+	grep "no file with build ID of .$PWD/libhuge-notes.so. (pid [0-9]*) to cache" err &&
+	grep "^stackrec: .$PWD/libhuge-size.so. (1153433600 bytes) not cached: this recording.s copies would exceed --cache-size (512 MB)" err &&
+	! find huge-cache -size +100M | grep . &&
+	stackrec info --mappings huge.rec >maps &&
+	grep -F "$PWD/libhuge-notes.so" maps && grep -F "$PWD/libhuge-size.so" maps
+'
+
 # build_own_id NAME SOURCE: builds NAME with a build ID of its own, written to NAME.id, so that the cache
 # gets it in the test that follows, not from an earlier one.
 build_own_id() {
