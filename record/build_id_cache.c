@@ -174,10 +174,10 @@ static uint64_t richness_fd(int fd)
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL); /* read, not mapped: see build_id_read_fd */
+	elf = elf_begin_bounded(fd); /* read, not mapped: see build_id_read_fd */
 	if (!elf)
 		return 0;
-	if (elf_read_bounded(elf) && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr shdr;
 			const char *name;
@@ -206,7 +206,7 @@ static void mark_used(int fd)
  * (btrfs, XFS), else bytes (pread: in's offset is not ours to move). Never a hard link: a binary overwritten
  * in place (`cp new old` keeps the inode) would change its cache entry too, and the bytes of the recorded
  * build would be lost. */
-static int copy_file(int in, int out)
+static int copy_file(int in, int out, uint64_t size, uint64_t *written)
 {
 	char buf[65536];
 	off_t at = 0;
@@ -214,17 +214,22 @@ static int copy_file(int in, int out)
 
 	if (ioctl(out, FICLONE, in) == 0)
 		return 0;
-	while ((n = pread(in, buf, sizeof(buf), at)) > 0) {
+	/* size bytes at most, those fstat gave the budget: a file grown meanwhile is not followed to its new end */
+	while ((uint64_t)at < size &&
+	       (n = pread(in, buf, size - (uint64_t)at < sizeof(buf) ? size - (uint64_t)at : sizeof(buf), at)) > 0) {
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(out, buf + done, (size_t)(n - done));
 
 			if (w < 0)
 				return -1;
 			done += w;
+			*written += (uint64_t)w;
 		}
 		at += n;
 	}
-	return n < 0 ? -1 : 0;
+	if ((uint64_t)at < size && n == 0)
+		errno = ENODATA; /* cut short meanwhile: not a write error of the cache */
+	return (uint64_t)at < size ? -1 : 0;
 }
 
 /* The three places the mapped bytes may be reached, in order: map_files while the process lives (deleted
@@ -275,14 +280,15 @@ static struct recorder *worker_rec;
 
 /*
  * Whether the file open as source may be copied: the copies of one recording add up to --cache-size at most
- * (its fstat is left in *st). The size is the file's own word, and the file may be
+ * (its fstat is left in *st; copy_file counts what it writes, and copies no further than that size, so a file
+ * growing meanwhile is not followed, and a copy thrown away still counts). The size is the file's own word, and the file may be
  * another user's: a sparse file of a hundred gigabytes mapped by a process that `record -a` sees would have the
  * recorder write a hundred gigabytes of zeros into the cache, filling the disk the recording is on, before the
  * trim at the end. A file the cache could not keep anyway is not worth the copy.
  */
 static bool copy_budget_allows(struct recorder *rec, int source, const char *path, struct stat *st)
 {
-	uint64_t budget = rec->cache_size_mb << 20;
+	uint64_t budget = rec->cache_size_mb << 20; /* at most 2^63: record.c bounds --cache-size */
 
 	if (fstat(source, st) < 0 || st->st_size < 0)
 		return false;
@@ -300,8 +306,9 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 	const char *rest = hex + 2, *path = job->path;
 	const uint8_t *id = job->id;
 	uint8_t n = job->n;
-	struct stat st;
+	struct stat st, source_st;
 	int sub_fd = -1, out = -1, source;
+	bool over_budget;
 
 	if (cache_broken || cache_open(rec, true) < 0) {
 		if (job->fd >= 0)
@@ -313,6 +320,12 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 	sub[2] = '\0';
 	source_paths(job->pid, job->start, job->end, path, paths);
 	source = open_source(job->fd, paths, id, n);
+	/* Before weighing an entry: a file over the budget replaces none, and the entry there stays, used. */
+	over_budget = source >= 0 && !copy_budget_allows(rec, source, path, &source_st);
+	if (over_budget) {
+		close(source);
+		source = -1;
+	}
 
 	sub_fd = open_subdir(sub, true);
 	if (sub_fd < 0) {
@@ -347,16 +360,15 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 			goto out;
 	}
 	if (source < 0) {
-		debug("no file with build ID of '%s' (pid %d) to cache", path, job->pid);
+		if (!over_budget)
+			debug("no file with build ID of '%s' (pid %d) to cache", path, job->pid);
 		goto out;
 	}
-
-	if (!copy_budget_allows(rec, source, path, &st))
-		goto out;
 	tmp = xasprintf("%s.tmp-%d", rest, (int)getpid());
 	unlinkat(sub_fd, tmp, 0);
 	out = openat(sub_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 || (chown_entries && fchown(out, entry_uid, entry_gid) < 0) || copy_file(source, out) < 0) {
+	if (out < 0 || (chown_entries && fchown(out, entry_uid, entry_gid) < 0) ||
+	    copy_file(source, out, (uint64_t)source_st.st_size, &copied_bytes) < 0) {
 		if (write_error(errno))
 			cache_unusable(rec, strerror(errno));
 		unlinkat(sub_fd, tmp, 0);
@@ -369,7 +381,6 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 	}
 	mark_used(out);
 	cached_files++;
-	copied_bytes += (uint64_t)st.st_size;
 	debug("cached '%s' as .build-id/%s/%s", path, sub, rest);
 out:
 	if (out >= 0)

@@ -125,7 +125,8 @@ static void usage(FILE *out)
 		"      --duration SECONDS stop after this long (a spawned command is then sent SIGTERM)\n"
 		"      --build-id-cache DIR  copy mapped executables here by build ID (default $STACKREC_CACHE_DIR,\n"
 		"                         else $XDG_CACHE_HOME/stackrec, else ~/.cache/stackrec)\n"
-		"      --cache-size MB    trim the cache to this size after recording, least recently used first\n"
+		"      --cache-size MB    trim the cache to this size after recording, least recently used first;\n"
+		"                         one recording copies no more than this into it\n"
 		"                         (default %d)\n"
 		"      --no-cache         do not copy executables into the build-ID cache\n"
 		"      --archive          then bundle the files the recording needs into FILE.archive, for\n"
@@ -268,7 +269,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 
 			errno = 0;
 			mb = strtoll(optarg, &end, 10);
-			if (*end || end == optarg || mb < 0 || errno)
+			if (*end || end == optarg || mb < 0 || errno || (unsigned long long)mb > UINT64_MAX >> 21)
 				return error("--cache-size takes a size in MB, not '%s'", optarg);
 			rec->cache_size_mb = (uint64_t)mb;
 			break;

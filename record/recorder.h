@@ -206,6 +206,7 @@ int build_id_read_fd(int fd, uint8_t out[20], uint8_t *size); /* uncached: any t
  * headers, section names and note areas (build_id.c). */
 struct Elf;
 bool elf_read_bounded(struct Elf *elf);
+struct Elf *elf_begin_bounded(int fd); /* elf_begin(ELF_C_READ) of a target's file, NULL unless bounded */
 void build_id_cache_release(void);
 
 /* record/build_id_cache.c */
