@@ -79,7 +79,8 @@ static bool elf_header_bounded(int fd)
 	return shnum <= SECTIONS_MAX && phnum <= PHDRS_MAX;
 }
 
-bool elf_read_bounded(struct Elf *elf)
+/* Whether the parts of elf that libelf copies into memory when read stay small: see above. */
+static bool elf_read_bounded(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t sections, phnum, names;
@@ -94,7 +95,8 @@ bool elf_read_bounded(struct Elf *elf)
 	/* All the note areas together: libelf keeps each one read until elf_end. */
 	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE && (notes += shdr.sh_size) > AREA_MAX)
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE &&
+		    (shdr.sh_size > AREA_MAX || (notes += shdr.sh_size) > AREA_MAX))
 			return false;
 	if (elf_getphdrnum(elf, &phnum) != 0)
 		return true;
@@ -103,7 +105,8 @@ bool elf_read_bounded(struct Elf *elf)
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr phdr;
 
-		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_NOTE && (notes += phdr.p_filesz) > AREA_MAX)
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_NOTE &&
+		    (phdr.p_filesz > AREA_MAX || (notes += phdr.p_filesz) > AREA_MAX))
 			return false;
 	}
 	return true;
@@ -126,13 +129,13 @@ struct Elf *elf_begin_bounded(int fd)
 int build_id_read_fd(int fd, uint8_t out[SREC_BUILD_ID_MAX], uint8_t *size)
 {
 	const void *id;
-	ssize_t n = -1;
+	ssize_t n;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
 	/* Read, not mapped: a target may cut its file short meanwhile, and a mapping's page past the new end kills
 	 * the recorder with SIGBUS (file_cut_guard.c would stop it cleanly, the recording lost); a read just fails.
-	 * What is read is bounded by elf_read_bounded. */
+	 * What is read is bounded: elf_begin_bounded. */
 	elf = elf_begin_bounded(fd);
 	if (!elf)
 		return -1;

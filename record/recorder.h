@@ -202,11 +202,10 @@ int write_task(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t tid, pid
  * thread's only. */
 int build_id_read(const char *path, uint8_t out[20], uint8_t *size);
 int build_id_read_fd(int fd, uint8_t out[20], uint8_t *size); /* uncached: any thread */
-/* Whether what libelf copies into memory from elf (opened ELF_C_READ: a target's file) stays small: its section
- * headers, section names and note areas (build_id.c). */
+/* elf_begin(ELF_C_READ) of a target's file, or NULL unless what libelf copies into memory from it stays small:
+ * its section and program headers, section names and note areas (build_id.c). */
 struct Elf;
-bool elf_read_bounded(struct Elf *elf);
-struct Elf *elf_begin_bounded(int fd); /* elf_begin(ELF_C_READ) of a target's file, NULL unless bounded */
+struct Elf *elf_begin_bounded(int fd);
 void build_id_cache_release(void);
 
 /* record/build_id_cache.c */
