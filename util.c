@@ -390,7 +390,8 @@ static void pending_output_remove(const char *tmp)
 		if (name && !strcmp(name, tmp) &&
 		    __atomic_compare_exchange_n(&pending_outputs[i], &name, NULL, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST)) {
-			/* the handler may have loaded it just before: freed only if it did not start (a leak at exit else) */
+			/* the handler may have loaded it just before: freed only if it did not start (else a leak, at
+			 * exit) */
 			if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
 				free(name);
 			return;

@@ -281,10 +281,11 @@ static struct recorder *worker_rec;
 /*
  * Whether the file open as source may be copied: the copies of one recording add up to --cache-size at most
  * (its fstat is left in *st; copy_file counts what it writes, and copies no further than that size, so a file
- * growing meanwhile is not followed, and a copy thrown away still counts). The size is the file's own word, and the file may be
- * another user's: a sparse file of a hundred gigabytes mapped by a process that `record -a` sees would have the
- * recorder write a hundred gigabytes of zeros into the cache, filling the disk the recording is on, before the
- * trim at the end. A file the cache could not keep anyway is not worth the copy.
+ * growing meanwhile is not followed, and a copy thrown away still counts). The size is the file's own word,
+ * and the file may be another user's: a sparse file of a hundred gigabytes mapped by a process that
+ * `record -a` sees would have the recorder write a hundred gigabytes of zeros into the cache, filling the disk
+ * the recording is on, before the trim at the end. A file the cache could not keep anyway is not worth the
+ * copy.
  */
 static bool copy_budget_allows(struct recorder *rec, int source, const char *path, struct stat *st)
 {
