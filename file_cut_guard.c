@@ -165,18 +165,10 @@ static const char *decimal(uint64_t n, char out[21])
 	return p;
 }
 
+/* s to stderr: fd_write_all is write() and errno alone, async-signal-safe */
 static void write_str(const char *s)
 {
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t w = write(STDERR_FILENO, s, n);
-
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	fd_write_all(STDERR_FILENO, s, strlen(s));
 }
 
 static pid_t installed_by; /* the process whose outputs are pending: not a child forked before its exec */
