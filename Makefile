@@ -64,7 +64,7 @@ PROTO_SRCS := $(wildcard formats/*.proto)
 PROTO_C := $(patsubst formats/%.proto,$(OUT)/%.pb-c.c,$(PROTO_SRCS))
 # record/ last: its BPF skeletons' bytes (740 KiB of .rodata) then come after the constants the other commands read,
 # rather than between them, where the pages around those constants took some of them into every command's RSS.
-SRCS := stackrec.c util.c cache_dir.c file_cut_guard.c $(wildcard convert/*.c formats/*.c record/*.c)
+SRCS := stackrec.c util.c cache_dir.c file_cut_guard.c interrupt_cleanup.c $(wildcard convert/*.c formats/*.c record/*.c)
 OBJS := $(patsubst %.c,$(OUT)/%.o,$(SRCS)) $(PROTO_C:.c=.o)
 LIB_OBJS := $(filter-out $(OUT)/stackrec.o,$(OBJS))
 TEST_SRCS := $(wildcard tests/unit/*.c)

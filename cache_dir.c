@@ -137,10 +137,12 @@ bool cache_dir_install(int dir_fd, int fd, const char *tmp, const char *name, bo
 {
 	int saved;
 
-	if (close(fd) == 0 && written && renameat(dir_fd, tmp, dir_fd, name) == 0)
+	if (close(fd) == 0 && written && renameat(dir_fd, tmp, dir_fd, name) == 0) {
+		cache_dir_temp_done(dir_fd, tmp, false);
 		return true;
+	}
 	saved = errno;
-	unlinkat(dir_fd, tmp, 0);
+	cache_dir_temp_done(dir_fd, tmp, true);
 	errno = saved;
 	return false;
 }
@@ -182,6 +184,7 @@ int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12
 
 	saved = errno;
 	if (fd >= 0) {
+		pending_output_add(path); /* a Ctrl-C or a file cut short leaves no .tmp behind (interrupt_cleanup.c) */
 		memcpy(tmp, path + strlen(path) - 11, 12);
 		if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
 			debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
@@ -189,6 +192,16 @@ int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12
 	free(path);
 	errno = saved;
 	return fd;
+}
+
+void cache_dir_temp_done(int dir_fd, const char *tmp, bool remove)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, tmp);
+	pending_output_remove(path);
+	if (remove)
+		unlinkat(dir_fd, tmp, 0);
 }
 
 struct dir_entry {

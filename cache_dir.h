@@ -64,9 +64,13 @@ void cache_dir_touch(int fd);
 /*
  * A new temporary file in the directory dir_fd, ".tmp.XXXXXX" (an unpredictable name, made with O_EXCL, 0600),
  * given to owner when root makes it for another user: its fd, its name in tmp. -1 with errno when it could not
- * be made. The caller renames it into place, or unlinks it; cache_dir_trim removes those a killed run left.
+ * be made. The caller puts it in place (cache_dir_install, or renameat and cache_dir_temp_done) or removes it
+ * (cache_dir_temp_done); until then a Ctrl-C removes it (outputs_discard_pending), and cache_dir_trim removes
+ * those a killed run left.
  */
 int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12]);
+/* tmp of cache_dir_temp_file is in place (renamed) or, with remove, removed now: not to discard at a Ctrl-C. */
+void cache_dir_temp_done(int dir_fd, const char *tmp, bool remove);
 
 /*
  * Removes the least recently used regular files of dir_fd (the newer of atime and mtime: a reader touches

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "file_cut_guard.h"
+#include "interrupt_cleanup.h"
 #include "util.h"
 
 static const struct command {
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	file_cut_guard_install();
+	interrupt_cleanup_install();
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -1,6 +1,7 @@
 /* util.c — messages, allocation and the small helpers shared by every part of stackrec; see util.h. */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -360,47 +361,107 @@ bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
 }
 
 /*
- * The temporary files output_create made that are not in place yet, for outputs_discard_pending: a few at a
- * time (convert writes one, record one). Each slot is set and cleared atomically, so that a signal handler on
- * another thread sees a whole pointer or NULL; a name is freed only after its slot is cleared.
+ * What is not in place yet, for outputs_discard_pending: the temporary files output_create and the caches
+ * made (a few at a time: convert writes one output, and each thread of a parallel convert a cache entry or
+ * two), and one temporary directory (convert --archive's). Each slot is set and cleared atomically, so that a
+ * signal handler on another thread sees a whole pointer or NULL; a name is freed only after its slot is
+ * cleared.
  */
-#define PENDING_OUTPUTS 8
+#define PENDING_OUTPUTS 32
 static char *pending_outputs[PENDING_OUTPUTS];
+static char *pending_dir;
+/* remove_tree's levels: convert --archive's directory has three (DIR/.build-id/xx/FILE); a bound, since the
+ * handler's stack holds a buffer per level */
+#define REMOVE_TREE_DEPTH 8
 static int discarding; /* outputs_discard_pending started: names taken out of a slot are no longer freed */
 
-static void pending_output_add(const char *tmp)
+static bool slot_set(char **slot, const char *name)
 {
-	char *copy = xstrdup(tmp);
+	char *copy = xstrdup(name), *expected = NULL;
 
-	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
-		char *expected = NULL;
-
-		if (__atomic_compare_exchange_n(&pending_outputs[i], &expected, copy, false, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
-			return;
-	}
-	free(copy); /* more at once than there are slots: that one is not removed by outputs_discard_pending */
+	if (__atomic_compare_exchange_n(slot, &expected, copy, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return true;
+	free(copy);
+	return false;
 }
 
-static void pending_output_remove(const char *tmp)
+static bool slot_clear(char **slot, const char *name)
 {
-	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
-		char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
+	char *held = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
 
-		if (name && !strcmp(name, tmp) &&
-		    __atomic_compare_exchange_n(&pending_outputs[i], &name, NULL, false, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST)) {
-			/* the handler may have loaded it just before: freed only if it did not start (else a leak, at
-			 * exit) */
-			if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
-				free(name);
-			return;
-		}
+	if (!held || strcmp(held, name) ||
+	    !__atomic_compare_exchange_n(slot, &held, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	/* the handler may have loaded it just before: freed only if it did not start (else a leak, at exit) */
+	if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
+		free(held);
+	return true;
+}
+
+void pending_output_add(const char *tmp)
+{
+	/* more at once than there are slots: that one is not removed by outputs_discard_pending */
+	for (size_t i = 0; i < PENDING_OUTPUTS && !slot_set(&pending_outputs[i], tmp); i++)
+		;
+}
+
+void pending_output_remove(const char *tmp)
+{
+	for (size_t i = 0; i < PENDING_OUTPUTS && !slot_clear(&pending_outputs[i], tmp); i++)
+		;
+}
+
+/*
+ * Removes name (under parent) and, when it is a directory, what is in it, depth levels down at most; symbolic
+ * links are removed, never followed. Async-signal-safe: getdents64 into a buffer on the stack, no opendir.
+ */
+static void remove_tree_at(int parent, const char *name, int depth)
+{
+	char entries[2048];
+	ssize_t n;
+	int fd;
+
+	if (unlinkat(parent, name, 0) == 0 || errno != EISDIR || depth <= 0)
+		return;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* a second pass from the start, should removals have moved entries behind the directory's position */
+	for (int pass = 0; pass < 2; pass++) {
+		lseek(fd, 0, SEEK_SET);
+		while ((n = getdents64(fd, entries, sizeof(entries))) > 0)
+			for (ssize_t at = 0; at < n;) {
+				const struct dirent64 *e = (const struct dirent64 *)(entries + at);
+
+				at += e->d_reclen;
+				if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+					remove_tree_at(fd, e->d_name, depth - 1);
+			}
+		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY)
+			break;
 	}
+	close(fd);
+}
+
+void remove_tree(const char *path)
+{
+	remove_tree_at(AT_FDCWD, path, REMOVE_TREE_DEPTH);
+}
+
+void pending_dir_set(const char *dir)
+{
+	slot_set(&pending_dir, dir);
+}
+
+void pending_dir_clear(const char *dir)
+{
+	slot_clear(&pending_dir, dir);
 }
 
 void outputs_discard_pending(void)
 {
+	const char *dir;
+
 	__atomic_store_n(&discarding, 1, __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
 		const char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
@@ -408,6 +469,9 @@ void outputs_discard_pending(void)
 		if (name)
 			unlink(name);
 	}
+	dir = __atomic_load_n(&pending_dir, __ATOMIC_SEQ_CST);
+	if (dir)
+		remove_tree(dir);
 }
 
 void output_discard(const char *tmp)

@@ -68,10 +68,22 @@ int output_replace(const char *tmp, const char *path, bool keep_old);
 /* Removes tmp, a temporary file output_create made that will not be renamed into place. */
 void output_discard(const char *tmp);
 /*
- * Removes every temporary file output_create made that is not in place yet: for a process that stops at once
- * (file_cut_guard.c), so that it leaves no half-written .OUT.XXXXXX behind. Async-signal-safe.
+ * Removes every temporary file output_create or a cache made that is not in place yet, and the temporary
+ * directory pending_dir_set named: for a process that stops at once (file_cut_guard.c, interrupt_cleanup.c),
+ * so that it leaves no half-written .OUT.XXXXXX, cache .tmp.XXXXXX or /tmp/stackrec-archive.XXXXXX behind.
+ * Async-signal-safe.
  */
 void outputs_discard_pending(void);
+/* A temporary file for outputs_discard_pending to remove (tmp: a path it can unlink as it is), and no longer. */
+void pending_output_add(const char *tmp);
+void pending_output_remove(const char *tmp);
+/* The one temporary directory for outputs_discard_pending to remove (remove_tree), and no longer: to call
+ * before removing it. */
+void pending_dir_set(const char *dir);
+void pending_dir_clear(const char *dir);
+/* Removes path and, when it is a directory, what is in it, eight levels down at most, following no symbolic
+ * link. Async-signal-safe. */
+void remove_tree(const char *path);
 
 /*
  * Under sudo (we are root and SUDO_UID is set): the invoking user's uid and gid (SUDO_GID, else (gid_t)-1),

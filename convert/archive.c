@@ -6,7 +6,6 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <gelf.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -391,22 +390,31 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	return 0;
 }
 
+const char *archive_temp_parent(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir && dir[0] == '/' ? dir : "/tmp"; /* as mkdtemp(1) and GNU sort: a relative one is not used */
+}
+
 char *archive_extract(const char *archive_path, bool *damaged)
 {
 	struct recording_reader reader;
 	struct extract x = { 0 };
-	char template[] = "/tmp/stackrec-archive.XXXXXX";
 	char *build_id_dir;
 
 	if (recording_reader_open(&reader, archive_path) < 0)
 		return NULL;
-	if (!mkdtemp(template)) {
-		error("cannot create a directory for '%s': %s", archive_path, strerror(errno));
+	x.dir = xasprintf("%s/stackrec-archive.XXXXXX", archive_temp_parent());
+	if (!mkdtemp(x.dir)) {
+		error("cannot create a directory in '%s' for '%s': %s", archive_temp_parent(), archive_path,
+		      strerror(errno));
+		free(x.dir);
 		recording_reader_close(&reader);
 		return NULL;
 	}
 	x.archive_path = archive_path;
-	x.dir = xstrdup(template);
+	pending_dir_set(x.dir); /* a Ctrl-C or a file cut short leaves no directory behind (interrupt_cleanup.c) */
 	build_id_dir = xasprintf("%s/.build-id", x.dir);
 	mkdir(build_id_dir, 0700);
 	free(build_id_dir);
@@ -424,18 +432,11 @@ char *archive_extract(const char *archive_path, bool *damaged)
 	return x.dir;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 void archive_remove_dir(char *dir)
 {
 	if (!dir)
 		return;
-	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	pending_dir_clear(dir);
+	remove_tree(dir);
 	free(dir);
 }

@@ -15,12 +15,15 @@
 
 /*
  * Extracts the files of an archive into a new private directory laid out like a debug directory
- * (DIR/.build-id/xx/rest and rest.debug), for the lookup to search. Returns the directory (to be removed
+ * (DIR/.build-id/xx/rest and rest.debug), for the lookup to search: stackrec-archive.XXXXXX in
+ * archive_temp_parent(), removed at a Ctrl-C too (interrupt_cleanup.c). Returns the directory (to be removed
  * with archive_remove_dir), or NULL with an error printed. *damaged is set when the archive was damaged or
  * incomplete and only its intact files were extracted (said in warnings and one error line).
  */
 char *archive_extract(const char *archive_path, bool *damaged);
 void archive_remove_dir(char *dir);
+/* Where archive_extract makes its directory: $TMPDIR when it is an absolute path, else /tmp. */
+const char *archive_temp_parent(void);
 
 /*
  * The .gnu_debugaltlink of an ELF file (dwz's link to the file holding the DWARF it shares with others): true

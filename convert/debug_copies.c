@@ -46,8 +46,9 @@ static void *keep_on_disk(void *arg)
 
 	if (fdatasync(k->fd) < 0 || renameat(k->dir_fd, k->tmp, k->dir_fd, k->name) < 0) {
 		debug("cannot keep the decompressed copy '%s' in '%s': %s", k->name, kept_in, strerror(errno));
-		unlinkat(k->dir_fd, k->tmp, 0);
+		cache_dir_temp_done(k->dir_fd, k->tmp, true);
 	} else {
+		cache_dir_temp_done(k->dir_fd, k->tmp, false);
 		debug("decompressed copy '%s/decompressed/%s' kept", kept_in, k->name);
 		cache_dir_trim(k->dir_fd, cap(), "decompressed debug files");
 	}
@@ -157,7 +158,7 @@ int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uin
 	if (c->fd >= 0 && ftruncate(c->fd, (off_t)size) < 0) {
 		debug("cannot make room for a decompressed copy of '%s' in '%s': %s", path, kept_in, strerror(errno));
 		close(c->fd);
-		unlinkat(c->dir_fd, c->tmp, 0);
+		cache_dir_temp_done(c->dir_fd, c->tmp, true);
 		c->fd = -1;
 	}
 	return -1;
@@ -182,7 +183,7 @@ int debug_copies_keep(struct debug_copy *c, bool filled)
 			if (filled)
 				debug("cannot keep the decompressed copy '%s' in '%s': %s", c->name, kept_in,
 				      strerror(errno));
-			unlinkat(c->dir_fd, c->tmp, 0);
+			cache_dir_temp_done(c->dir_fd, c->tmp, true);
 		} else {
 			struct keeper *k = xcalloc(1, sizeof(*k));
 

@@ -657,7 +657,7 @@ static int archive_recording(const struct recorder *rec)
 int cmd_record(int argc, char **argv)
 {
 	struct recorder rec = { 0 };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
 	int ret = 1;
 
 	rec.writer.fd = -1;
@@ -672,6 +672,10 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A hang-up (the terminal or ssh session gone) ends the recording as Ctrl-C does, with a whole file, not
+	 * a cut one: unless it was ignored when we started (nohup), and stays so. */
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+		sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (run(&rec) == 0) {

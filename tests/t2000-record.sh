@@ -310,7 +310,7 @@ test_expect_success BPF '-a -- COMMAND records everything until the command exit
 # The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's. It runs
 # 60 s, far longer than the tests need: the recorder must end it.
 cp busy "busy-$$"
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
 	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
 		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 60000 2>err & rec=\$! &&
 		wait_until 120 samples_in 1 sig$sig.rec &&
@@ -321,6 +321,20 @@ for sig in INT TERM; do
 		! pgrep -f 'busy-$$ 60000'
 	"
 done
+
+# Under nohup a hang-up is ignored, by the recorder too: the recording goes on until something else ends it.
+test_expect_success BPF 'under nohup, SIGHUP does not end the recording' '
+	nohup "$STACKREC" record -F 499 -o nohup.rec -- ./busy-$$ 60000 >/dev/null 2>err & rec=$! &&
+	wait_until 120 samples_in 1 nohup.rec &&
+	kill -HUP $rec &&
+	sleep 1 &&
+	kill -0 $rec &&
+	pgrep -f "busy-$$ 60000" &&
+	kill -TERM $rec &&
+	wait $rec &&
+	complete_recording nohup.rec &&
+	grep "^stackrec: recorded" err
+'
 
 test_expect_success BPF 'SIGKILL loses at most the last second: the rest still reads' '
 	"$STACKREC" record -F 499 -o killed.rec -- ./busy-$$ 60000 2>err & rec=$! &&

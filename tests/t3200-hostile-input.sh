@@ -293,4 +293,30 @@ test_expect_success 'a recording cut short while it is read: one line naming it,
 	test_line_count left = 0
 '
 
+# Stopped by Ctrl-C, kill or a hang-up, convert removes what it had not finished: test-convert interrupted makes
+# an output as convert's -o, a temporary entry in a cache directory as the caches do, and has a directory pending
+# as convert --archive's extracted files (with a symbolic link to a file outside, not to be followed), then
+# sends itself SIGTERM. The process must die of it, and leave none of the three.
+test_expect_success 'killed while converting: no temporary output, cache entry or extracted directory left' '
+	mkdir -p int-out int-cache int-dir/.build-id/ab int-dir/sub &&
+	echo kept >int-kept &&
+	echo x >int-dir/.build-id/ab/cdef.debug &&
+	for i in $(seq 300); do echo $i >int-dir/.build-id/ab/f$i || return 1; done &&
+	ln -s ../../../int-kept int-dir/.build-id/ab/link &&
+	ln -s ../.. int-dir/sub/up &&
+	{ "$UNIT_DIR/test-convert" interrupted int-out/out.folded int-cache int-dir >int.out 2>int.err; rc=$?; } ;
+	cat int.out int.err &&
+	test "$rc" = 143 &&
+	test ! -s int.out &&
+	ls -A int-out int-cache >left &&
+	test_cmp - left <<-\EOF &&
+	int-cache:
+
+	int-out:
+	EOF
+	test ! -e int-dir &&
+	echo kept >expect &&
+	test_cmp expect int-kept
+'
+
 test_done

@@ -435,6 +435,29 @@ test_expect_success BPF 'stackrec archive bundles the files; convert --archive n
 	grep "cannot open .no-such.archive." err
 '
 
+# convert --archive extracts the archive into $TMPDIR (here the test's own): killed meanwhile, it removes that
+# directory before it dies of the signal. -o is a FIFO no one reads: convert waits in its open, after the
+# extraction, for as long as the test likes; the kill comes once an extracted file is there.
+test_expect_success BPF 'convert --archive killed: the extracted files are removed, the exit is the signal' '
+	mkdir archive-tmp && mkfifo archive.fifo &&
+	{ TMPDIR=$PWD/archive-tmp "$STACKREC" convert archived.rec --archive archived.archive -o archive.fifo 2>killed.err &
+	  pid=$!; } &&
+	for i in $(seq 600); do
+		test -n "$(find archive-tmp -type f)" && break
+		sleep 0.1
+	done
+	ls -A archive-tmp >made
+	kill -TERM $pid
+	wait $pid; rc=$?
+	cat killed.err &&
+	test_line_count made = 1 &&
+	grep "^stackrec-archive\.......$" made &&
+	test "$rc" = 143 &&
+	ls -A archive-tmp >left &&
+	test_line_count left = 0 &&
+	test ! -s killed.err
+'
+
 test_expect_success BPF 'record --archive writes REC.archive; convert --archive names frames with the binary and cache gone' '
 	clang -O2 -g -fno-omit-frame-pointer -o archived2 "$FIXTURES/inline.c" &&
 	stackrec record -F 499 --archive --build-id-cache own-cache -o archived2.rec -- ./archived2 300 2>record.err &&

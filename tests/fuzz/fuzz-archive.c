@@ -37,7 +37,10 @@ static void extract(const void *data, size_t size)
 	if (!dir)
 		return;
 	/* Its own directory, new and private: the one mkdtemp() made. */
-	ASSERT(!strncmp(dir, "/tmp/stackrec-archive.", 22) && !strchr(dir + 22, '/'));
+	size_t parent = strlen(archive_temp_parent());
+
+	ASSERT(!strncmp(dir, archive_temp_parent(), parent) && !strncmp(dir + parent, "/stackrec-archive.", 18) &&
+	       !strchr(dir + parent + 18, '/'));
 	copy = strdup(dir);
 	ASSERT(copy);
 	archive_remove_dir(dir);

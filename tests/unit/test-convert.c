@@ -31,8 +31,10 @@
  *       end                                 (END block; without it the file is left cut short)
  *   test-convert dump-vdso OUT   copies this process's vDSO image to OUT
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +54,9 @@
 #include "../../formats/output.h"
 #include "../../formats/recording_reader.h"
 #include "../../formats/recording_writer.h"
+#include "../../cache_dir.h"
 #include "../../file_cut_guard.h"
+#include "../../interrupt_cleanup.h"
 #include "../../util.h"
 
 static int test_number, failures;
@@ -1565,8 +1569,30 @@ static int read_cut(const char *rec_path, const char *out_path)
 	return 0;
 }
 
+/*
+ * interrupted OUT CACHE DIR: what convert leaves when Ctrl-C or kill stops it. OUT made as convert makes -o, a
+ * temporary entry made in the cache directory CACHE as the caches make theirs, DIR (the test's, with files in
+ * it) pending as convert --archive's extracted files are; then SIGTERM. interrupt_cleanup.c is to remove all
+ * three and let the process die of the signal. Returns 0 (with a line saying so) only if it did not die.
+ */
+static int interrupted(const char *out_path, const char *cache_path, const char *dir)
+{
+	char *tmp, cache_tmp[12];
+	int cache_fd = open(cache_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	interrupt_cleanup_install();
+	if (output_create(out_path, &tmp) < 0 || cache_fd < 0 || cache_dir_temp_file(cache_fd, 0, 0, cache_tmp) < 0)
+		return 2;
+	pending_dir_set(dir);
+	kill(getpid(), SIGTERM);
+	printf("still running after SIGTERM\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "interrupted"))
+		return interrupted(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "read-cut"))
 		return read_cut(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "dump-vdso"))
