@@ -342,7 +342,7 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct user_regs_event *u = &e->user_regs;
 	__u64 sp, end, done = 0, window = 0;
-	__u32 flags = 0;
+	__u32 flags = 0, unknown_end;
 	bool walk_here;
 	long err = 0;
 
@@ -378,6 +378,14 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	}
 
 	end = stack_end(task, sp, main_thread);
+	/*
+	 * Its end unknown (0: the mapping could not be looked up now), the copy is SIZE bytes or up to a page that
+	 * could not be read, most likely the one past the stack: maybe whole, maybe not, and not said to be cut.
+	 * Kept in u->flags at once, and without a branch (end - sp wraps, its top bit set, exactly when end < sp:
+	 * user addresses are below 2^47): a third value of flags through the copy, a branch, or end kept live
+	 * to the end made the verifier's work for the fp sampler longer, or too long with STACKREC_CHECK_FP_WALK.
+	 */
+	u->flags = (__u32)((end - sp) >> 63) * USER_STACK_END_UNKNOWN;
 	if (end >= sp && end - sp < want)
 		want = end - sp;
 	else
@@ -418,7 +426,9 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	if (want && !done && err && !e->user_stack_error)
 		e->user_stack_error = (__s32)err;
 	u->stack_size = (__u32)done;
-	u->flags = flags;
+	/* An unknown end replaces the cut: in memory, read back as a number the verifier does not follow. */
+	unknown_end = u->flags & USER_STACK_END_UNKNOWN;
+	u->flags = (flags & ((unknown_end >> 1) - 1)) | unknown_end;
 	e->flags |= SAMPLE_USER_REGS;
 	return walk_here ? (long)window : FP_WALK_BY_KERNEL;
 }

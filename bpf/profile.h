@@ -32,6 +32,7 @@
 
 /* user_regs.flags, as enum srec_user_regs_flags */
 #define USER_STACK_CUT (1u << 0)
+#define USER_STACK_END_UNKNOWN (1u << 1)
 
 #define USER_STACK_MAX (64 * 1024) /* SREC_USER_STACK_MAX */
 #define USER_STACK_SLACK 8192	     /* room past USER_STACK_MAX so the verifier can bound a page-wise copy, and

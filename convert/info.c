@@ -58,7 +58,8 @@ struct info {
 	uint64_t blocks[MAX_BLOCK_TYPE + 1]; /* last slot: types beyond MAX_BLOCK_TYPE */
 	uint64_t unknown_blocks, bad_blocks;
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
-	uint64_t unwind_samples, stack_bytes, cut_stacks; /* dwarf mode: samples, stack bytes, copies cut short */
+	/* dwarf mode: samples, stack bytes, copies cut short, copies whose stack end was not known */
+	uint64_t unwind_samples, stack_bytes, cut_stacks, unknown_end_stacks;
 	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
@@ -234,6 +235,8 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				in->stack_bytes += regs.stack_size;
 				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
 					in->cut_stacks++;
+				if (regs.flags & SREC_USER_STACK_END_UNKNOWN && !s.user_stack_error)
+					in->unknown_end_stacks++;
 			}
 		}
 		{
@@ -406,6 +409,12 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		       in->cut_stacks ? ": the stack went on past the copy; stacks whose frames did are truncated by "
 					"convert: record with a larger --call-graph dwarf,SIZE"
 				      : "");
+		if (in->unknown_end_stacks)
+			printf("  %-20s %" PRIu64 " (%.1f%%): the stack's end could not be looked up (another thread "
+			       "was changing the mappings): copied up to SIZE, maybe whole; convert ends as truncated "
+			       "any stack that needed more\n",
+			       "unknown-end copies", in->unknown_end_stacks,
+			       100.0 * (double)in->unknown_end_stacks / (double)in->unwind_samples);
 	}
 	for (size_t i = 0; i < in->error_count; i++)
 		printf("  %-20s %" PRIu64 " %s -%s\n", i ? "" : "failed stacks", in->errors[i].count,

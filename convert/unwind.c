@@ -663,7 +663,7 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 	m->bytes = in->stack;
 	m->base = r->v[CFI_REG_SP];
 	m->size = in->header->stack_size;
-	m->cut = in->header->flags & SREC_USER_STACK_CUT;
+	m->cut = in->header->flags & (SREC_USER_STACK_CUT | SREC_USER_STACK_END_UNKNOWN); /* maybe cut: not whole */
 	return true;
 }
 

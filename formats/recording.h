@@ -247,7 +247,12 @@ _Static_assert(sizeof(struct srec_sample_event) == 32, "sample event is 32 bytes
 enum srec_user_regs_flags {
 	/* The copy stopped before the end of the stack (SIZE reached, or a page could not be read): an unwinder
 	 * that needs bytes past stack_size ends the stack as truncated, not as complete. */
-	SREC_USER_STACK_CUT = 1u << 0
+	SREC_USER_STACK_CUT = 1u << 0,
+	/* Where the stack ends was not known when it was copied (its mapping could not be looked up: another
+	 * thread held the process's mappings locked), so SIZE bytes were copied, or up to a page that could not be
+	 * read: maybe the whole stack, maybe not. An unwinder treats it as STACK_CUT (the copy may end before the
+	 * stack); a count of cut copies does not count it. */
+	SREC_USER_STACK_END_UNKNOWN = 1u << 1
 };
 
 #define SREC_USER_STACK_MAX (64u * 1024) /* the most stack bytes one sample may carry */
