@@ -19,6 +19,7 @@
 #include "../cache_dir.h"
 #include "../commands.h"
 #include "../formats/recording.h"
+#include "../interrupt_cleanup.h"
 #include "../util.h"
 #include "recorder.h"
 
@@ -651,6 +652,9 @@ static int archive_recording(const struct recorder *rec)
 	}
 	argv[argc++] = (char *)rec->output;
 	optind = 0; /* getopt starts afresh */
+	/* The recording is whole now: Ctrl-C stops the archive, not a recording long over, and leaves no part
+	 * of it behind (interrupt_cleanup.c). */
+	interrupt_cleanup_install();
 	return cmd_archive(argc, argv) == 0 ? 0 : 1;
 }
 

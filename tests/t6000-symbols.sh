@@ -468,6 +468,22 @@ test_expect_success BPF 'record --archive writes REC.archive; convert --archive 
 	grep -q "main;top;mid;hot_inline;leaf [0-9]*$" with2.folded
 '
 
+# Once the recording is whole, SIGTERM (or Ctrl-C) stops record --archive's archive instead of being taken for a
+# request to end a recording long over. FILE.archive is a FIFO no one reads: the archive waits in its open.
+test_expect_success BPF 'record --archive: SIGTERM during the archive stops it, the recording stays whole' '
+	mkfifo stopped.rec.archive &&
+	{ "$STACKREC" record -F 499 --archive --no-cache -o stopped.rec -- sleep 0.2 2>stopped.err & pid=$!; } &&
+	for i in $(seq 600); do grep -q "^stackrec: recorded" stopped.err && break; sleep 0.1; done
+	sleep 0.5
+	kill -TERM $pid
+	for i in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	kill -KILL $pid 2>/dev/null
+	wait $pid; rc=$?
+	cat stopped.err &&
+	test "$rc" = 143 &&
+	stackrec info stopped.rec >/dev/null
+'
+
 test_expect_success BPF 'anonymous executable memory without a perf map: --explain says the JIT map is missing' '
 	cat >anonjit.c <<-\EOF &&
 	#include <string.h>
