@@ -180,11 +180,16 @@ int cache_dir_temp_file(int dir_fd, uid_t owner, gid_t group, char tmp[static 12
 	/* mkostemp needs a path: the directory's, through /proc/self/fd, so no symlink above it is followed
 	 * again after it was opened and checked. */
 	char *path = xasprintf("/proc/self/fd/%d/.tmp.XXXXXX", dir_fd);
-	int fd = mkostemp(path, O_CLOEXEC), saved;
+	sigset_t mask;
+	int fd, saved;
 
+	pending_create_begin(&mask);
+	fd = mkostemp(path, O_CLOEXEC);
 	saved = errno;
-	if (fd >= 0) {
+	if (fd >= 0)
 		pending_output_add(path); /* a Ctrl-C or a file cut short leaves no .tmp behind (interrupt_cleanup.c) */
+	pending_create_end(&mask);
+	if (fd >= 0) {
 		memcpy(tmp, path + strlen(path) - 11, 12);
 		if (geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0)
 			debug("cannot give '%s' to uid %u: %s", tmp, (unsigned int)owner, strerror(errno));
@@ -199,9 +204,9 @@ void cache_dir_temp_done(int dir_fd, const char *tmp, bool remove)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, tmp);
-	pending_output_remove(path);
 	if (remove)
-		unlinkat(dir_fd, tmp, 0);
+		unlinkat(dir_fd, tmp, 0); /* then forgotten: a stop signal meanwhile finds it listed still */
+	pending_output_remove(path);
 }
 
 struct dir_entry {

@@ -7,8 +7,9 @@
  * command (exit status 128 + the signal: 130 for Ctrl-C) and stops too, rather than a failure of its own.
  *
  * The handler runs on the thread the kernel picks among those that do not block these signals: the main
- * thread, since every other thread starts with them blocked (thread_start_without_signals). Only
- * async-signal-safe calls here.
+ * thread, since every other thread starts with them blocked (thread_start_without_signals), and not while
+ * the main thread is between making a temporary and listing it (pending_create_begin blocks them there); a
+ * worker thread in that step is waited for (outputs_discard_pending). Only async-signal-safe calls here.
  */
 #include "interrupt_cleanup.h"
 

@@ -362,53 +362,82 @@ bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
 
 /*
  * What is not in place yet, for outputs_discard_pending: the temporary files output_create and the caches
- * made (a few at a time: convert writes one output, and each thread of a parallel convert a cache entry or
- * two), and one temporary directory (convert --archive's). Each slot is set and cleared atomically, so that a
- * signal handler on another thread sees a whole pointer or NULL; a name is freed only after its slot is
- * cleared.
+ * made (a few at a time: convert writes one output, and each thread of a parallel convert a cache entry, each
+ * keeper of a decompressed debug copy one), and one temporary directory (convert --archive's).
+ *
+ * Threads add and remove names under pending_lock, so that none frees a name another is comparing. The
+ * signal handler takes no lock: each slot is set and cleared atomically, so that it sees a whole pointer or
+ * NULL, and a name is freed only if the handler had not started (discarding) when its slot was cleared.
  */
-#define PENDING_OUTPUTS 32
+#define PENDING_OUTPUTS 64
 static char *pending_outputs[PENDING_OUTPUTS];
 static char *pending_dir;
 /* remove_tree's levels: convert --archive's directory has three (DIR/.build-id/xx/FILE); a bound, since the
  * handler's stack holds a buffer per level */
 #define REMOVE_TREE_DEPTH 8
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static int discarding; /* outputs_discard_pending started: names taken out of a slot are no longer freed */
+static int creating;   /* threads between pending_create_begin and pending_create_end */
 
-static bool slot_set(char **slot, const char *name)
+void pending_create_begin(sigset_t *saved)
 {
-	char *copy = xstrdup(name), *expected = NULL;
+	sigset_t stop;
 
-	if (__atomic_compare_exchange_n(slot, &expected, copy, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return true;
-	free(copy);
-	return false;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, saved);
+	__atomic_add_fetch(&creating, 1, __ATOMIC_SEQ_CST);
 }
 
-static bool slot_clear(char **slot, const char *name)
+void pending_create_end(const sigset_t *saved)
 {
-	char *held = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&creating, 1, __ATOMIC_SEQ_CST);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
 
-	if (!held || strcmp(held, name) ||
-	    !__atomic_compare_exchange_n(slot, &held, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return false;
-	/* the handler may have loaded it just before: freed only if it did not start (else a leak, at exit) */
-	if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
-		free(held);
-	return true;
+static void slot_set(char **slot, const char *name, size_t slots)
+{
+	char *copy = xstrdup(name);
+
+	pthread_mutex_lock(&pending_lock);
+	for (size_t i = 0; i < slots; i++)
+		if (!__atomic_load_n(&slot[i], __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&slot[i], copy, __ATOMIC_SEQ_CST);
+			copy = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&pending_lock);
+	free(copy); /* more at once than there are slots: that one is not removed by outputs_discard_pending */
+}
+
+static void slot_clear(char **slot, const char *name, size_t slots)
+{
+	pthread_mutex_lock(&pending_lock);
+	for (size_t i = 0; i < slots; i++) {
+		char *held = __atomic_load_n(&slot[i], __ATOMIC_SEQ_CST);
+
+		if (held && !strcmp(held, name)) {
+			__atomic_store_n(&slot[i], NULL, __ATOMIC_SEQ_CST);
+			/* the handler may have loaded it just before: freed only if it did not start (else a leak,
+			 * at exit) */
+			if (!__atomic_load_n(&discarding, __ATOMIC_SEQ_CST))
+				free(held);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pending_lock);
 }
 
 void pending_output_add(const char *tmp)
 {
-	/* more at once than there are slots: that one is not removed by outputs_discard_pending */
-	for (size_t i = 0; i < PENDING_OUTPUTS && !slot_set(&pending_outputs[i], tmp); i++)
-		;
+	slot_set(pending_outputs, tmp, PENDING_OUTPUTS);
 }
 
 void pending_output_remove(const char *tmp)
 {
-	for (size_t i = 0; i < PENDING_OUTPUTS && !slot_clear(&pending_outputs[i], tmp); i++)
-		;
+	slot_clear(pending_outputs, tmp, PENDING_OUTPUTS);
 }
 
 /*
@@ -450,18 +479,23 @@ void remove_tree(const char *path)
 
 void pending_dir_set(const char *dir)
 {
-	slot_set(&pending_dir, dir);
+	slot_set(&pending_dir, dir, 1);
 }
 
 void pending_dir_clear(const char *dir)
 {
-	slot_clear(&pending_dir, dir);
+	slot_clear(&pending_dir, dir, 1);
 }
 
 void outputs_discard_pending(void)
 {
+	struct timespec ms = { .tv_nsec = 1000000 };
 	const char *dir;
 
+	/* Another thread making a temporary has it registered in microseconds: wait for that, 100 ms at most
+	 * (a thread stopped inside, or this very one interrupted there by a fault, must not keep us forever). */
+	for (int i = 0; i < 100 && __atomic_load_n(&creating, __ATOMIC_SEQ_CST) > 0; i++)
+		nanosleep(&ms, NULL);
 	__atomic_store_n(&discarding, 1, __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < PENDING_OUTPUTS; i++) {
 		const char *name = __atomic_load_n(&pending_outputs[i], __ATOMIC_SEQ_CST);
@@ -476,8 +510,8 @@ void outputs_discard_pending(void)
 
 void output_discard(const char *tmp)
 {
+	unlink(tmp); /* then forgotten: a stop signal meanwhile finds it still listed, and removes it itself */
 	pending_output_remove(tmp);
-	unlink(tmp);
 }
 
 int output_create(const char *path, char **tmp)
@@ -485,7 +519,8 @@ int output_create(const char *path, char **tmp)
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	struct stat st, opened;
 	bool exists = lstat(path, &st) == 0;
-	int fd;
+	sigset_t saved;
+	int fd, err;
 
 	*tmp = NULL;
 	if (exists && S_ISLNK(st.st_mode))
@@ -504,14 +539,18 @@ int output_create(const char *path, char **tmp)
 	}
 	/* The name is cut so that the template fits in NAME_MAX whatever OUT's length. */
 	*tmp = xasprintf("%.*s.%.200s.XXXXXX", (int)(base - path), path, base);
+	pending_create_begin(&saved);
 	fd = mkostemp(*tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+	err = errno;
+	if (fd >= 0)
+		pending_output_add(*tmp);
+	pending_create_end(&saved);
 	if (fd < 0) {
-		error("cannot create '%s': %s", path, strerror(errno));
+		error("cannot create '%s': %s", path, strerror(err));
 		free(*tmp);
 		*tmp = NULL;
 		return -1;
 	}
-	pending_output_add(*tmp);
 	give_to_sudo_user(fd, path);
 	return fd;
 }

@@ -9,6 +9,7 @@
 #define STACKREC_UTIL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,11 +75,19 @@ void output_discard(const char *tmp);
  * Async-signal-safe.
  */
 void outputs_discard_pending(void);
-/* A temporary file for outputs_discard_pending to remove (tmp: a path it can unlink as it is), and no longer. */
+/*
+ * Making a temporary file or directory and listing it for outputs_discard_pending go between these two: the
+ * thread's stop signals (SIGINT, SIGTERM, SIGHUP) wait, and a handler on another thread waits for the listing,
+ * so that no temporary is made unlisted. saved: the thread's signal mask, put back by pending_create_end.
+ */
+void pending_create_begin(sigset_t *saved);
+void pending_create_end(const sigset_t *saved);
+/* A temporary file for outputs_discard_pending to remove (tmp: a path it can unlink as it is), and no longer
+ * (pending_output_remove: after it is renamed into place, or after it was removed, not before). */
 void pending_output_add(const char *tmp);
 void pending_output_remove(const char *tmp);
-/* The one temporary directory for outputs_discard_pending to remove (remove_tree), and no longer: to call
- * before removing it. */
+/* The one temporary directory for outputs_discard_pending to remove (remove_tree), and no longer
+ * (pending_dir_clear: after removing it, so that a stop signal meanwhile finishes the removal). */
 void pending_dir_set(const char *dir);
 void pending_dir_clear(const char *dir);
 /* Removes path and, when it is a directory, what is in it, eight levels down at most, following no symbolic

@@ -402,19 +402,27 @@ char *archive_extract(const char *archive_path, bool *damaged)
 	struct recording_reader reader;
 	struct extract x = { 0 };
 	char *build_id_dir;
+	sigset_t mask;
+	bool made;
+	int err;
 
 	if (recording_reader_open(&reader, archive_path) < 0)
 		return NULL;
 	x.dir = xasprintf("%s/stackrec-archive.XXXXXX", archive_temp_parent());
-	if (!mkdtemp(x.dir)) {
+	pending_create_begin(&mask);
+	made = mkdtemp(x.dir) != NULL;
+	err = errno;
+	if (made)
+		pending_dir_set(x.dir); /* a Ctrl-C or a file cut short leaves no directory behind (interrupt_cleanup.c) */
+	pending_create_end(&mask);
+	if (!made) {
 		error("cannot create a directory in '%s' for '%s': %s", archive_temp_parent(), archive_path,
-		      strerror(errno));
+		      strerror(err));
 		free(x.dir);
 		recording_reader_close(&reader);
 		return NULL;
 	}
 	x.archive_path = archive_path;
-	pending_dir_set(x.dir); /* a Ctrl-C or a file cut short leaves no directory behind (interrupt_cleanup.c) */
 	build_id_dir = xasprintf("%s/.build-id", x.dir);
 	mkdir(build_id_dir, 0700);
 	free(build_id_dir);
@@ -436,7 +444,7 @@ void archive_remove_dir(char *dir)
 {
 	if (!dir)
 		return;
-	pending_dir_clear(dir);
 	remove_tree(dir);
+	pending_dir_clear(dir); /* after: a stop signal meanwhile finishes the removal */
 	free(dir);
 }

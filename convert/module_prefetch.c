@@ -124,7 +124,7 @@ struct module_prefetch *module_prefetch_new(const struct symbolizer_options *opt
 static bool start(struct module_prefetch *mp)
 {
 	if (!mp->started && !mp->failed) {
-		if (pthread_create(&mp->thread, NULL, worker, mp) != 0)
+		if (thread_start_without_signals(&mp->thread, worker, mp) != 0)
 			mp->failed = true; /* symbolize_profile opens every module itself, as without prefetching */
 		else
 			mp->started = true;

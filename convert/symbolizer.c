@@ -671,7 +671,7 @@ static void run_groups(struct module_groups *w, unsigned int jobs)
 		jobs = (unsigned int)w->count;
 	threads = xcalloc(jobs, sizeof(*threads));
 	for (; started + 1 < jobs; started++)
-		if (pthread_create(&threads[started], NULL, symbolize_groups, w) != 0)
+		if (thread_start_without_signals(&threads[started], symbolize_groups, w) != 0)
 			break; /* fewer threads: the ones there are (this one at least) do all the work */
 	symbolize_groups(w);
 	for (unsigned int t = 0; t < started; t++)

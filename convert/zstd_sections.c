@@ -306,7 +306,7 @@ static bool run_jobs(struct section_jobs *w)
 		wanted = w->count;
 	sort_array(w->jobs, w->count, sizeof(*w->jobs), compare_by_size);
 	for (; started + 1 < wanted; started++)
-		if (pthread_create(&threads[started], NULL, inflate_sections, w) != 0)
+		if (thread_start_without_signals(&threads[started], inflate_sections, w) != 0)
 			break; /* fewer threads: the ones there are (this one at least) do all the work */
 	inflate_sections(w);
 	for (size_t t = 0; t < started; t++)

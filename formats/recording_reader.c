@@ -563,7 +563,7 @@ static void decoder_start(struct decoder *d, struct recording_reader *r, size_t 
 	/* A pass that keeps its frames decodes them itself, one after the other, into the kept mapping. */
 	d->dctx = r->decode_ahead && !keeping ? ZSTD_createDCtx() : NULL;
 	/* Without a second context or thread, the pass decodes each frame itself (decoder_next). */
-	d->threaded = r->decode_ahead && d->dctx && pthread_create(&d->thread, NULL, decode_ahead, d) == 0;
+	d->threaded = r->decode_ahead && d->dctx && thread_start_without_signals(&d->thread, decode_ahead, d) == 0;
 }
 
 /* The next frame of the pass, decoded; NULL at the end of the file. Frees the one returned before. */

@@ -1195,6 +1195,40 @@ static void test_cfi_spans(void)
 	test_cfi_spans_file("/lib/x86_64-linux-gnu/libc.so.6", 1 << 16);
 }
 
+/*
+ * The list of temporaries outputs_discard_pending removes (util.c), used by several threads at once (a parallel
+ * convert's symbol cache entries, debug copies' keepers): each thread adds and removes names of its own, and
+ * none may read a name another frees (the list once compared names in other threads' slots unlocked: a
+ * use-after-free under ASan, make check SANITIZE=1).
+ */
+#define PENDING_THREADS 4
+#define PENDING_ROUNDS 20000
+
+static void *pending_churn(void *arg)
+{
+	char name[64];
+
+	for (int i = 0; i < PENDING_ROUNDS; i++) {
+		snprintf(name, sizeof(name), "/nonexistent/pending-%ld-%d", (long)(intptr_t)arg, i);
+		pending_output_add(name);
+		pending_output_remove(name);
+	}
+	return NULL;
+}
+
+static void test_pending_outputs_threads(void)
+{
+	pthread_t threads[PENDING_THREADS];
+	int started = 0;
+
+	while (started < PENDING_THREADS &&
+	       pthread_create(&threads[started], NULL, pending_churn, (void *)(intptr_t)started) == 0)
+		started++;
+	for (int i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	ok(started == PENDING_THREADS, "temporaries listed and unlisted by four threads at once");
+}
+
 static int run_tests(void)
 {
 	test_enrich();
@@ -1214,6 +1248,7 @@ static int run_tests(void)
 	test_jit_maps();
 	test_jit_maps_line_ends();
 	test_symbol_table();
+	test_pending_outputs_threads();
 	printf("1..%d\n", test_number);
 	return failures ? 1 : 0;
 }
