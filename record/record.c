@@ -673,6 +673,7 @@ int cmd_record(int argc, char **argv)
 		probes_release(&rec);
 		return 2;
 	}
+	target_note_signals(&rec); /* before the recorder's own handling changes them */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -106,6 +106,7 @@ struct recorder {
 	uint32_t *exited;	/* pids marked TARGET_EXITED at the last sampler_forget_exited() */
 	size_t exited_count, exited_cap;
 	pid_t child;		/* TARGET_COMMAND: the spawned command, 0 once reaped */
+	sigset_t ignored_at_start; /* of SIGINT, SIGTERM, SIGHUP, SIGPIPE: those ignored when stackrec started */
 	int child_status;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 
@@ -141,6 +142,9 @@ struct recorder {
 /* record/target.c */
 int target_parse_pids(struct recorder *rec, const char *list);
 int target_parse_tids(struct recorder *rec, const char *list);
+/* Notes which of the signals the recorder takes for itself were ignored when it started: the command gets them
+ * as they were (target_spawn). Before the recorder installs its own handling. */
+void target_note_signals(struct recorder *rec);
 int target_spawn(struct recorder *rec); /* forks the command, held until target_start() */
 int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
 bool target_gone(struct recorder *rec); /* the command exited, or every -p PID (-t TID) is gone */

@@ -95,6 +95,25 @@ int target_parse_tids(struct recorder *rec, const char *list)
 	return parse_ids(rec, list, true);
 }
 
+/* The signals the recorder ignores (SIGPIPE) or handles (stopping on SIGINT, SIGTERM, SIGHUP) for itself. */
+static const int recorder_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+void target_note_signals(struct recorder *rec)
+{
+	struct sigaction old;
+
+	sigemptyset(&rec->ignored_at_start);
+	for (size_t i = 0; i < ARRAY_SIZE(recorder_signals); i++)
+		if (sigaction(recorder_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			sigaddset(&rec->ignored_at_start, recorder_signals[i]);
+}
+
+static void restore_signals(const sigset_t *ignored)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(recorder_signals); i++)
+		signal(recorder_signals[i], sigismember(ignored, recorder_signals[i]) ? SIG_IGN : SIG_DFL);
+}
+
 int target_spawn(struct recorder *rec)
 {
 	pid_t parent = getpid(), pid;
@@ -118,6 +137,10 @@ int target_spawn(struct recorder *rec)
 			_exit(127);
 		if (read(go_pipe[0], &go, 1) != 1)
 			_exit(127); /* the recorder gave up before starting us */
+		/* The signals the recorder ignores or handles for itself (SIGPIPE ignored, SIGINT handled) as they
+		 * were given to stackrec: under `record`, `yes | head -1` must not see EPIPE (a "Broken pipe" error)
+		 * where it would have died of SIGPIPE, nor a command of a script that ignores SIGINT be stopped by it. */
+		restore_signals(&rec->ignored_at_start);
 		execvp(rec->command[0], rec->command);
 		err = errno;
 		if (write(err_pipe[1], &err, sizeof(err)) < 0)

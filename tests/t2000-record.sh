@@ -322,6 +322,19 @@ for sig in INT TERM HUP; do
 	"
 done
 
+# The recorder ignores SIGPIPE and handles SIGINT, SIGTERM and SIGHUP for itself; the command gets them as they
+# were given to stackrec: `yes | head -1` under record must die of SIGPIPE as without it, not report EPIPE.
+test_expect_success BPF 'the command gets the signal dispositions stackrec was given, not the recorder'"'"'s' '
+	stackrec record -o pipe.rec -- sh -c "yes | head -1; grep ^SigIgn: /proc/self/status" >pipe.out 2>pipe.err &&
+	cat pipe.out pipe.err &&
+	! grep -i "broken pipe" pipe.err &&
+	printf "y\nSigIgn:\t0000000000000000\n" >expect &&
+	test_cmp expect pipe.out &&
+	(trap "" INT HUP && stackrec record -o pipe.rec -- grep ^SigIgn: /proc/self/status) >ign.out &&
+	printf "SigIgn:\t0000000000000003\n" >expect &&
+	test_cmp expect ign.out
+'
+
 # Under nohup a hang-up is ignored, by the recorder too: the recording goes on until something else ends it.
 test_expect_success BPF 'under nohup, SIGHUP does not end the recording' '
 	nohup "$STACKREC" record -F 499 -o nohup.rec -- ./busy-$$ 60000 >/dev/null 2>err & rec=$! &&
