@@ -328,11 +328,13 @@ test_expect_success BPF 'the command gets the signal dispositions stackrec was g
 	stackrec record -o pipe.rec -- sh -c "yes | head -1; grep ^SigIgn: /proc/self/status" >pipe.out 2>pipe.err &&
 	cat pipe.out pipe.err &&
 	! grep -i "broken pipe" pipe.err &&
-	printf "y\nSigIgn:\t0000000000000000\n" >expect &&
-	test_cmp expect pipe.out &&
+	test "$(head -n 1 pipe.out)" = y &&
 	(trap "" INT HUP && stackrec record -o pipe.rec -- grep ^SigIgn: /proc/self/status) >ign.out &&
-	printf "SigIgn:\t0000000000000003\n" >expect &&
-	test_cmp expect ign.out
+	cat ign.out &&
+	# SigIgn in hex, bit N-1 for signal N: HUP 0x1, INT 0x2, PIPE 0x1000, TERM 0x4000 (the others are not ours:
+	# an ASan build ignores glibc'"'"'s internal 32 and 33)
+	test $((16#$(sed -n "s/^SigIgn:\t//p" pipe.out) & 0x5003)) = 0 &&
+	test $((16#$(sed -n "s/^SigIgn:\t//p" ign.out) & 0x5003)) = 3
 '
 
 # Under nohup a hang-up is ignored, by the recorder too: the recording goes on until something else ends it.
