@@ -18,7 +18,7 @@
 
 #include "util.h"
 
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static const int stop_signals[] = { STOP_SIGNALS };
 
 static pid_t installed_by; /* the process whose files are pending: not a child forked before its exec */
 

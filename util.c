@@ -381,12 +381,12 @@ static int creating;   /* threads between pending_create_begin and pending_creat
 
 void pending_create_begin(sigset_t *saved)
 {
+	static const int signals[] = { STOP_SIGNALS };
 	sigset_t stop;
 
 	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
+	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
+		sigaddset(&stop, signals[i]);
 	pthread_sigmask(SIG_BLOCK, &stop, saved);
 	__atomic_add_fetch(&creating, 1, __ATOMIC_SEQ_CST);
 }

@@ -75,10 +75,14 @@ void output_discard(const char *tmp);
  * Async-signal-safe.
  */
 void outputs_discard_pending(void);
+/* The signals that stop stackrec, and remove what it had not finished (interrupt_cleanup.c); record ends a
+ * recording on them. An initializer's list: { STOP_SIGNALS }. */
+#define STOP_SIGNALS SIGINT, SIGTERM, SIGHUP
+
 /*
  * Making a temporary file or directory and listing it for outputs_discard_pending go between these two: the
- * thread's stop signals (SIGINT, SIGTERM, SIGHUP) wait, and a handler on another thread waits for the listing,
- * so that no temporary is made unlisted. saved: the thread's signal mask, put back by pending_create_end.
+ * thread's STOP_SIGNALS wait, and a handler on another thread waits for the listing, so that no temporary is
+ * made unlisted. saved: the thread's signal mask, put back by pending_create_end.
  */
 void pending_create_begin(sigset_t *saved);
 void pending_create_end(const sigset_t *saved);

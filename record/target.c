@@ -96,7 +96,7 @@ int target_parse_tids(struct recorder *rec, const char *list)
 }
 
 /* The signals the recorder ignores (SIGPIPE) or handles (stopping on SIGINT, SIGTERM, SIGHUP) for itself. */
-static const int recorder_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static const int recorder_signals[] = { STOP_SIGNALS, SIGPIPE };
 
 void target_note_signals(struct recorder *rec)
 {
