@@ -171,8 +171,6 @@ static void write_str(const char *s)
 	fd_write_all(STDERR_FILENO, s, strlen(s));
 }
 
-static pid_t installed_by; /* the process whose outputs are pending: not a child forked before its exec */
-
 static void on_bus_error(int sig, siginfo_t *info, void *context)
 {
 	static int reported;
@@ -187,8 +185,7 @@ static void on_bus_error(int sig, siginfo_t *info, void *context)
 		if (__atomic_exchange_n(&reported, 1, __ATOMIC_SEQ_CST))
 			for (;;)
 				pause();
-		if (getpid() == installed_by) /* first: a write to a closed or full stderr must not keep them */
-			outputs_discard_pending();
+		outputs_discard_pending(); /* first: a write to a closed or full stderr must not keep them */
 		write_str("stackrec: error: ");
 		if (!mapped_file_at((uintptr_t)info->si_addr, path, sizeof(path), &offset)) {
 			write_str("a file was cut short by another program while it was read\n");
@@ -219,7 +216,6 @@ void file_cut_guard_install(void)
 
 	sigset_t bus;
 
-	installed_by = getpid();
 	sigfillset(&sa.sa_mask); /* no SIGPIPE, EINTR or other handler while it runs */
 	sigaction(SIGBUS, &sa, NULL);
 	sigemptyset(&bus);

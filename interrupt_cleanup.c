@@ -20,14 +20,11 @@
 
 static const int stop_signals[] = { STOP_SIGNALS };
 
-static pid_t installed_by; /* the process whose files are pending: not a child forked before its exec */
-
 static void on_stop_signal(int sig)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
-	if (getpid() == installed_by)
-		outputs_discard_pending();
+	outputs_discard_pending();
 	/* Delivered again once the handler returns and unblocks it, now with the default action: the process ends
 	 * killed by sig. */
 	sigaction(sig, &dfl, NULL);
@@ -38,7 +35,6 @@ void interrupt_cleanup_install(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 
-	installed_by = getpid();
 	sigfillset(&sa.sa_mask); /* one handler at a time, and none of another signal while files are removed */
 	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		struct sigaction old;

@@ -378,6 +378,7 @@ static char *pending_dir;
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static int discarding; /* outputs_discard_pending started: names taken out of a slot are no longer freed */
 static int creating;   /* threads between pending_create_begin and pending_create_end */
+static pid_t pending_owner; /* the process that listed them: not a child forked since, before its exec */
 
 void pending_create_begin(sigset_t *saved)
 {
@@ -401,6 +402,7 @@ static void slot_set(char **slot, const char *name, size_t slots)
 {
 	char *copy = xstrdup(name);
 
+	__atomic_store_n(&pending_owner, getpid(), __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&pending_lock);
 	for (size_t i = 0; i < slots; i++)
 		if (!__atomic_load_n(&slot[i], __ATOMIC_SEQ_CST)) {
@@ -492,6 +494,8 @@ void outputs_discard_pending(void)
 	struct timespec ms = { .tv_nsec = 1000000 };
 	const char *dir;
 
+	if (getpid() != __atomic_load_n(&pending_owner, __ATOMIC_SEQ_CST))
+		return; /* a child's copy of the list names its parent's files: nothing of its own (or nothing listed) */
 	/* Another thread making a temporary has it registered in microseconds: wait for that, 100 ms at most
 	 * (a thread stopped inside, or this very one interrupted there by a fault, must not keep us forever). */
 	for (int i = 0; i < 100 && __atomic_load_n(&creating, __ATOMIC_SEQ_CST) > 0; i++)

@@ -72,7 +72,8 @@ void output_discard(const char *tmp);
  * Removes every temporary file output_create or a cache made that is not in place yet, and the temporary
  * directory pending_dir_set named: for a process that stops at once (file_cut_guard.c, interrupt_cleanup.c),
  * so that it leaves no half-written .OUT.XXXXXX, cache .tmp.XXXXXX or /tmp/stackrec-archive.XXXXXX behind.
- * Async-signal-safe.
+ * Only in the process that listed them: a child forked since (record's command before its exec) removes
+ * nothing. Async-signal-safe.
  */
 void outputs_discard_pending(void);
 /* The signals that stop stackrec, and remove what it had not finished (interrupt_cleanup.c); record ends a
