@@ -168,8 +168,8 @@ $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard
 		-ldw -lelf -lzstd -ldeflate -lz
 
 # make fuzz-symbol-cache [FUZZ_SECONDS=60]: the same for the symbol cache's reader (tests/fuzz/fuzz-symbol-cache.c),
-# from the entries in tests/fuzz/symbol-cache-corpus/, learning in $(OUT)/fuzz/symbol-cache-corpus/, crashing
-# inputs in $(OUT)/fuzz/symbol-cache-crash-*.
+# from the entries in tests/fuzz/symbol-cache-corpus/ (`make fuzz-symbol-cache-seeds` writes them), learning in
+# $(OUT)/fuzz/symbol-cache-corpus/, crashing inputs in $(OUT)/fuzz/symbol-cache-crash-*.
 FUZZ_SYMBOL_CACHE_SRCS := util.c cache_dir.c convert/symbol_cache.c convert/profile.c
 
 $(OUT)/fuzz/fuzz-symbol-cache: tests/fuzz/fuzz-symbol-cache.c $(FUZZ_SYMBOL_CACHE_SRCS) convert/symbol_cache.h \
@@ -217,7 +217,7 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 DAMAGE_VARIANTS ?= 400
 DAMAGE_VARIANTS_SANITIZE ?= 250
 
-.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-damage-build fuzz-damage \
+.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-symbol-cache-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
@@ -256,6 +256,11 @@ fuzz-symbol-cache: fuzz-symbol-cache-build
 	$(Q)$(OUT)/fuzz/fuzz-symbol-cache -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
 		-artifact_prefix=$(OUT)/fuzz/symbol-cache- -print_final_stats=1 $(OUT)/fuzz/symbol-cache-corpus \
 		tests/fuzz/symbol-cache-corpus
+
+# The symbol cache's seeds: the entries symbolize and convert write for the fixtures (tests/fuzz/symbol-cache-seeds.sh).
+fuzz-symbol-cache-seeds: $(STACKREC)
+	$(Q)mkdir -p tests/fuzz/symbol-cache-corpus
+	$(Q)tests/fuzz/symbol-cache-seeds.sh ./$(STACKREC) tests/fuzz/symbol-cache-corpus
 
 # The profile cache's seeds: the entries convert writes for each fixture, with and without a timeline.
 fuzz-profile-cache-seeds: $(STACKREC) $(OUT)/tests/test-convert

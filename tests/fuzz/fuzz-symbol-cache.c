@@ -4,8 +4,8 @@
  * entry it accepts must be safe to use (strings terminated inside the file, frames inside it).
  *
  * Built and run by `make fuzz-symbol-cache` (clang -fsanitize=fuzzer,address,undefined);
- * tests/t0004-fuzz-symbol-cache.sh replays the seeds in tests/fuzz/symbol-cache-corpus/ (entries written by
- * `stackrec symbolize`) and fuzzes briefly.
+ * tests/t0006-fuzz-symbol-cache.sh replays the seeds in tests/fuzz/symbol-cache-corpus/ (entries written by
+ * `stackrec symbolize` and `convert`: `make fuzz-symbol-cache-seeds`) and fuzzes briefly.
  *
  * Random bytes rarely match a CRC-32, so every input is tried twice: as it is, and with its header's file size
  * and CRC set right, so that mutations reach the checks of sections, addresses, frames and strings.
