@@ -19,7 +19,7 @@
 #
 # Usage (as root): bench/run.sh
 #   STACKREC=PATH     the stackrec to measure (default: ./stackrec beside bench/)
-#   BENCH_QUICK=1     about 2 minutes instead of about 8: 999 Hz only, shorter workloads
+#   BENCH_QUICK=1     about 2 minutes instead of 11 to 13: 999 Hz only, shorter workloads
 #   BENCH_DOC=FILE    write the table there instead of docs/performance.md ('-': nowhere)
 #   PYTHON=PATH       the python3 to profile in C (default /usr/bin/python3, Debian's, not a pyenv shim)
 #   BENCH_SECTIONS="A B C D E F"  run only these sections (default all); the table then has only those
