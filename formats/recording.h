@@ -361,9 +361,9 @@ struct srec_probe {
 	uint8_t build_id_size;		     /* 0: none known */
 	uint8_t reserved[3];		     /* 0 */
 	uint8_t build_id[SREC_BUILD_ID_MAX]; /* of the binary */
-	uint32_t strings_size;		     /* bytes of strings that follow */
+	uint32_t strings_size;		     /* bytes of strings that follow, from offset 48 */
 	uint32_t reserved2;		     /* 0 */
-	char strings[];			     /* at offset 48 */
+	/* no flexible array member for the strings: struct recording_probe holds this header as a member */
 };
 _Static_assert(sizeof(struct srec_probe) == 48, "probe block header is 48 bytes");
 

@@ -11,7 +11,9 @@
  * file offsets 0, 0x1000 and those of the last 16 bytes of input, as return addresses and not. Its Go build
  * ID note is read as the symbol cache's key for a binary without a GNU build ID (module_file.c), and its
  * .gnu_debugaltlink as `stackrec archive` reads it (convert/archive.c).
- * Built by `make fuzz-elf-build`; tests/t0005-fuzz-parsers.sh replays tests/fuzz/elf-corpus/.
+ * Built by `make fuzz-elf-build`; tests/t0005-fuzz-parsers.sh replays tests/fuzz/elf-corpus/. Besides the small
+ * hand-made files there, inline-dwarf5 and inline-dwarf5-zlib are fixtures/inline.c built with `gcc -O2 -g`
+ * (and `-gz=zlib`): whole DWARF with inlined functions and line tables, for the symbolizer's paths over them.
  */
 #include <fcntl.h>
 #include <gelf.h>
