@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cache_dir.h"
@@ -131,16 +132,22 @@ static void usage(FILE *out)
 }
 
 /* BINARY's build ID in lowercase hex into hex (empty when it has none). -1 with a message when BINARY is no
- * readable ELF file. */
+ * readable ELF file. Opened without blocking and read only when it is a regular file: a FIFO would wait for a
+ * writer forever, a device give anything. */
 static int read_build_id(const char *path, char *hex, size_t hex_size)
 {
 	const void *id = NULL;
+	struct stat st;
 	ssize_t n;
 	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return error("'%s' is not a regular file", path);
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {

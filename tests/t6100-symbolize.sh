@@ -350,7 +350,7 @@ test_expect_success 'a binary cut short while symbolize serves a pipe: one line 
 	grep -x "stackrec: error: .$PWD/cut-prog. was cut short by another program while it was read" cut.err
 '
 
-test_expect_success 'a missing binary is one error line naming it, exit 1; bad usage exits 2' '
+test_expect_success 'a missing binary, a FIFO or a directory is one error line naming it, exit 1; bad usage exits 2' '
 	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
 	test_expect_code 1 stackrec symbolize -e no-such-binary 1000 >out 2>err &&
 	test_line_count err = 1 && grep -F "no-such-binary" err && test_line_count out = 0 &&
@@ -359,6 +359,11 @@ test_expect_success 'a missing binary is one error line naming it, exit 1; bad u
 	test_line_count err = 1 && grep -F "text.txt" err &&
 	test_expect_code 2 stackrec symbolize --no-such-option 2>err &&
 	grep -F usage err &&
+	mkfifo not-a-binary &&
+	test_expect_code 1 timeout 10 "$STACKREC" symbolize -e not-a-binary 1000 2>err &&
+	test_line_count err = 1 && grep -x "stackrec: error: .not-a-binary. is not a regular file" err &&
+	test_expect_code 1 stackrec symbolize -e . 1000 2>err &&
+	test_line_count err = 1 && grep -x "stackrec: error: .\.. is not a regular file" err &&
 	stackrec --help >help && grep "^   symbolize " help
 '
 
