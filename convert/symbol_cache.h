@@ -5,7 +5,7 @@
  *
  * An entry is CACHE/symbols/BUILDID.RULES, where CACHE is the build-ID cache's directory (cache_dir.h) and RULES
  * names the revision of the answers and the naming rules they follow ("profile" for convert, "addr2line" for
- * symbolize, with "-C" when names are demangled: "2-addr2line-C"): the same address is named differently by each.
+ * symbolize, with "-C" when names are demangled: "3-addr2line-C"): the same address is named differently by each.
  * It holds, for every address asked so far, the chain of frames symbolizer_name_address (convert) or symbolize's
  * covered() gave, sorted by address. It is keyed by build ID and by the identity of the files it came from (the
  * module's file and its separate debug file: path, size, modification time), so an entry made from a symbol table
@@ -44,7 +44,7 @@
 #define SYMBOL_CACHE_MAGIC "STKSYMC\n"
 #define SYMBOL_CACHE_VERSION 1
 /* Bump when a fix changes the answer for some address: it leads RULES, so older answers are not used. */
-#define SYMBOL_ANSWERS_REVISION 2
+#define SYMBOL_ANSWERS_REVISION 3
 #define SYMBOL_CACHE_NONE UINT32_MAX	    /* no string */
 #define SYMBOL_CACHE_MAX_FRAMES 4096	    /* frames of one address: deeper inline chains are not kept */
 #define SYMBOL_CACHE_FLAG_HAS_SYMTAB 1u	    /* the module has a symbol table or DWARF */

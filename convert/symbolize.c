@@ -71,6 +71,7 @@ struct answer_memo {
 /* A symbol that may name code, as binutils chooses them (symtab_index_build). */
 struct code_symbol {
 	GElf_Addr value;
+	GElf_Addr section;	 /* the address its section starts at (Dwfl addresses, as value) */
 	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
 	char *function;		 /* its frames' function name (demangled with -C), made the first time */
 	uint32_t order;		 /* its position in the table */
@@ -251,6 +252,19 @@ static int compare_code_symbols(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order; /* qsort is not stable */
 }
 
+/* Where the allocated section shndx of elf (the binary or its debug file: their section headers are the same)
+ * starts, as a Dwfl address; false when it is not allocated or there is none. */
+static bool symbol_section(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GElf_Addr *start)
+{
+	Elf_Scn *scn = elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr mem, *sh = scn ? gelf_getshdr(scn, &mem) : NULL;
+
+	if (!sh || !(sh->sh_flags & SHF_ALLOC))
+		return false;
+	*start = sh->sh_addr + bias;
+	return true;
+}
+
 /*
  * The symbols binutils names code with when DWARF does not (bfd's _bfd_elf_find_function): no data, section
  * or file symbols, none undefined or absolute, none of annobin's markers; for a local symbol the file symbol
@@ -269,8 +283,11 @@ static void symtab_index_build(struct symbolize *s)
 	s->symtab_built = true;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
-		GElf_Addr value;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+		GElf_Addr value, section;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, &elf, &bias);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name)
@@ -287,9 +304,12 @@ static void symtab_index_build(struct symbolize *s)
 		if (!sym.st_size && GELF_ST_BIND(sym.st_info) == STB_LOCAL && type == STT_NOTYPE &&
 		    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
 			continue; /* annobin's markers, which bfd passes over too */
+		if (!symbol_section(elf, shndx, bias, &section))
+			continue; /* not of an allocated section: it names no address */
 		GROW(s->symtab, capacity, s->symtab_count + 1);
 		s->symtab[s->symtab_count++] = (struct code_symbol){
 			.value = value,
+			.section = section,
 			.name = name,
 			.order = (uint32_t)i,
 			.file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file
@@ -300,44 +320,32 @@ static void symtab_index_build(struct symbolize *s)
 }
 
 /*
- * The symbol binutils names code at addr with: the nearest at or before addr in the same section [low, high)
- * (sizes do not bound it; of several at one address the first), and its file. libdwfl's dwfl_module_addrinfo
- * differs on each point, so the command follows binutils here.
+ * The symbol binutils names code at addr with: the nearest at or before addr of the section [low, high) that
+ * holds addr (sizes do not bound it; of several at one address the first), and its file. A symbol of another
+ * section at those addresses does not count: `_edata`, which ends .data where .bss starts, or the nameless
+ * labels LTO leaves in .debug_info with values over .text. libdwfl's dwfl_module_addrinfo differs on each
+ * point, so the command follows binutils here.
  */
 static const struct code_symbol *symtab_function(struct symbolize *s, GElf_Addr addr, GElf_Addr low)
 {
+	struct code_symbol *found;
 	size_t i;
 
 	if (!s->symtab_built)
 		symtab_index_build(s);
 	i = UPPER_BOUND(s->symtab, s->symtab_count, value, addr);
+	while (i && s->symtab[i - 1].value >= low && s->symtab[i - 1].section != low)
+		i--;
 	if (!i || s->symtab[i - 1].value < low)
 		return NULL;
-	while (i > 1 && s->symtab[i - 2].value == s->symtab[i - 1].value)
-		i--; /* the first in the table at that address */
-	if (!s->symtab[i - 1].function)
-		s->symtab[i - 1].function = demangle_name(s->symtab[i - 1].name, s->options.demangle);
-	return &s->symtab[i - 1];
-}
-
-/* The line of addr from the line table alone, for an address no DWARF function covers (padding). */
-static void line_table_position(Dwfl_Module *mod, Dwarf_Addr addr, struct profile_frame *f)
-{
-	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
-	Dwarf_Addr bias;
-	Dwarf_Line *dline;
-	const char *file;
-	unsigned int discriminator = 0;
-	int lineno = 0, col = 0;
-
-	if (!line || !(file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL)))
-		return;
-	f->file = (char *)file; /* libdw's, as the module's other strings (borrow_names) */
-	f->line = lineno > 0 ? (uint32_t)lineno : 0;
-	f->column = col > 0 ? (uint32_t)col : 0;
-	dline = dwfl_dwarf_line(line, &bias);
-	if (dline && dwarf_linediscriminator(dline, &discriminator) == 0)
-		f->discriminator = discriminator;
+	found = &s->symtab[i - 1];
+	/* the first of the section's in the table at that address */
+	for (size_t j = i - 1; j-- > 0 && s->symtab[j].value == found->value;)
+		if (s->symtab[j].section == low)
+			found = &s->symtab[j];
+	if (!found->function)
+		found->function = demangle_name(found->name, s->options.demangle);
+	return found;
 }
 
 /*
@@ -374,7 +382,7 @@ static uint32_t covered(struct symbolize *s, GElf_Addr addr, struct profile_fram
 	f->function = symbol ? symbol->function : NULL;
 	f->system_name = symbol ? (char *)symbol->name : NULL;
 	if (!f->file && !f->line && count <= 1)
-		line_table_position(s->module.file.mod, dwfl_addr, f); /* after symbolizer_name_address: its module */
+		symbolizer_line_position(&s->module, dwfl_addr, f); /* after symbolizer_name_address: its module */
 	if (!f->file && symbol && symbol->file)
 		f->file = (char *)symbol->file;
 	if (!symbol && !f->file && !f->line) {

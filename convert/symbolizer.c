@@ -401,6 +401,34 @@ static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_
 }
 
 /*
+ * Whether unit cudie's ranges hold dwarf_addr (or it has none to say). libdwfl finds the unit of an address
+ * between units by its aranges, filled up to the next unit's start: code no unit describes (_start, crt's
+ * functions) then gets the preceding unit's last line row, and gcc ends a sequence with a row at the end
+ * address itself, which libdw's line search does not take for the end of the sequence. binutils checks the
+ * address against each sequence's range; the unit's ranges are the union of them.
+ */
+static bool unit_holds(Dwarf_Die *cudie, Dwarf_Addr dwarf_addr)
+{
+	if (!dwarf_hasattr(cudie, DW_AT_ranges) && !dwarf_hasattr(cudie, DW_AT_high_pc))
+		return true;
+	return dwarf_haspc(cudie, dwarf_addr) == 1;
+}
+
+bool symbolizer_line_position(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *f)
+{
+	Dwarf_Die cudie_mem, *cudie;
+	Dwarf_Addr bias;
+
+	if (st->no_dwarf)
+		return false;
+	cudie = cu_index_addrdie(&st->cu, st->file.mod, addr, &cudie_mem, &bias);
+	if (!cudie || !unit_holds(cudie, addr - bias))
+		return false;
+	line_of(st, cudie, addr - bias, f);
+	return f->file || f->line;
+}
+
+/*
  * The inline chain at Dwfl address addr, innermost first, into *frames. Returns the frame count, 0 when
  * DWARF does not cover addr. *cu_out receives the CU (for line lookups by the caller) when found.
  */
@@ -514,7 +542,7 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 		frames = xcalloc(1, sizeof(*frames));
 		frames[0].system_name = frame_string(st, name);
 		frames[0].function = frame_string(st, symbol_function(st, name, options));
-		if (have_cu)
+		if (have_cu && unit_holds(&cudie, addr - cu_bias))
 			line_of(st, &cudie, addr - cu_bias, &frames[0]);
 		count = 1;
 	} else if (count && !strcmp(frames[count - 1].function, "??") && name) {

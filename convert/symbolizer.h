@@ -126,6 +126,13 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 				 const struct symbolizer_options *options, struct profile_frame **frames,
 				 GElf_Sym *symbol);
 
+/*
+ * The source position of Dwfl address addr from its unit's line table alone (for an address no DWARF function
+ * covers: padding, code of a function without DWARF inside a unit's ranges) into f's file, line, column and
+ * discriminator; false, f untouched, when no unit's ranges hold addr or its line table has no row for it.
+ */
+bool symbolizer_line_position(struct symbolizer_module *st, Dwarf_Addr addr, struct profile_frame *f);
+
 /* Symbolizes every location that has no frames yet, and sets the modules' has_* flags: options->jobs modules
  * at a time, each by one thread; the result does not depend on the number. */
 void symbolize_profile(struct profile *profile, const struct kernel_symbols *kernel,

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # symbol-cache-seeds.sh STACKREC OUTDIR — the symbol cache fuzzer's seeds (make fuzz-symbol-cache-seeds): entries
 # of every shape stackrec writes, from the fixtures' programs and recordings, each a few kilobytes:
-#   NAME.2-addr2line, NAME.2-addr2line-C  symbolize -f -i (and -C) of 120 addresses spread over the program's .text,
-#                                         its DWARF from fixtures/debug (inline chains, files, lines, columns)
-#   inline-symtab.addr2line               the same without the debug file: names from the symbol table, no lines
-#   stripped.addr2line                    a program without a symbol table: nothing named, the reason kept
-#   RECORDING-BUILDID.profile             convert's entries ("profile" rules) for each fixture recording
+#   NAME.REV-addr2line(-C)     symbolize -f -i (and -C) of 120 addresses spread over the program's .text, its
+#                              DWARF from fixtures/debug (inline chains, files, lines, columns); REV: the
+#                              answers' revision (SYMBOL_ANSWERS_REVISION)
+#   inline-symtab.REV-addr2line the same without the debug file: names from the symbol table, no lines
+#   stripped.REV-addr2line     a program without a symbol table: nothing named, the reason kept
+#   RECORDING-BUILDID.profile  convert's entries ("profile" rules) for each fixture recording
 # Run from the top of the source tree.
 set -euo pipefail
 stackrec=$1 out=$2
