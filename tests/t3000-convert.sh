@@ -648,33 +648,10 @@ test_expect_success 'a hostile stack error (INT_MIN, an unknown errno) is named 
 	grep -E "failed stacks +1 user -\?" errs.info
 '
 
-# gcc ends a unit's line sequence with a row at its end address, and libdwfl takes the unit before code no unit
-# describes for its unit: _start, the root of every stack, was given the last line of main's unit.
+# libdwfl takes the unit before code no unit describes for its unit, and libdw that unit's last line row:
+# _start, the root of every stack, was given a line of main's unit (fixtures/cold_split.c).
 test_expect_success 'a frame in code no unit describes (_start) has no line of the unit before it' '
-	cat >split.c <<-\EOF &&
-	#include <stdio.h>
-	#include <stdlib.h>
-	static void die(const char *m) __attribute__((noreturn, cold));
-	static void die(const char *m) { fprintf(stderr, "%s\n", m); exit(1); }
-	__attribute__((noinline)) static long part(long x)
-	{
-		long r = 0;
-		for (long i = 0; i < x; i++)
-			r += i * x ^ (r >> 3);
-		return r;
-	}
-	int main(int argc, char **argv)
-	{
-		if (argc > 5)
-			die(argv[0]);
-		long r = part(argc);
-		if (r == 1234567)
-			abort();
-		printf("%ld\n", r);
-		return r & 1;
-	}
-	EOF
-	cc -O2 -g -o split split.c &&
+	cc -O2 -g -o split "$FIXTURES/cold_split.c" &&
 	{
 		text_mapping 100 split $(build_id split) 1 &&
 		echo "sample 100 100 split 10 $(runtime $(printf "%x" $((0x$(vaddr _start split) + 4)))) -" &&

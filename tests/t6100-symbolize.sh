@@ -138,35 +138,12 @@ test_expect_success ADDR2LINE 'the leading 0x is optional and upper case is read
 	printf "outer\n%s/inline.c:21\n" "$PWD" >expect && test_cmp expect actual
 '
 
-# gcc ends a unit's line sequence with a row at its end address; libdwfl gives an address past it, in code no
-# unit describes (_start, crt's functions), the unit before as its unit, and libdw that row. The linker's _edata
+# libdwfl gives an address in code no unit describes (_start, crt's functions) the unit before as its unit, and
+# libdw that unit's last line row (fixtures/cold_split.c). The linker's _edata
 # (of .data) and __bss_start (of .bss) share an address; a name of the other section does not count.
 test_expect_success ADDR2LINE 'code no unit describes gets no line; a symbol names only addresses of its own section' '
-	cat >split.c <<-\SRC &&
-	#include <stdio.h>
-	#include <stdlib.h>
-	static void die(const char *m) __attribute__((noreturn, cold));
-	static void die(const char *m) { fprintf(stderr, "%s\n", m); exit(1); }
-	__attribute__((noinline)) static int part(int x)
-	{
-		int r = 0;
-		for (int i = 0; i < x; i++)
-			r += i * x ^ (r >> 3);
-		printf("%d\n", r);
-		return r;
-	}
-	int main(int argc, char **argv)
-	{
-		if (argc > 5)
-			die(argv[0]);
-		int r = part(argc) + part(argc * 20);
-		if (r == 1234567)
-			abort();
-		return r & 1;
-	}
-	SRC
 	printf "int x = 1;\nint y;\nint main(void) { return x + y; }\n" >vars.c &&
-	gcc -O2 -g -o split split.c && gcc -O2 -g -o vars vars.c &&
+	gcc -O2 -g -o split "$FIXTURES/cold_split.c" && gcc -O2 -g -o vars vars.c &&
 	for binary in split vars; do
 		nm $binary | awk "\$3 ~ /^(_start|deregister_tm_clones|frame_dummy|_edata|__bss_start)\$/ { print \$1 }" |
 		while read -r a; do
