@@ -277,6 +277,24 @@ static void give_to_sudo_user(int fd, const char *path)
 }
 
 /*
+ * Whether what is not a regular file (a FIFO, socket or device) may be written in place: when it belongs to
+ * root, to us, or under sudo to the invoking user, who gets our outputs anyway. Another user's FIFO at OUT
+ * (in /tmp, say) would hand that user everything written: a recording's stack bytes, another user's binaries.
+ */
+static bool written_in_place_ok(const char *path, const struct stat *st)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (S_ISREG(st->st_mode) || st->st_uid == 0 || st->st_uid == geteuid() ||
+	    (sudo_invoker(&uid, &gid) && st->st_uid == uid))
+		return true;
+	error("refusing to write to '%s': %s owned by uid %u", path,
+	      S_ISFIFO(st->st_mode) ? "a FIFO" : "not a regular file", (unsigned)st->st_uid);
+	return false;
+}
+
+/*
  * Opens what the symbolic link at path (named base in its directory) points to, if the link belongs to root
  * or to us: another user could point it anywhere (/etc/shadow). The directory and the link are held open
  * while they are checked and read, so that the link cannot be swapped for another in between.
@@ -309,7 +327,15 @@ static int open_through_link(const char *path, const char *base)
 	if (n < 0)
 		goto fail;
 	target[n] = '\0';
+	/* Checked before opening too: opening a FIFO waits for a reader. */
+	if (fstatat(dir_fd, target, &st, 0) == 0 && !written_in_place_ok(path, &st))
+		goto cleanup;
 	fd = openat(dir_fd, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !written_in_place_ok(path, &st))) {
+		close(fd);
+		fd = -1;
+		goto cleanup;
+	}
 	if (fd >= 0)
 		goto cleanup;
 fail:
@@ -532,6 +558,8 @@ int output_create(const char *path, char **tmp)
 	if (exists && !S_ISREG(st.st_mode)) {
 		/* No O_CREAT, O_TRUNC or following: a file swapped in since lstat is refused below, untouched.
 		 * A device or FIFO has nothing to truncate. */
+		if (!written_in_place_ok(path, &st))
+			return -1;
 		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return error("cannot create '%s': %s", path, strerror(errno));

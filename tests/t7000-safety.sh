@@ -50,6 +50,27 @@ test_expect_success BPF 'record: a planted OUT.tmp is not followed, a planted OU
 	! grep -v -e "^rec\.rec" -e "^new\." -e "^out\." names
 '
 
+# A FIFO another user made at OUT would hand that user everything written: the recording (stack bytes of every
+# process), an archive of root's binaries. Nothing is written to it, it is not even opened (no reader is woken);
+# under sudo the invoking user's own FIFO is written.
+test_expect_success ROOT,BPF 'a FIFO another user owns at OUT is refused by record, convert and archive; the sudo user'"'"'s is written' '
+	as_nobody mkfifo shared/fifo.rec shared/fifo.folded shared/fifo.archive &&
+	ln -s shared/fifo.folded own-link-to-fifo &&
+	test_must_fail timeout 20 "$STACKREC" record -o shared/fifo.rec -- true 2>err &&
+	grep -x "stackrec: error: refusing to write to .shared/fifo.rec.: a FIFO owned by uid 65534" err &&
+	test_must_fail timeout 20 "$STACKREC" convert "$FIXTURES/short.rec" -o shared/fifo.folded 2>err &&
+	grep -x "stackrec: error: refusing to write to .shared/fifo.folded.: a FIFO owned by uid 65534" err &&
+	test_must_fail timeout 20 "$STACKREC" convert "$FIXTURES/short.rec" -o own-link-to-fifo 2>err &&
+	grep -x "stackrec: error: refusing to write to .own-link-to-fifo.: a FIFO owned by uid 65534" err &&
+	test_must_fail timeout 20 "$STACKREC" archive "$FIXTURES/short.rec" --no-cache -o shared/fifo.archive 2>err &&
+	grep -x "stackrec: error: refusing to write to .shared/fifo.archive.: a FIFO owned by uid 65534" err &&
+	{ timeout 20 cat shared/fifo.folded >from-fifo & } &&
+	SUDO_UID=65534 SUDO_GID=65534 timeout 20 "$STACKREC" convert "$FIXTURES/short.rec" -o shared/fifo.folded &&
+	wait &&
+	stackrec convert "$FIXTURES/short.rec" >expect &&
+	test_cmp expect from-fifo
+'
+
 test_expect_success '-o through a symbolic link of our own, and to /dev/null and /dev/stdout, writes in place' '
 	ln -s own-target own-link &&
 	stackrec convert "$FIXTURES/short.rec" -o own-link &&
