@@ -21,6 +21,12 @@
  * hit refreshes atime). An entry is replaced by a richer file of the same build ID (a stripped copy by the
  * unstripped binary: more symbols, or DWARF), never by a poorer one.
  *
+ * A build ID is only a file's word: any user can build a file with libc's, and run a process that maps it
+ * before root records. So where a file came from counts too: one of root, of us or of the user the cache is
+ * for is trusted; another user's file fills a missing entry only, made 0400 to say so (the mode is the only
+ * mark an entry carries: readers do not care), never replaces an entry, and its entry gives way to the first
+ * trusted file of that build ID, richer or not.
+ *
  * The recorder runs as root, and the cache may be a user's (sudo -E keeps $HOME): whoever owns a directory
  * can put symlinks in it, so below the cache directory nothing is followed. Every file and directory is
  * reached relative to its parent's descriptor with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW, and a cache directory
@@ -300,7 +306,16 @@ static bool copy_budget_allows(struct recorder *rec, int source, const char *pat
 	return false;
 }
 
-/* The worker's part: put job's file in the cache unless an entry as rich is there already. */
+#define ENTRY_MODE 0600	     /* an entry copied from a trusted file */
+#define ENTRY_MODE_UNTRUSTED 0400 /* one copied from another user's file */
+
+/* Whether the file of st may be trusted for its build ID: root's, ours, or the cache owner's. */
+static bool source_trusted(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid() || st->st_uid == entry_uid;
+}
+
+/* The worker's part: put job's file in the cache unless an entry as rich (and as trusted) is there already. */
 static void cache_file(struct recorder *rec, struct cache_job *job)
 {
 	char hex[2 * SREC_BUILD_ID_MAX + 1], sub[3], *paths[3], *tmp = NULL;
@@ -349,7 +364,12 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 		 * replaced by the unstripped file, which names more frames. */
 		if (fd < 0 || !fd_id_matches(fd, id, n))
 			debug("cache entry .build-id/%s/%s no longer has its build ID: replacing it", sub, rest);
-		else if (source < 0 || richness_fd(source) <= richness_fd(fd))
+		else if (source < 0 || !source_trusted(&source_st))
+			keep = true;
+		else if ((st.st_mode & 07777) == ENTRY_MODE_UNTRUSTED)
+			debug("cache entry .build-id/%s/%s came from another user's file: replacing it with '%s'", sub,
+			      rest, path);
+		else if (richness_fd(source) <= richness_fd(fd))
 			keep = true;
 		else
 			debug("cache entry .build-id/%s/%s: '%s' has more symbols, replacing it", sub, rest, path);
@@ -367,7 +387,8 @@ static void cache_file(struct recorder *rec, struct cache_job *job)
 	}
 	tmp = xasprintf("%s.tmp-%d", rest, (int)getpid());
 	unlinkat(sub_fd, tmp, 0);
-	out = openat(sub_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = openat(sub_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     source_trusted(&source_st) ? ENTRY_MODE : ENTRY_MODE_UNTRUSTED);
 	if (out < 0 || (chown_entries && fchown(out, entry_uid, entry_gid) < 0) ||
 	    copy_file(source, out, (uint64_t)source_st.st_size, &copied_bytes) < 0) {
 		if (write_error(errno))

@@ -134,6 +134,32 @@ test_expect_success BPF 'cache entries are 0600 in 0700 directories, also of a 0
 	test "$(stat -c %a modes)" = 700
 '
 
+# A build ID is a file's word: another user can make a file with the build ID of a binary root records (libc's)
+# and more symbols, run it, and have it named in root's cache. Such a file fills a missing entry only, 0400, and
+# gives way to the first file of root's with that build ID, though that one has fewer symbols.
+test_expect_success BPF 'another user'"'"'s file fills a missing entry only (0400), and gives way to root'"'"'s' '
+	cp busy fake &&
+	objcopy --add-symbol mallory_was_here=.text:0,global,function fake &&
+	chown 65534:65534 fake && chmod 755 fake &&
+	test "$(build_id fake)" = "$(build_id busy)" &&
+	stackrec record --build-id-cache trusted-first -o first.rec -- ./busy 200 &&
+	cached=$(cache_path trusted-first "$(build_id busy)") &&
+	cmp busy "$cached" &&
+	{ $as_nobody ./fake 600000 & pid=$!; } &&
+	wait_until 120 grep -qx fake /proc/$pid/comm &&
+	stackrec record --build-id-cache trusted-first -o fake1.rec -p $pid --duration 1 2>err1 &&
+	stackrec record --build-id-cache foreign-first -o fake2.rec -p $pid --duration 1 2>err2 &&
+	{ kill $pid; wait $pid; true; } &&
+	cmp busy "$cached" &&
+	test "$(stat -c %a "$cached")" = 600 &&
+	cached=$(cache_path foreign-first "$(build_id busy)") &&
+	cmp fake "$cached" &&
+	test "$(stat -c %a "$cached")" = 400 &&
+	stackrec record --build-id-cache foreign-first -o after.rec -- ./busy 200 &&
+	cmp busy "$cached" &&
+	test "$(stat -c %a "$cached")" = 600
+'
+
 test_expect_success BPF 'under sudo the cache is made for the invoking user, none of it left to root' '
 	mkdir home && chown 65534:65534 home &&
 	SUDO_UID=65534 SUDO_GID=65534 stackrec record --build-id-cache home/.cache/stackrec -o sudo.rec -- ./busy 200 &&
