@@ -226,6 +226,65 @@ void pointer_table_release(struct pointer_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+size_t utf8_sequence_length(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* UTF-16 surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* above U+10FFFF */
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+char *terminal_text(const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	size_t n = strlen(s), len;
+	char *out = xmalloc(4 * n + 1), *o = out; /* each byte at most \xNN */
+
+	while (*c) {
+		len = utf8_sequence_length(c, n - (size_t)(c - (const unsigned char *)s));
+		/* C0 controls and DEL are one byte; C1 controls (U+0080-U+009F) are 0xc2 0x80-0x9f */
+		if (len == 1 && *c >= 0x20 && *c != 0x7f && *c != '\\') {
+			*o++ = (char)*c++;
+		} else if (len > 1 && !(c[0] == 0xc2 && c[1] < 0xa0)) {
+			memcpy(o, c, len);
+			o += len;
+			c += len;
+		} else if (*c == '\\') {
+			memcpy(o, "\\\\", 2);
+			o += 2;
+			c++;
+		} else {
+			o += sprintf(o, "\\x%02x", *c++);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 void hex_encode(char *out, const unsigned char *bytes, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -108,6 +108,15 @@ void remove_tree(const char *path);
 bool sudo_invoker(uid_t *uid, gid_t *gid);
 
 /* Writes n bytes as 2n lowercase hex digits and a NUL into out (build IDs). */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not one. */
+size_t utf8_sequence_length(const unsigned char *s, size_t n);
+/*
+ * s as it may be printed to a terminal, or in a line of `info`: a name or path from a recording (a thread
+ * name, a mapped file's path: another user's to choose) could otherwise move the cursor, retitle the window or
+ * forge a line. C0 and C1 controls, DEL and bytes of no valid UTF-8 sequence become \xNN, a backslash \\;
+ * the rest, UTF-8 included, stays. Newly allocated.
+ */
+char *terminal_text(const char *s);
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
 /* Whether every character of s is a lowercase hex digit, as hex_encode writes them (true for ""): what a build ID
  * must be before it becomes part of a path. */

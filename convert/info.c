@@ -179,8 +179,12 @@ static void add_event(struct info *in, const struct srec_sample_event *e, const 
 
 static void on_host(void *ctx, const char *key, const char *value)
 {
+	char *k = terminal_text(key), *v = terminal_text(value);
+
 	(void)ctx;
-	printf("  %-20s %s\n", key, value);
+	printf("  %-20s %s\n", k, v);
+	free(k);
+	free(v);
 }
 
 static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
@@ -272,11 +276,15 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 			in->mappings_with_id++;
 			in->mappings_id_from_file += !!(m.flags & SREC_MAPPING_BUILD_ID_FROM_FILE);
 		}
-		if (in->list_mappings)
+		if (in->list_mappings) {
+			char *shown = terminal_text(path);
+
 			printf("mapping pid %" PRIu32 " %" PRIx64 "-%" PRIx64 " offset %" PRIx64 " dev %x:%x inode %" PRIu64
 			       " build-id %s %s%s\n",
-			       m.pid, m.start, m.end, m.file_offset, m.dev_major, m.dev_minor, m.inode, id, path,
+			       m.pid, m.start, m.end, m.file_offset, m.dev_major, m.dev_minor, m.inode, id, shown,
 			       m.flags & SREC_MAPPING_FROM_PROC ? " (from /proc)" : "");
+			free(shown);
+		}
 		break;
 	}
 	case SREC_BLOCK_FILE: {
@@ -299,12 +307,16 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (f.build_id_size)
 			hex_encode(id, f.build_id, f.build_id_size);
-		if (in->list_files)
+		if (in->list_files) {
+			char *shown = terminal_text(path);
+
 			printf("file %s pid %" PRIu32 " offset %" PRIu64 " size %" PRIu64 " build-id %s %s\n",
 			       f.kind == SREC_FILE_VDSO	      ? "vdso"
 			       : f.kind == SREC_FILE_PERF_MAP ? "perf-map"
 							      : "other",
-			       f.pid, f.data_offset, f.data_size, id, path);
+			       f.pid, f.data_offset, f.data_size, id, shown);
+			free(shown);
+		}
 		break;
 	}
 	case SREC_BLOCK_TASK: {
@@ -431,9 +443,13 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		printf("  %-20s %" PRIu64 "\n", "other files", in->other_files);
 	if (in->probe_count || in->probe_hits) {
 		printf("probes:\n");
-		for (size_t i = 0; i < in->probe_count; i++)
-			printf("  %-20s %s: %" PRIu64 " hit%s\n", i ? "" : "probes", in->probes[i].text, in->probes[i].hits,
+		for (size_t i = 0; i < in->probe_count; i++) {
+			char *text = terminal_text(in->probes[i].text);
+
+			printf("  %-20s %s: %" PRIu64 " hit%s\n", i ? "" : "probes", text, in->probes[i].hits,
 			       in->probes[i].hits == 1 ? "" : "s");
+			free(text);
+		}
 		printf("  %-20s %" PRIu64 "%s\n", "probe hits", in->probe_hits,
 		       in->orphan_hits ? " (some name no probe of the file)" : "");
 		if (in->orphan_hits)
@@ -453,8 +469,12 @@ static void print_info(struct info *in, const struct recording_reader *r)
 			if (ev->type == SREC_EVENT_SIGNAL)
 				printf("  %-20s %" PRIu64 " SIG%s (signal %" PRId32 ")\n", "", ev->count, abbrev ? abbrev : "?",
 				       ev->signo);
-			else if (ev->type == SREC_EVENT_EXCEPTION)
-				printf("  %-20s %" PRIu64 " exception %s\n", "", ev->count, ev->name[0] ? ev->name : "?");
+			else if (ev->type == SREC_EVENT_EXCEPTION) {
+				char *name = terminal_text(ev->name[0] ? ev->name : "?");
+
+				printf("  %-20s %" PRIu64 " exception %s\n", "", ev->count, name);
+				free(name);
+			}
 			else
 				printf("  %-20s %" PRIu64 " of unknown type %" PRIu32 "\n", "", ev->count, ev->type);
 		}
@@ -480,8 +500,11 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	printf("processes (by samples):\n");
 	sort_array(in->procs, in->proc_count, sizeof(*in->procs), compare_process);
 	for (size_t i = 0; i < in->proc_count; i++) {
-		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings", in->procs[i].pid,
-		       in->procs[i].comm[0] ? in->procs[i].comm : "?", in->procs[i].samples, in->procs[i].mappings);
+		char *comm = terminal_text(in->procs[i].comm[0] ? in->procs[i].comm : "?");
+
+		printf("  %-8" PRIu32 " %-16s %8" PRIu64 " samples %4" PRIu64 " mappings", in->procs[i].pid, comm,
+		       in->procs[i].samples, in->procs[i].mappings);
+		free(comm);
 		/* A child forked without exec has no mappings of its own: convert uses its parent's. */
 		if (in->procs[i].parent_pid)
 			printf(", forked from %" PRIu32, in->procs[i].parent_pid);

@@ -79,39 +79,6 @@ void json_end_array(struct json_writer *w)
 	close_container(w, ']');
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not one. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0; /* overlong */
-	else if (c == 0xed)
-		hi = 0x9f; /* UTF-16 surrogates */
-	else if (c == 0xf0)
-		lo = 0x90; /* overlong */
-	else if (c == 0xf4)
-		hi = 0x8f; /* above U+10FFFF */
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 static void write_escaped(FILE *out, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -149,7 +116,7 @@ static void write_escaped(FILE *out, const char *str, size_t n)
 				fprintf(out, "\\u%04x", c);
 				break;
 			}
-			len = utf8_sequence(s + i, strnlen(str + i, n - i));
+			len = utf8_sequence_length(s + i, strnlen(str + i, n - i));
 			if (!len) {
 				fputs("\xef\xbf\xbd", out); /* U+FFFD for one invalid byte */
 				break;

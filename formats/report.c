@@ -106,6 +106,25 @@ static void write_context(FILE *out, const struct profile *p, const struct profi
 	}
 }
 
+/* s as text a terminal shows as it is (terminal_text): names and paths come from binaries and recordings that
+ * another user may have made, and a report is read on a terminal. */
+static void put_text(FILE *out, const char *s)
+{
+	char *shown = terminal_text(s);
+
+	fputs(shown, out);
+	free(shown);
+}
+
+/* A fixed-size name (comm) that may fill its array without a NUL, as put_text. */
+static void put_name(FILE *out, const char *name, size_t size)
+{
+	char *copy = xstrndup(name, size);
+
+	put_text(out, copy[0] ? copy : "?");
+	free(copy);
+}
+
 /* The file name of a source path, for a compact line (the trace carries the whole path). */
 static const char *source_name(const char *file)
 {
@@ -129,15 +148,22 @@ static void write_frames(FILE *out, const struct profile *p, const struct profil
 			char *name = frame->function ? xstrdup(frame->function) : profile_location_fallback_name(p, loc);
 			char *module = m ? profile_module_short_name(m) : NULL;
 
-			fprintf(out, "    #%-3u %s", n++, name);
-			if (frame->file && frame->line)
-				fprintf(out, " at %s:%u", source_name(frame->file), frame->line);
+			fprintf(out, "    #%-3u ", n++);
+			put_text(out, name);
+			if (frame->file && frame->line) {
+				fputs(" at ", out);
+				put_text(out, source_name(frame->file));
+				fprintf(out, ":%u", frame->line);
+			}
 			if (frame->inlined)
 				fprintf(out, " (inlined)");
 			if (loc->kind == PROFILE_LOCATION_KERNEL)
 				fprintf(out, " [kernel]");
-			else if (module && !loc->synthetic)
-				fprintf(out, " [%s]", module);
+			else if (module && !loc->synthetic) {
+				fputs(" [", out);
+				put_text(out, module);
+				fputc(']', out);
+			}
 			if (!frame->function && !loc->synthetic)
 				fprintf(out, " (0x%" PRIx64 ": %s)", loc->address, loc->unnamed_reason ? loc->unnamed_reason : "unnamed");
 			fputc('\n', out);
@@ -175,8 +201,11 @@ static void write_thread(FILE *out, const struct profile *p, const struct profil
 {
 	const char *process = profile_process_name(p, s->pid);
 
-	fprintf(out, "  thread:  %.16s (tid %" PRIu32 ") of process %" PRIu32 " (%.16s)\n", s->comm[0] ? s->comm : "?",
-		s->tid, s->pid, process && process[0] ? process : "?");
+	fputs("  thread:  ", out);
+	put_name(out, s->comm, sizeof(s->comm));
+	fprintf(out, " (tid %" PRIu32 ") of process %" PRIu32 " (", s->tid, s->pid);
+	put_name(out, process ? process : "", 16);
+	fputs(")\n", out);
 }
 
 static void write_metrics(FILE *out, const struct profile *p, const struct profile_stack *s, uint64_t time_ns)
@@ -211,9 +240,13 @@ static void write_event(FILE *out, const struct profile *p, const struct profile
 	} else if (e->type == PROFILE_EVENT_EXCEPTION) {
 		char *type = e->name ? demangle_type_name(e->name) : NULL;
 
-		fprintf(out, "C++ exception thrown: %s", type ? type : "(type unknown)");
-		if (e->name && strcmp(type, e->name))
-			fprintf(out, " (%s)", e->name);
+		fputs("C++ exception thrown: ", out);
+		put_text(out, type ? type : "(type unknown)");
+		if (e->name && strcmp(type, e->name)) {
+			fputs(" (", out);
+			put_text(out, e->name);
+			fputc(')', out);
+		}
 		fprintf(out, ", object at 0x%" PRIx64 "\n", e->address);
 		free(type);
 	} else {
@@ -247,17 +280,22 @@ static int report_write(const struct profile *p, const struct output_options *op
 
 	fprintf(out, "stackrec report: %zu fatal signal%s or exception%s", p->event_count, p->event_count == 1 ? "" : "s",
 		p->event_count == 1 ? "" : "s");
-	if (p->info.command_line)
-		fprintf(out, " in the recording of '%s'", p->info.command_line);
+	if (p->info.command_line) {
+		fputs(" in the recording of '", out);
+		put_text(out, p->info.command_line);
+		fputc('\'', out);
+	}
 	fputc('\n', out);
 	if (p->lost_event_samples)
 		fprintf(out, "warning: %" PRIu64 " events were lost while recording (ring buffer full)\n",
 			p->lost_event_samples);
 	if (p->probe_count) {
 		fprintf(out, "probes:");
-		for (size_t i = 0; i < p->probe_count; i++)
-			fprintf(out, "%s %s (%" PRIu64 " hit%s)", i ? "," : "", p->probes[i].function, p->probes[i].hits,
-				p->probes[i].hits == 1 ? "" : "s");
+		for (size_t i = 0; i < p->probe_count; i++) {
+			fprintf(out, "%s ", i ? "," : "");
+			put_text(out, p->probes[i].function);
+			fprintf(out, " (%" PRIu64 " hit%s)", p->probes[i].hits, p->probes[i].hits == 1 ? "" : "s");
+		}
 		fprintf(out, "; %" PRIu64 " hit%s lost while recording\n", p->lost_probe_hits,
 			p->lost_probe_hits == 1 ? "" : "s");
 	}

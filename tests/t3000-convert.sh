@@ -663,4 +663,21 @@ test_expect_success 'a frame in code no unit describes (_start) has no line of t
 	grep -F "\"function\":\"_start\",\"system_name\":\"_start\",\"file\":null,\"line\":null" split.trace
 '
 
+# A thread name and a mapped file's path are another user's to choose: info must not hand a terminal their
+# escape sequences (retitle the window, clear the screen) nor let a newline forge a line.
+test_expect_success 'info shows control characters of names and paths escaped' '
+	esc=$(printf "\033") &&
+	{
+		echo "mapping 100 400000 401000 0 /tmp/lib${esc}[31mRED${esc}[0m.so - 1" &&
+		echo "sample 100 100 ${esc}]0;PWNED$(printf "\007")x 10 400010 -" &&
+		echo end
+	} >escape.script &&
+	write_rec escape.rec <escape.script &&
+	stackrec info --mappings escape.rec >escape.info &&
+	! grep -q "$esc" escape.info &&
+	! grep -q "$(printf "\007")" escape.info &&
+	grep -F "/tmp/lib\\x1b[31mRED\\x1b[0m.so" escape.info &&
+	grep -F "\\x1b]0;PWNED\\x07x" escape.info
+'
+
 test_done

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "formats/json_writer.h"
+#include "util.h"
 #include "formats/output.h"
 #include "profile.pb-c.h"
 
@@ -447,6 +448,18 @@ static void check_json_writer(void)
 	free(data);
 }
 
+static void check_terminal_text(void)
+{
+	char *got = terminal_text("esc\x1b[2J bel\a nl\n del\x7f back\\ \xc3\xa9 \xe2\x82\xac c1\xc2\x9b bad\xff cut\xe2\x82");
+	const char *expect = "esc\\x1b[2J bel\\x07 nl\\x0a del\\x7f back\\\\ \xc3\xa9 \xe2\x82\xac c1\\xc2\\x9b bad\\xff"
+			     " cut\\xe2\\x82";
+
+	ok(!strcmp(got, expect), "terminal_text escapes C0 and C1 controls, DEL, a backslash, invalid bytes; keeps UTF-8");
+	if (strcmp(got, expect))
+		printf("# got:    %s\n# expect: %s\n", got, expect);
+	free(got);
+}
+
 /* A profile without samples (nothing recorded) still gives valid output in every format. */
 static void check_empty(const char *dir)
 {
@@ -542,6 +555,7 @@ int main(int argc, char **argv)
 	check_pprof(data, size);
 	free(data);
 	check_folded_sums();
+	check_terminal_text();
 
 	check_context();
 
