@@ -53,9 +53,11 @@ static int collect(void *ctx, uint32_t type, const void *body, uint32_t size)
 	return 0;
 }
 
+#define ADD_FILE_SKIPPED (-2) /* add_file: not archived, with a warning: a file missing from the archive */
+
 /*
  * Adds the file open on fd (a regular file: debug_file_find and input_file_open see to it) as FILE blocks of
- * kind SREC_FILE_DEBUG, no more than the size it had when opened. Returns that size, or -1.
+ * kind SREC_FILE_DEBUG, no more than the size it had when opened. Returns that size, -1, or ADD_FILE_SKIPPED.
  */
 static long long add_file(struct recording_writer *writer, int fd, const char *path, const char *hex)
 {
@@ -68,6 +70,13 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -1;
+	/* Mostly holes: a file of any size costs its owner nothing, and would have us read and archive gigabytes of
+	 * zeros (a binary another user made sparse at a recorded path). Binaries and debug files have none. */
+	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size / 2 && st.st_size > (1 << 20)) {
+		warning("'%s' is mostly holes (%llu bytes, %llu allocated): not archived", path,
+			(unsigned long long)st.st_size, (unsigned long long)st.st_blocks * 512);
+		return ADD_FILE_SKIPPED;
+	}
 	size = (uint64_t)st.st_size;
 	chunk = xmalloc(ARCHIVE_CHUNK);
 
@@ -176,6 +185,10 @@ static void archive_file(struct archiving *a, int fd, const char *path, const ch
 	n = add_file(a->writer, fd, name, hex);
 	debug("archived %s as '%s' (%lld bytes)", path, name, n);
 	free(name);
+	if (n == ADD_FILE_SKIPPED) {
+		a->missing++;
+		return;
+	}
 	if (n < 0) {
 		a->status = 1;
 		return;
@@ -343,6 +356,7 @@ struct extract {
 	const char *archive_path;
 	char *dir;
 	int failed;
+	uint64_t written, limit; /* bytes extracted so far, and at most (archive_extract) */
 };
 
 static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t size)
@@ -359,6 +373,15 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	if (type != SREC_BLOCK_FILE || recording_parse_file(body, size, &f, &path, &data) < 0 ||
 	    f.kind != SREC_FILE_DEBUG || f.build_id_size < 2)
 		return 0;
+	if (x->failed)
+		return 0;
+	if (f.data_size > x->limit - x->written) {
+		x->failed = 1;
+		error("'%s': its files would take more than %d times its size once extracted: damaged or forged archive",
+		      x->archive_path, INPUT_FILE_MAX_INFLATION);
+		return 0;
+	}
+	x->written += f.data_size;
 	len = strlen(path);
 	rel = build_id_rel_path(f.build_id, f.build_id_size, len > 6 && !strcmp(path + len - 6, ".debug") ? ".debug" : "");
 	target = xasprintf("%s/%s", x->dir, rel);
@@ -423,6 +446,9 @@ char *archive_extract(const char *archive_path, bool *damaged)
 		return NULL;
 	}
 	x.archive_path = archive_path;
+	/* Its blocks are compressed, zeros a thousand times and more: what they may fill the disk with is bounded as
+	 * compressed sections are (input_file.h); binaries and debug files compress 3 to 10 times. */
+	x.limit = (uint64_t)reader.size * INPUT_FILE_MAX_INFLATION;
 	build_id_dir = xasprintf("%s/.build-id", x.dir);
 	mkdir(build_id_dir, 0700);
 	free(build_id_dir);

@@ -199,6 +199,37 @@ test_expect_success 'an archive block at an absurd offset makes convert --archiv
 	grep "^stackrec: error: .forged.archive.: a block of ./bin/prog. is at offset 1099511627776, not where the file.s bytes so far end ([0-9]*): damaged archive$" err
 '
 
+# Zeros compress a thousand times and more: what an archive's blocks may fill the disk with is bounded.
+test_expect_success 'an archive whose files would extract to more than 64 times its size is refused, nothing left' '
+	id=$(build_id prog) &&
+	head -c 4194304 /dev/zero >zeros &&
+	{
+		echo "host archive_of=x.rec" &&
+		echo "file 3 $id 0 /bin/prog.debug zeros" &&
+		echo end
+	} | write_rec bomb.archive &&
+	test "$(stat -c %s bomb.archive)" -lt 65536 &&
+	rec_of bomb.rec /bin/prog $id &&
+	mkdir bomb-tmp &&
+	test_must_fail env TMPDIR="$PWD/bomb-tmp" "$STACKREC" convert bomb.rec --no-cache --archive bomb.archive \
+		>bomb.folded 2>err &&
+	cat err &&
+	grep "^stackrec: error: .bomb.archive.: its files would take more than 64 times its size once extracted: damaged or forged archive$" err &&
+	test -z "$(ls -A bomb-tmp)"
+'
+
+# A file made mostly of holes costs its owner nothing; archiving it would read and write gigabytes of zeros.
+test_expect_success 'archive leaves out a file that is mostly holes, with a warning' '
+	cp prog sparse-prog &&
+	truncate -s 1G sparse-prog &&
+	rec_of sparse.rec "$PWD/sparse-prog" $(build_id prog) &&
+	in_time stackrec archive sparse.rec --no-cache -o sparse.archive 2>err &&
+	cat err &&
+	grep "^stackrec: warning: .$PWD/sparse-prog. is mostly holes (1073741824 bytes, [0-9]* allocated): not archived$" err &&
+	grep "^stackrec: archived 0 files .*(some missing: see the warnings)$" err &&
+	test "$(stat -c %s sparse.archive)" -lt 65536
+'
+
 # split_dwo_fifo DIR COMPILER FLAGS...: builds a split-DWARF program in DIR, puts a FIFO at its .dwo file, and
 # converts a sample in f: the FIFO is refused with one warning and f is named from the symbol table.
 split_dwo_fifo() {
