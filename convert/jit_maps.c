@@ -26,6 +26,7 @@ struct jit_process {
 void jit_maps_init(struct jit_maps *maps)
 {
 	memset(maps, 0, sizeof(*maps));
+	maps->text_max = JIT_MAPS_TEXT_MAX;
 }
 
 static struct jit_process *find(const struct jit_maps *maps, uint32_t pid)
@@ -48,6 +49,11 @@ void jit_maps_add_text(struct jit_maps *maps, uint32_t pid, uint64_t data_offset
 	}
 	if (data_offset != proc->text_len) /* a piece lost to damage: keep what lines up */
 		return;
+	if (size > maps->text_max - maps->text_bytes) {
+		maps->text_dropped += size;
+		return;
+	}
+	maps->text_bytes += size;
 	GROW(proc->text, proc->text_cap, proc->text_len + size + 1);
 	memcpy(proc->text + proc->text_len, text, size);
 	proc->text_len += size;
@@ -126,6 +132,10 @@ void jit_maps_finish(struct jit_maps *maps)
 				maps->processes[i].pid, bad);
 		maps->bad_lines += bad;
 	}
+	if (maps->text_dropped)
+		warning("the perf maps hold more than %" PRIu64 " bytes in all: %" PRIu64 " bytes beyond that not read "
+			"(their JIT frames stay unnamed)",
+			maps->text_max, maps->text_dropped);
 	if (maps->count)
 		sort_array(maps->processes, maps->count, sizeof(*maps->processes), compare_processes);
 }

@@ -14,7 +14,16 @@ struct jit_maps {
 	struct jit_process *processes; /* sorted by pid after jit_maps_finish() */
 	size_t count, cap;
 	uint64_t bad_lines; /* lines of the maps that were not "START SIZE name" (one warning per map) */
+	uint64_t text_bytes;	/* the maps' text kept, of all processes: text_max at most */
+	uint64_t text_max;	/* JIT_MAPS_TEXT_MAX (jit_maps_init; a test makes it smaller) */
+	uint64_t text_dropped;	/* bytes beyond that, not kept (one warning) */
 };
+
+/*
+ * The text of all perf maps kept, at most: the recorder embeds up to 1 GiB of each process's map, and a
+ * recording (another user's processes, or a forged file) can hold any number of them.
+ */
+#define JIT_MAPS_TEXT_MAX (1024ull << 20)
 
 void jit_maps_init(struct jit_maps *maps);
 /* Adds a piece (at data_offset) of process pid's perf map text. */

@@ -34,6 +34,11 @@
 #define FILE_CHUNK (32u << 20)
 /* A perf map stops being read here: a runaway JIT, or a huge file made to look like one, must not fill the disk. */
 #define PERF_MAP_MAX (1024u << 20)
+/* All perf maps of a recording, at most (the read_perf_map worker's count): with -a or -p, another user can run
+ * any number of processes, each with a map of a gigabyte. convert keeps no more than this either. */
+#define PERF_MAPS_TOTAL_MAX (1024ull << 20)
+static uint64_t perf_maps_embedded; /* PERF_MAPS_TOTAL_MAX at most */
+static bool perf_maps_full;
 
 static struct u64_set perf_map_read; /* pids whose perf map was looked for */
 static struct u64_set process_users; /* pid << 32 | uid: the real and effective uids each process had */
@@ -353,11 +358,20 @@ static void read_perf_map(struct work_item *item, void *ctx)
 				break;
 			have += (size_t)n;
 		}
+		if (have > PERF_MAPS_TOTAL_MAX - perf_maps_embedded) {
+			if (!perf_maps_full) /* once: the maps after it are left out too */
+				warning("perf maps of more than %llu MB in all: '%s' of pid %d and the maps after it "
+					"embedded only up to there",
+					PERF_MAPS_TOTAL_MAX >> 20, job->path, job->pid);
+			perf_maps_full = true;
+			have = 0;
+		}
 		if (!have) {
 			free(c->tail);
 			free(c);
 			break;
 		}
+		perf_maps_embedded += have;
 		c->pid = job->pid;
 		c->offset = offset;
 		c->time_ns = monotonic_ns();

@@ -775,6 +775,22 @@ static void test_jit_maps(void)
 	ok_str(jit_maps_lookup(&maps, 42, 0x3004), "after_nul", "jit map: the lines after a NUL byte are read");
 	ok(maps.bad_lines == 2, "jit map: the NUL line and the garbage line are counted");
 	jit_maps_release(&maps);
+
+	/* All the maps' text is bounded: a recording can hold any number of maps of a gigabyte each. */
+	jit_maps_init(&maps);
+	ok(maps.text_max == JIT_MAPS_TEXT_MAX, "jit maps: their text is bounded by default");
+	maps.text_max = 28;
+	jit_maps_add_text(&maps, 1, 0, "1000 10 one\n", 12);
+	jit_maps_add_text(&maps, 2, 0, "2000 10 two\n", 12);
+	jit_maps_add_text(&maps, 3, 0, "3000 10 three\n", 14);
+	jit_maps_add_text(&maps, 2, 12, "2100 10 more\n", 13);
+	jit_maps_finish(&maps);
+	ok_str(jit_maps_lookup(&maps, 1, 0x1008), "one", "jit maps: the first map within the bound is read");
+	ok_str(jit_maps_lookup(&maps, 2, 0x2008), "two", "jit maps: the second map within the bound is read");
+	ok(!jit_maps_lookup(&maps, 3, 0x3008) && !jit_maps_lookup(&maps, 2, 0x2108) && maps.text_bytes == 24 &&
+		   maps.text_dropped == 27,
+	   "jit maps: text past the bound is not kept, and counted");
+	jit_maps_release(&maps);
 }
 
 /*
