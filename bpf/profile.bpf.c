@@ -400,25 +400,39 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 		if (bpf_probe_read_user(e->data + FP_WINDOW_AT, window & (FP_WINDOW_MAX * 2 - 1), (void *)sp))
 			window = 0;
 	}
-	/* Usually one read; page by page when one page of the range cannot be read (not present), keeping
-	 * what precedes it. */
+	/*
+	 * Usually one read; page by page when one page of the range cannot be read: not present, which in a stack
+	 * whose end is known is a page never touched (the middle of a large local array) or swapped out, and no
+	 * read here can fault it in. In dwarf mode the copy goes on past it: the callers' frames above it are
+	 * there, and the unwinder, told which pages are zeros (bits USER_STACK_HOLES_SHIFT on), stops only if it
+	 * needs one. Without a known end the page is most likely the one past the stack: the copy ends there.
+	 */
 	if (want && want <= window) {
 		bpf_probe_read_kernel(e->data, want & (FP_WINDOW_MAX * 2 - 1), e->data + FP_WINDOW_AT);
 		done = want;
 	} else if (want && bpf_probe_read_user(e->data, want, (void *)sp) == 0) {
 		done = want;
 	} else {
+		__u32 end_at_hole = !dwarf_mode || (u->flags & USER_STACK_END_UNKNOWN), holes = 0;
+
 		for (int i = 0; i < USER_STACK_MAX / 4096 + 1 && done < want; i++) {
 			__u64 chunk = 4096 - ((sp + done) & 4095);
+			__u32 failed;
 
 			if (chunk > want - done)
 				chunk = want - done;
 			chunk &= 8191;
+			/* on failure the helper leaves zeros in its place */
 			err = bpf_probe_read_user(e->data + (done & (stack_max - 1)), chunk, (void *)(sp + done));
-			if (err)
+			/* No branch on err but the one that ends the copy: a page read and one not, as two states
+			 * each to verify, made the sampler too large to load (E2BIG). */
+			failed = (__u32)((__u64)err >> 63); /* a negative errno */
+			if (failed & end_at_hole)
 				break;
+			holes |= (failed & ~end_at_hole) << (USER_STACK_HOLES_SHIFT + i);
 			done += chunk;
 		}
+		u->flags |= holes;
 		if (done < want)
 			flags |= USER_STACK_CUT;
 	}
@@ -426,9 +440,10 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	if (want && !done && err && !e->user_stack_error)
 		e->user_stack_error = (__s32)err;
 	u->stack_size = (__u32)done;
-	/* An unknown end replaces the cut: in memory, read back as a number the verifier does not follow. */
+	/* An unknown end replaces the cut: in memory, read back as a number the verifier does not follow (with the
+	 * holes, set in memory too). */
 	unknown_end = u->flags & USER_STACK_END_UNKNOWN;
-	u->flags = (flags & ((unknown_end >> 1) - 1)) | unknown_end;
+	u->flags = (flags & ((unknown_end >> 1) - 1)) | (u->flags & ~USER_STACK_CUT);
 	e->flags |= SAMPLE_USER_REGS;
 	return walk_here ? (long)window : FP_WALK_BY_KERNEL;
 }

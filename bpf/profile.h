@@ -33,6 +33,8 @@
 /* user_regs.flags, as enum srec_user_regs_flags */
 #define USER_STACK_CUT (1u << 0)
 #define USER_STACK_END_UNKNOWN (1u << 1)
+/* bits 8 to 24: page i of the copy (0: the page sp is in) could not be read, its bytes are zeros */
+#define USER_STACK_HOLES_SHIFT 8
 
 #define USER_STACK_MAX (64 * 1024) /* SREC_USER_STACK_MAX */
 #define USER_STACK_SLACK 8192	     /* room past USER_STACK_MAX so the verifier can bound a page-wise copy, and

@@ -909,6 +909,28 @@ static int add_hit_values(void *ctx, uint32_t type, const void *body, uint32_t s
 
 /* Output. */
 
+/*
+ * A format that shows one kind of value, asked for a kind the recording has no sample of, writes an empty
+ * profile: say why, as a user otherwise gets an empty flame graph without a word (no error: the profile is what
+ * was asked for).
+ */
+static void warn_kind_missing(const struct output_format *format, const struct profile *p,
+			      const struct output_options *options, const char *path)
+{
+	enum output_kind kind = output_kind_of(p, options);
+
+	if (!format->one_kind || !p->total_samples)
+		return;
+	if (kind == OUTPUT_KIND_ON_CPU && !p->on_cpu_samples)
+		warning("'%s' has no on-CPU samples (it has %" PRIu64 " off-CPU ones): --kind on shows nothing; "
+			"--kind off or wall shows them",
+			path, p->off_cpu_samples);
+	else if (kind == OUTPUT_KIND_OFF_CPU && !p->off_cpu_samples)
+		warning("'%s' has no off-CPU samples (it has %" PRIu64 " on-CPU ones; record --off-cpu for them): "
+			"--kind off shows nothing",
+			path, p->on_cpu_samples);
+}
+
 static int write_output(const struct output_format *format, const struct profile *p,
 			const struct output_options *options, const char *out_path)
 {
@@ -1370,6 +1392,7 @@ int cmd_convert(int argc, char **argv)
 	c->profile.stacks_in_any_order = format->stacks_in_any_order && !options.thread_names && !explain && !verbose;
 	profile_finish(&c->profile);
 
+	warn_kind_missing(format, &c->profile, &options, path);
 	if (write_output(format, &c->profile, &options, out_path) < 0)
 		status = 1; /* no output: worse than partial */
 	summary(c, path);

@@ -86,6 +86,9 @@ static const struct {
 	{ "no openat2", "this kernel (before Linux 5.6) cannot resolve paths inside --symfs safely: convert elsewhere" },
 	/* Why an unwound stack stopped short (unwind.c), for explain_unwinding. */
 	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
+	{ "a stack page not in memory when sampled",
+	  "the unwinder needed bytes of a stack page the kernel had not mapped in (never touched, as in the middle of "
+	  "a large local array, or swapped out), which no copy can read: a larger SIZE does not help" },
 	{ "too deep", "more user frames than a stack keeps (127)" },
 	{ "the module's file was not found",
 	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
@@ -243,7 +246,9 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 	if (count)
 		sort_array(groups, count, sizeof(*groups), by_samples);
 
-	if (!count)
+	if (!p->stack_count && !p->event_count)
+		fprintf(out, "explain: no samples, so no frames to name\n");
+	else if (!count)
 		fprintf(out, "explain: every frame was named\n");
 	else
 		fprintf(out, "explain: unnamed frames by module and reason (share of samples they appear in):\n");
@@ -301,6 +306,15 @@ void explain_unwinding(const struct profile *p, const char *call_graph, FILE *ou
 			fprintf(out, " (this one: %s)", call_graph);
 		fputc('\n', out);
 	}
+	if (p->user_stack_errors)
+		fprintf(out, "explain: %.1f%% of samples have a user stack the kernel could not read ([user stack error "
+			     "-E...], under the frames it had): samples taken while a process exec'd (its old stack gone, "
+			     "the new not set up) or exited, or of a stack not mapped\n",
+			100.0 * (double)p->user_stack_errors / (double)(p->total_samples ? p->total_samples : 1));
+	if (p->kernel_stack_errors)
+		fprintf(out, "explain: %.1f%% of samples have a kernel stack that could not be read ([kernel stack error "
+			     "-E...]_[k])\n",
+			100.0 * (double)p->kernel_stack_errors / (double)(p->total_samples ? p->total_samples : 1));
 }
 
 void explain_context(const struct profile *p, uint64_t frames_without_cfa, const char *call_graph, FILE *out)

@@ -59,7 +59,7 @@ struct info {
 	uint64_t unknown_blocks, bad_blocks;
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
 	/* dwarf mode: samples, stack bytes, copies cut short, copies whose stack end was not known */
-	uint64_t unwind_samples, stack_bytes, cut_stacks, unknown_end_stacks;
+	uint64_t unwind_samples, stack_bytes, cut_stacks, unknown_end_stacks, holed_stacks;
 	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
@@ -76,11 +76,20 @@ struct info {
 	struct srec_end end;
 };
 
-static struct process_info *process(struct info *in, uint32_t pid)
+static struct process_info *find_process(struct info *in, uint32_t pid)
 {
 	for (size_t i = 0; i < in->proc_count; i++)
 		if (in->procs[i].pid == pid)
 			return &in->procs[i];
+	return NULL;
+}
+
+static struct process_info *process(struct info *in, uint32_t pid)
+{
+	struct process_info *known = find_process(in, pid);
+
+	if (known)
+		return known;
 	GROW(in->procs, in->proc_cap, in->proc_count + 1);
 	memset(&in->procs[in->proc_count], 0, sizeof(in->procs[0]));
 	in->procs[in->proc_count].pid = pid;
@@ -239,6 +248,8 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				in->stack_bytes += regs.stack_size;
 				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
 					in->cut_stacks++;
+				if (regs.flags & SREC_USER_STACK_HOLES_MASK && !s.user_stack_error)
+					in->holed_stacks++;
 				if (regs.flags & SREC_USER_STACK_END_UNKNOWN && !s.user_stack_error)
 					in->unknown_end_stacks++;
 			}
@@ -328,8 +339,19 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		}
 		if (t.pid == t.tid && t.comm[0])
 			memcpy(process(in, t.pid)->comm, t.comm, SREC_COMM_LEN);
-		if (t.event == SREC_TASK_FORK && t.parent_pid && t.parent_pid != t.pid)
-			process(in, t.pid)->parent_pid = t.parent_pid;
+		if (t.event == SREC_TASK_FORK && t.parent_pid && t.parent_pid != t.pid) {
+			const struct process_info *parent = find_process(in, t.parent_pid);
+			char comm[SREC_COMM_LEN] = "";
+			struct process_info *child;
+
+			if (parent) /* a copy: process() may move the array */
+				memcpy(comm, parent->comm, SREC_COMM_LEN);
+			child = process(in, t.pid);
+			child->parent_pid = t.parent_pid;
+			/* fork copies the name; a child that never execs gets no record of its own with it */
+			if (!child->comm[0])
+				memcpy(child->comm, comm, SREC_COMM_LEN);
+		}
 		break;
 	}
 	case SREC_BLOCK_KALLSYMS:
@@ -384,6 +406,14 @@ static int compare_process(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* A kind of stack copy, when there are any: its count, its share of the dwarf samples and what it means. */
+static void print_copies(const char *label, uint64_t count, uint64_t samples, const char *meaning)
+{
+	if (count)
+		printf("  %-20s %" PRIu64 " (%.1f%%): %s\n", label, count, 100.0 * (double)count / (double)samples,
+		       meaning);
+}
+
 static void print_info(struct info *in, const struct recording_reader *r)
 {
 	printf("blocks:\n");
@@ -421,12 +451,12 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		       in->cut_stacks ? ": the stack went on past the copy; stacks whose frames did are truncated by "
 					"convert: record with a larger --call-graph dwarf,SIZE"
 				      : "");
-		if (in->unknown_end_stacks)
-			printf("  %-20s %" PRIu64 " (%.1f%%): the stack's end could not be looked up (another thread "
-			       "was changing the mappings): copied up to SIZE, maybe whole; convert ends as truncated "
-			       "any stack that needed more\n",
-			       "unknown-end copies", in->unknown_end_stacks,
-			       100.0 * (double)in->unknown_end_stacks / (double)in->unwind_samples);
+		print_copies("unknown-end copies", in->unknown_end_stacks, in->unwind_samples,
+			     "the stack's end could not be looked up (another thread was changing the mappings): copied "
+			     "up to SIZE, maybe whole; convert ends as truncated any stack that needed more");
+		print_copies("copies with holes", in->holed_stacks, in->unwind_samples,
+			     "a page of the stack was not in memory (never touched, as in a large local array, or "
+			     "swapped out): copied past it as zeros; convert stops a stack only where it needs that page");
 	}
 	for (size_t i = 0; i < in->error_count; i++)
 		printf("  %-20s %" PRIu64 " %s -%s\n", i ? "" : "failed stacks", in->errors[i].count,

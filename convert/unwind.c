@@ -117,8 +117,10 @@ struct memory {
 	const uint8_t *bytes;
 	uint64_t base; /* the address of bytes[0]: the sample's stack pointer */
 	uint32_t size;
+	uint32_t holes;	    /* bit i: page i of the copy (0: base's page) was not read, its bytes are not the stack's */
 	bool cut;	    /* the copy ended before the stack did */
 	bool read_past_end; /* a read failed because it lay past the copy */
+	bool read_hole;	    /* a read failed because it lay in such a page */
 };
 
 static bool known(const struct regs *r, unsigned int reg)
@@ -132,6 +134,20 @@ static void set(struct regs *r, unsigned int reg, uint64_t value)
 	r->known |= 1u << reg;
 }
 
+/* The pages of in's stack copy that were not read (bit i: page i, 0 being the stack pointer's). */
+static uint32_t stack_holes(const struct unwind_input *in)
+{
+	return (in->header->flags & SREC_USER_STACK_HOLES_MASK) >> SREC_USER_STACK_HOLES_SHIFT;
+}
+
+/* Whether the bytes [offset, offset + n) of the copy (inside it) lie in a page that was not read. */
+static bool in_hole(const struct memory *m, uint64_t offset, uint64_t n)
+{
+	uint64_t first = ((m->base & 4095) + offset) / 4096, last = ((m->base & 4095) + offset + n - 1) / 4096;
+
+	return (first < 32 && (m->holes >> first) & 1) || (last < 32 && (m->holes >> last) & 1);
+}
+
 static bool read_word(struct memory *m, uint64_t addr, uint64_t *value)
 {
 	uint64_t offset = addr - m->base;
@@ -139,6 +155,10 @@ static bool read_word(struct memory *m, uint64_t addr, uint64_t *value)
 	if (addr < m->base || offset > m->size || m->size - offset < sizeof(*value)) {
 		if (addr >= m->base)
 			m->read_past_end = true;
+		return false;
+	}
+	if (m->holes && in_hole(m, offset, sizeof(*value))) {
+		m->read_hole = true;
 		return false;
 	}
 	memcpy(value, m->bytes + offset, sizeof(*value));
@@ -664,6 +684,7 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 	m->base = r->v[CFI_REG_SP];
 	m->size = in->header->stack_size;
 	m->cut = in->header->flags & (SREC_USER_STACK_CUT | SREC_USER_STACK_END_UNKNOWN); /* maybe cut: not whole */
+	m->holes = stack_holes(in);
 	return true;
 }
 
@@ -688,7 +709,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	}
 	/* Read once: the compiler cannot know the frames' stores leave u->plans_off. A planned step's bounds check
 	 * is one compare where the copy ends below 2^64 (values are hostile). */
-	plans = !u->plans_off && m.base <= UINT64_MAX - m.size;
+	plans = !u->plans_off && m.base <= UINT64_MAX - m.size && !m.holes; /* a plan reads words unchecked */
 	period = process_maps_period(u->maps, in->pid, in->time_ns);
 	pc = r->v[CFI_REG_RA];
 	while (n < max) {
@@ -744,6 +765,10 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			step = -1;
 		if (step < 0 && m.cut && m.read_past_end) {
 			reason = "stack copy too small";
+			goto out;
+		}
+		if (step < 0 && m.read_hole) {
+			reason = "a stack page not in memory when sampled";
 			goto out;
 		}
 		/* A frame at the very end of a stack copied whole is the entry point, even without CFI that says
@@ -862,7 +887,8 @@ bool unwind_leaf_caller_recipe(struct unwinder *u, const struct unwind_input *in
 						       .sp_slot = u->slots.slot[CFI_REG_SP],
 						       .ra_slot = u->slots.slot[CFI_REG_RA],
 						       .base_slot = u->slots.slot[rule->cfa_reg] };
-		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size };
+		m = (struct memory){ .bytes = in->stack, .base = sp, .size = in->header->stack_size,
+				     .holes = stack_holes(in) };
 		if (!read_word(&m, base + offset, &pc))
 			return false;
 	} else if (!load_input(&u->slots, in, &r, &m) || return_address_step(rule, &r, &m, &pc) != 1) {
@@ -896,7 +922,8 @@ bool unwind_leaf_caller_by(struct unwinder *u, const struct unwind_leaf_recipe *
 		return unwind_leaf_caller_of(u, in, leaf, return_address);
 	if (in->regs[recipe->ra_slot] != leaf->pc)
 		return false;
-	m = (struct memory){ .bytes = in->stack, .base = in->regs[recipe->sp_slot], .size = in->header->stack_size };
+	m = (struct memory){ .bytes = in->stack, .base = in->regs[recipe->sp_slot], .size = in->header->stack_size,
+			     .holes = stack_holes(in) };
 	if (!read_word(&m, in->regs[recipe->base_slot] + recipe->offset, &pc) || pc == 0)
 		return false;
 	*return_address = pc;

@@ -156,5 +156,6 @@ const struct output_format output_d3 = {
 	.name = "d3",
 	.description = "d3-flame-graph JSON tree {name, value, children} with libtype kernel/jit/inlined",
 	.binary = false,
+	.one_kind = true,
 	.write = d3_write,
 };

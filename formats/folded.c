@@ -351,6 +351,7 @@ const struct output_format output_folded = {
 	.name = "folded",
 	.description = "folded stacks for flamegraph.pl (comm;outer;...;leaf VALUE, see --kind), the default",
 	.binary = false,
+	.one_kind = true,
 	.stacks_in_any_order = true,
 	.write = folded_write,
 };

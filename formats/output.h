@@ -40,6 +40,7 @@ struct output_format {
 	const char *description; /* one line for --help */
 	bool binary;		 /* refuses to write to a terminal */
 	bool timeline;		 /* shows each sample in time: needs profile.timeline (memory per sample) */
+	bool one_kind;		 /* shows one kind of value, --kind's (pprof and trace carry every kind) */
 	/* Writes the same bytes whatever the order of profile.stacks, but with --thread-names (folded, which sorts its
 	 * lines; its process_comm looks for a process's main thread among the stacks next to one). */
 	bool stacks_in_any_order;

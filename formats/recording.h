@@ -45,11 +45,12 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 4 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+#define SREC_VERSION_MINOR 5 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
 				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
 				*      FRAME blocks: frame numbers;
 				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before;
-				* 1.4: SAMPLE_TIMED_BY_FRAME and SAMPLE_TIMES blocks: the deltas in a column */
+				* 1.4: SAMPLE_TIMED_BY_FRAME and SAMPLE_TIMES blocks: the deltas in a column;
+				* 1.5: user_regs flags STACK_HOLES: pages of a stack copy not read */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -254,6 +255,14 @@ enum srec_user_regs_flags {
 	 * stack); a count of cut copies does not count it. */
 	SREC_USER_STACK_END_UNKNOWN = 1u << 1
 };
+/*
+ * flags bits SREC_USER_STACK_HOLES_SHIFT to +16: bit SHIFT + i set, page i of the copy could not be read (page 0
+ * is the one the stack pointer is in, page i the i-th after it) and its bytes in the copy are zeros, not the
+ * stack's. The page was not in memory (never touched: the middle of a large local array; or swapped out) and
+ * the copy went on past it, to the frames above. Set only where the stack's end was known.
+ */
+#define SREC_USER_STACK_HOLES_SHIFT 8
+#define SREC_USER_STACK_HOLES_MASK (0x1ffffu << SREC_USER_STACK_HOLES_SHIFT)
 
 #define SREC_USER_STACK_MAX (64u * 1024) /* the most stack bytes one sample may carry */
 #define SREC_USER_REGS_MAX 64		  /* reg_mask has a bit per DWARF register number below this */

@@ -354,6 +354,7 @@ const struct output_format output_speedscope = {
 	.name = "speedscope",
 	.description = "speedscope JSON (https://www.speedscope.app): each thread's timeline, on-/off-CPU per --kind",
 	.binary = false,
+	.one_kind = true,
 	.timeline = true,
 	.write = speedscope_write,
 };

@@ -37,6 +37,8 @@ _Static_assert(offsetof(struct user_regs_event, stack_wanted) == offsetof(struct
 _Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC_SAMPLE_USER_REGS &&
 		       SAMPLE_USER_UNWIND == SREC_SAMPLE_USER_UNWIND && USER_STACK_CUT == SREC_USER_STACK_CUT &&
 		       USER_STACK_END_UNKNOWN == SREC_USER_STACK_END_UNKNOWN &&
+		       USER_STACK_HOLES_SHIFT == SREC_USER_STACK_HOLES_SHIFT &&
+		       (1u << (USER_STACK_HOLES_SHIFT + USER_STACK_MAX / 4096) & SREC_USER_STACK_HOLES_MASK) &&
 		       SAMPLE_EVENT_INFO == SREC_SAMPLE_EVENT_INFO && SAMPLE_KIND_EVENT == SREC_SAMPLE_EVENT,
 	       "flags");
 /* An event's info goes to the file as a struct srec_sample_event followed by its name. */

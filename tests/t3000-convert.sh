@@ -680,4 +680,43 @@ test_expect_success 'info shows control characters of names and paths escaped' '
 	grep -F "\\x1b]0;PWNED\\x07x" escape.info
 '
 
+test_expect_success '--kind of a kind the recording has none of: one warning, the empty output, exit 0' '
+	{
+		echo "mapping 100 400000 401000 0 /bin/prog - 1" &&
+		echo "sample 100 100 prog 10 400010 - kind=off weight=5000000" &&
+		echo end
+	} | write_rec off-only.rec &&
+	stackrec convert off-only.rec --kind on -o on.folded 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep -x "stackrec: warning: .off-only.rec. has no on-CPU samples (it has 1 off-CPU ones): --kind on shows nothing; --kind off or wall shows them" err &&
+	test ! -s on.folded &&
+	stackrec convert off-only.rec --kind off -o off.folded 2>err &&
+	test ! -s err && test -s off.folded &&
+	stackrec convert off-only.rec --kind on -f pprof -o on.pb.gz 2>err &&
+	test ! -s err &&
+	{
+		echo "mapping 100 400000 401000 0 /bin/prog - 1" &&
+		echo "sample 100 100 prog 10 400010 -" &&
+		echo end
+	} | write_rec on-only.rec &&
+	stackrec convert on-only.rec --kind off -f d3 -o off.d3 2>err &&
+	grep -x "stackrec: warning: .on-only.rec. has no off-CPU samples (it has 1 on-CPU ones; record --off-cpu for them): --kind off shows nothing" err
+'
+
+test_expect_success '--explain of a recording without samples says so; info names a child that never exec'"'"'d as its parent' '
+	{
+		echo "mapping 100 400000 401000 0 /bin/prog - 1" &&
+		echo "sample 100 100 parent-name 10 400010 -" &&
+		echo "fork 101 100 20" &&
+		echo end
+	} | write_rec forked.rec &&
+	stackrec info forked.rec >forked.info &&
+	grep -E "^  101 +parent-name +0 samples" forked.info &&
+	echo end | write_rec no-samples.rec &&
+	stackrec convert no-samples.rec --explain -o /dev/null 2>err &&
+	cat err &&
+	grep -x "explain: no samples, so no frames to name" err
+'
+
 test_done

@@ -112,6 +112,7 @@ test_expect_success GCC,OBJDUMP 'build the test programs: a frameless leaf under
 	gcc -O2 -g -fomit-frame-pointer -o chain-nofp "$FIXTURES/chain.c" &&
 	gcc -O2 -g -o qsort_cb "$FIXTURES/qsort_cb.c" &&
 	gcc -O2 -g -o recurse "$FIXTURES/recurse.c" &&
+	gcc -O2 -g -pthread -o big_frame "$FIXTURES/big_frame.c" &&
 	leaf=$(first_insn chain leaf_a) && caller=$(first_insn chain mid) &&
 	echo "chain: leaf_a starts with \"$leaf\", mid with \"$caller\"" &&
 	case "$leaf/$caller" in
@@ -269,6 +270,19 @@ test_expect_success BPF,GCC,LIBC_DBG 'default options: a thread'"'"'s stacks sta
 	stackrec info churn.rec >churn.info &&
 	grep "cut stack copies" churn.info &&
 	awk "/cut stack copies/ { gsub(/[(%)]/, \"\", \$5); exit !(\$5 + 0 < 1) }" churn.info
+'
+
+# The pages of a large local array between its first bytes and the frame above are never touched, so not in
+# memory: the copy went on past them (as holes) where it used to stop there, "cut", with every stack truncated.
+test_expect_success BPF,GCC 'default options: a frame whose middle pages were never touched does not cut its stacks' '
+	record_and_fold big_frame -- ./big_frame 1000 &&
+	expect_share "big_frame: spin under start_thread;worker;with_buffer" big_frame.folded big_frame \
+		";spin$" ";start_thread;worker;with_buffer;spin$" 99 &&
+	! grep "stacks cut" big_frame.record.err &&
+	stackrec info big_frame.rec >info.out &&
+	cat info.out &&
+	grep -E "^  cut stack copies +0 " info.out &&
+	grep -E "^  copies with holes +[1-9]" info.out
 '
 
 test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: stacks end in [truncated], info counts them' '
