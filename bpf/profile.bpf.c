@@ -355,13 +355,14 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 		u->reg_count = USER_REGS_COUNT;
 		u->reg_mask = USER_REGS_MASK_X86_64;
 		u->regs[0] = BPF_CORE_READ(regs, bx);
-		u->regs[1] = BPF_CORE_READ(regs, bp);
-		u->regs[2] = sp;
-		u->regs[3] = BPF_CORE_READ(regs, r12);
-		u->regs[4] = BPF_CORE_READ(regs, r13);
-		u->regs[5] = BPF_CORE_READ(regs, r14);
-		u->regs[6] = BPF_CORE_READ(regs, r15);
-		u->regs[7] = BPF_CORE_READ(regs, ip);
+		u->regs[1] = BPF_CORE_READ(regs, di);
+		u->regs[2] = BPF_CORE_READ(regs, bp);
+		u->regs[3] = sp;
+		u->regs[4] = BPF_CORE_READ(regs, r12);
+		u->regs[5] = BPF_CORE_READ(regs, r13);
+		u->regs[6] = BPF_CORE_READ(regs, r14);
+		u->regs[7] = BPF_CORE_READ(regs, r15);
+		u->regs[8] = BPF_CORE_READ(regs, ip);
 	} else {
 		u->reg_count = USER_REGS_COUNT_FP;
 		u->reg_mask = USER_REGS_MASK_FP_X86_64;

@@ -42,12 +42,13 @@
 #define STACK_IPS_BYTES (MAX_STACK_DEPTH * 8) /* one stack's IPs at most */
 
 /* The registers an unwinder needs, in ascending DWARF register number (x86-64: the callee-saved set, SP,
- * BP and the return address column, which holds IP). */
-#define USER_REGS_COUNT 8
+ * BP and the return address column, which holds IP; and rdi, where glibc's __vfork keeps its return address
+ * during the system call, which its CFI says: a parent blocked in vfork is a common off-CPU stack of shells). */
+#define USER_REGS_COUNT 9
 #define USER_REGS_MACHINE_X86_64 62 /* EM_X86_64 */
-#define USER_REGS_MASK_X86_64                                                                            \
-	((1ull << 3) | (1ull << 6) | (1ull << 7) | (1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 15) | \
-	 (1ull << 16)) /* rbx rbp rsp r12 r13 r14 r15 rip */
+#define USER_REGS_MASK_X86_64                                                                                \
+	((1ull << 3) | (1ull << 5) | (1ull << 6) | (1ull << 7) | (1ull << 12) | (1ull << 13) | (1ull << 14) | \
+	 (1ull << 15) | (1ull << 16)) /* rbx rdi rbp rsp r12 r13 r14 r15 rip */
 /*
  * --call-graph fp: the registers the leaf fix reads (a frameless leaf's CFA is SP plus an offset, or an
  * expression of SP and IP in a PLT entry; with BP it has a frame and the walk found its caller). The other

@@ -688,6 +688,21 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 	return true;
 }
 
+/*
+ * Whether a step from frame f (its stack pointer callee_sp) to a caller whose stack pointer is caller_sp went up
+ * the stack, as each caller's frame lies above its callee's. One exception, where the CFI says so: a function
+ * interrupted where its return address is in a register and the CFA is its stack pointer (glibc's __vfork pops
+ * it into rdi for the system call, as the child would overwrite it on the shared stack: a shell's fork is an
+ * off-CPU stack of every shell script) has its caller's frame where it stands. Only for the frame interrupted:
+ * the step after it is a return address's, so a walk cannot stand still twice.
+ */
+static bool moved_up(const struct cfi_rule *rule, const struct unwind_frame *f, uint64_t caller_sp, uint64_t callee_sp)
+{
+	if (caller_sp > callee_sp)
+		return true;
+	return caller_sp == callee_sp && rule && !f->is_return_address && rule->regs[rule->ra_reg].kind == CFI_REGISTER;
+}
+
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why)
 {
@@ -736,7 +751,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 				*end = UNWIND_COMPLETE;
 				goto out;
 			}
-			if (!rule->signal_frame && r->v[CFI_REG_SP] <= callee_sp) {
+			if (!rule->signal_frame && !moved_up(rule, f, r->v[CFI_REG_SP], callee_sp)) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}
@@ -783,7 +798,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */
 		if (!rule || !rule->signal_frame) {
-			if (caller->v[CFI_REG_SP] <= callee_sp) {
+			if (!moved_up(rule, f, caller->v[CFI_REG_SP], callee_sp)) {
 				reason = "stack pointer did not move up";
 				goto out;
 			}

@@ -184,6 +184,16 @@ test_expect_success GCC,BPF 'an unreadable user stack is a frame and a count, no
 	grep -E "failed stacks +[1-9][0-9]* user -EFAULT" info
 '
 
+# A shell waiting for each command it runs sits in glibc's __vfork, whose return address is in rdi during the
+# system call (CFI: CFA = rsp, return address = rdi): the unwinder needs rdi and a step whose stack pointer stays.
+test_expect_success BPF 'a shell blocked in vfork: its stacks go on past __vfork to the shell (Debian dash)' '
+	stackrec record --off-cpu -o vfork.rec -- sh -c "i=0; while [ \$i -lt 300 ]; do /bin/true; i=\$((i + 1)); done" &&
+	stackrec convert vfork.rec -o vfork.folded &&
+	grep -E "^sh;.*;__vfork;.*_\[k\] [0-9]+$" vfork.folded >vfork.stacks &&
+	grep -E "^sh;.*__libc_start_call_main;.*;__vfork;" vfork.stacks &&
+	! grep -F "[incomplete]" vfork.stacks
+'
+
 test_expect_success 'usage errors of the off-CPU options' '
 	test_must_fail stackrec record --off-cpu --state sometimes -- true 2>err &&
 	grep "state takes all, interruptible or uninterruptible" err &&
