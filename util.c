@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 bool verbose;
@@ -353,6 +355,71 @@ static bool written_in_place_ok(const char *path, const struct stat *st)
 	return false;
 }
 
+#define LINK_CHAIN_MAX 40 /* the kernel's own limit on links followed in one lookup */
+
+/* Whether a symbolic link st describes may be followed: it belongs to root or to us. */
+static bool link_owner_trusted(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+/*
+ * Whether target, what a trusted link in dir_fd points to, leads to its end through links of root's and ours
+ * only: a link of ours to another user's link (in /tmp, say) is theirs to point anywhere. Each link is read
+ * where it lies; one in /proc (/dev/stdout's /proc/self/fd/1) names an open file rather than a path, and ends
+ * the chain. Opening then follows the chain again; checked first because a write cannot be taken back.
+ */
+static bool link_chain_trusted(int dir_fd, const char *target, const char *path)
+{
+	char name[PATH_MAX], next[PATH_MAX], shown[PATH_MAX]; /* shown: the link as the one before names it */
+	int dir = dup(dir_fd), link_fd = -1;
+	bool trusted = false;
+	struct statfs fs;
+	struct stat st;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "%s", target);
+	for (int hops = 0; dir >= 0; hops++) {
+		char *slash = strrchr(name, '/');
+		const char *base = slash ? slash + 1 : name;
+
+		snprintf(shown, sizeof(shown), "%s", name);
+		if (slash) { /* the link's own directory: its target is relative to that */
+			int sub;
+
+			*slash = '\0';
+			sub = openat(dir, slash == name ? "/" : name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			close(dir);
+			if ((dir = sub) < 0)
+				return true; /* nothing there to follow: opening says why */
+		}
+		link_fd = openat(dir, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (link_fd < 0 || fstat(link_fd, &st) < 0 || !S_ISLNK(st.st_mode) ||
+		    (fstatfs(link_fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)) {
+			trusted = true; /* the end of the chain, or nothing there: opening creates it or says why */
+			break;
+		}
+		if (!link_owner_trusted(&st)) {
+			error("refusing to write through '%s': it leads to '%s', a symbolic link owned by uid %u", path,
+			      shown, (unsigned)st.st_uid);
+			break;
+		}
+		if (hops == LINK_CHAIN_MAX || (n = readlinkat(link_fd, "", next, sizeof(next) - 1)) < 0) {
+			trusted = true; /* opening fails the same way (ELOOP), and says so */
+			break;
+		}
+		next[n] = '\0';
+		close(link_fd);
+		link_fd = -1;
+		memcpy(name, next, (size_t)n + 1);
+	}
+	if (link_fd >= 0)
+		close(link_fd);
+	if (dir >= 0)
+		close(dir);
+	return trusted;
+}
+
 /*
  * Opens what the symbolic link at path (named base in its directory) points to, if the link belongs to root
  * or to us: another user could point it anywhere (/etc/shadow). The directory and the link are held open
@@ -377,7 +444,7 @@ static int open_through_link(const char *path, const char *base)
 		errno = EAGAIN; /* replaced since lstat: let the user run it again */
 		goto fail;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+	if (!link_owner_trusted(&st)) {
 		error("refusing to write through '%s': a symbolic link owned by uid %u (give its target instead)",
 		      path, (unsigned)st.st_uid);
 		goto cleanup;
@@ -386,6 +453,8 @@ static int open_through_link(const char *path, const char *base)
 	if (n < 0)
 		goto fail;
 	target[n] = '\0';
+	if (!link_chain_trusted(dir_fd, target, path))
+		goto cleanup;
 	/* Checked before opening too: opening a FIFO waits for a reader. */
 	if (fstatat(dir_fd, target, &st, 0) == 0 && !written_in_place_ok(path, &st))
 		goto cleanup;

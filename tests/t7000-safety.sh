@@ -50,6 +50,21 @@ test_expect_success BPF 'record: a planted OUT.tmp is not followed, a planted OU
 	! grep -v -e "^rec\.rec" -e "^new\." -e "^out\." names
 '
 
+# A link of our own to a link another user may repoint is that user's to aim: each link of the chain is checked.
+test_expect_success ROOT 'a link of our own that leads through a link nobody planted is refused; a chain of our own is followed' '
+	as_nobody ln -s "$TEST_DIR/victim" shared/relay &&
+	ln -s shared/relay own-link-to-relay &&
+	ln -s own-link-to-relay own-link-to-link &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-to-link 2>err &&
+	cmp victim.orig victim &&
+	grep -x "stackrec: error: refusing to write through .own-link-to-link.: it leads to .shared/relay., a symbolic link owned by uid 65534" err &&
+	test_must_fail stackrec archive "$FIXTURES/short.rec" --no-cache -o own-link-to-relay 2>err &&
+	cmp victim.orig victim &&
+	ln -s chain-end chain-2 && ln -s chain-2 chain-1 &&
+	stackrec convert "$FIXTURES/short.rec" -o chain-1 &&
+	test -L chain-1 && test -L chain-2 && test -s chain-end
+'
+
 # A FIFO another user made at OUT would hand that user everything written: the recording (stack bytes of every
 # process), an archive of root's binaries. Nothing is written to it, it is not even opened (no reader is woken);
 # under sudo the invoking user's own FIFO is written.
