@@ -45,6 +45,15 @@ struct event_info {
 	uint64_t count;
 };
 
+/* Positions of 32-bit ids (pids, tids) in an array: open addressing, so that a system-wide recording's tens of
+ * thousands of processes and threads cost no scan of them all per sample. */
+struct id_index {
+	struct id_slot {
+		uint32_t id, position_plus_1; /* 0: an empty slot */
+	} *slots;
+	size_t cap, count;
+};
+
 struct info {
 	bool list_mappings, list_files;
 	struct probe_info *probes;
@@ -63,8 +72,7 @@ struct info {
 	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
-	uint32_t *tids;
-	size_t tid_count, tid_cap;
+	struct id_index proc_index, tids; /* procs by pid; the threads seen (positions unused) */
 	char (*build_ids)[2 * SREC_BUILD_ID_MAX + 1];
 	size_t build_id_count, build_id_cap;
 	uint64_t mappings, mappings_with_id, mappings_id_from_file;
@@ -76,12 +84,47 @@ struct info {
 	struct srec_end end;
 };
 
+/* The slot that holds id, or the empty one where it would go (x has room). */
+static struct id_slot *id_slot(const struct id_index *x, uint32_t id)
+{
+	size_t i = address_hash(id) & (x->cap - 1);
+
+	while (x->slots[i].position_plus_1 && x->slots[i].id != id)
+		i = (i + 1) & (x->cap - 1);
+	return &x->slots[i];
+}
+
+/* id's position, or SIZE_MAX when it has none. */
+static size_t id_position(const struct id_index *x, uint32_t id)
+{
+	const struct id_slot *slot = x->cap ? id_slot(x, id) : NULL;
+
+	return slot && slot->position_plus_1 ? slot->position_plus_1 - 1 : SIZE_MAX;
+}
+
+/* Gives id, which has none yet, the position. */
+static void id_put(struct id_index *x, uint32_t id, size_t position)
+{
+	if ((x->count + 1) * 2 > x->cap) {
+		struct id_index grown = { .cap = x->cap ? x->cap * 2 : 256, .count = x->count };
+
+		grown.slots = xcalloc(grown.cap, sizeof(*grown.slots));
+		for (size_t i = 0; i < x->cap; i++)
+			if (x->slots[i].position_plus_1)
+				*id_slot(&grown, x->slots[i].id) = x->slots[i];
+		free(x->slots);
+		*x = grown;
+	}
+	/* Positions count entries in memory: an array of 2^32 of them is out of reach. */
+	*id_slot(x, id) = (struct id_slot){ .id = id, .position_plus_1 = (uint32_t)(position + 1) };
+	x->count++;
+}
+
 static struct process_info *find_process(struct info *in, uint32_t pid)
 {
-	for (size_t i = 0; i < in->proc_count; i++)
-		if (in->procs[i].pid == pid)
-			return &in->procs[i];
-	return NULL;
+	size_t i = id_position(&in->proc_index, pid);
+
+	return i == SIZE_MAX ? NULL : &in->procs[i];
 }
 
 static struct process_info *process(struct info *in, uint32_t pid)
@@ -93,16 +136,14 @@ static struct process_info *process(struct info *in, uint32_t pid)
 	GROW(in->procs, in->proc_cap, in->proc_count + 1);
 	memset(&in->procs[in->proc_count], 0, sizeof(in->procs[0]));
 	in->procs[in->proc_count].pid = pid;
+	id_put(&in->proc_index, pid, in->proc_count);
 	return &in->procs[in->proc_count++];
 }
 
 static void add_tid(struct info *in, uint32_t tid)
 {
-	for (size_t i = 0; i < in->tid_count; i++)
-		if (in->tids[i] == tid)
-			return;
-	GROW(in->tids, in->tid_cap, in->tid_count + 1);
-	in->tids[in->tid_count++] = tid;
+	if (id_position(&in->tids, tid) == SIZE_MAX)
+		id_put(&in->tids, tid, in->tids.count);
 }
 
 static void add_error(struct info *in, int32_t err, bool kernel)
@@ -435,7 +476,7 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	for (size_t i = 0; i < in->proc_count; i++)
 		sampled += in->procs[i].samples > 0;
 	printf("  %-20s %zu (%zu more with mappings or tasks only)\n", "processes", sampled, in->proc_count - sampled);
-	printf("  %-20s %zu\n", "threads", in->tid_count);
+	printf("  %-20s %zu\n", "threads", in->tids.count);
 	printf("  %-20s %.1f user, %.1f kernel%s\n", "mean stack depth",
 	       in->samples ? (double)in->user_frames / (double)in->samples : 0.0,
 	       in->samples ? (double)in->kernel_frames / (double)in->samples : 0.0,
@@ -600,7 +641,8 @@ int cmd_info(int argc, char **argv)
 	}
 	recording_reader_close(&reader);
 	free(in.procs);
-	free(in.tids);
+	free(in.proc_index.slots);
+	free(in.tids.slots);
 	free(in.build_ids);
 	free(in.errors);
 	for (size_t i = 0; i < in.probe_count; i++)
