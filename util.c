@@ -364,60 +364,109 @@ static bool link_owner_trusted(const struct stat *st)
 }
 
 /*
- * Whether target, what a trusted link in dir_fd points to, leads to its end through links of root's and ours
- * only: a link of ours to another user's link (in /tmp, say) is theirs to point anywhere. Each link is read
- * where it lies; one in /proc (/dev/stdout's /proc/self/fd/1) names an open file rather than a path, and ends
- * the chain. Opening then follows the chain again; checked first because a write cannot be taken back.
+ * Walks target (relative to dir_fd) name by name, following the links it meets only when they are root's or
+ * ours: a link of ours to another user's link, or to a path through another user's link
+ * to a directory (shared/dir/out, where nobody made shared/dir a link to /etc), is theirs to aim anywhere.
+ * Returns the directory that holds the last name (O_PATH), with that name in name, to be opened there without
+ * following; *follow when it is a link in /proc (/dev/stdout's /proc/self/fd/1: it names an open file, not a
+ * path), which only the kernel's lookup can open. -1 after saying why.
  */
-static bool link_chain_trusted(int dir_fd, const char *target, const char *path)
+static int resolve_through_trusted_links(int dir_fd, const char *target, const char *path, char *name, bool *follow)
 {
-	char name[PATH_MAX], next[PATH_MAX], shown[PATH_MAX]; /* shown: the link as the one before names it */
-	int dir = dup(dir_fd), link_fd = -1;
-	bool trusted = false;
-	struct statfs fs;
-	struct stat st;
-	ssize_t n;
+	char rest[PATH_MAX], link[PATH_MAX];
+	int dir = dup(dir_fd), hops = 0;
 
-	snprintf(name, sizeof(name), "%s", target);
-	for (int hops = 0; dir >= 0; hops++) {
-		char *slash = strrchr(name, '/');
-		const char *base = slash ? slash + 1 : name;
+	*follow = false;
+	if (dir < 0)
+		goto fail;
+	if (strlen(target) >= sizeof(rest)) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	strcpy(rest, target);
+	for (;;) {
+		const char *p = rest;
+		size_t len, left;
+		struct statfs fs;
+		struct stat st;
+		bool last;
+		ssize_t n;
+		int next;
 
-		snprintf(shown, sizeof(shown), "%s", name);
-		if (slash) { /* the link's own directory: its target is relative to that */
-			int sub;
-
-			*slash = '\0';
-			sub = openat(dir, slash == name ? "/" : name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (*p == '/') {
 			close(dir);
-			if ((dir = sub) < 0)
-				return true; /* nothing there to follow: opening says why */
+			if ((dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+				goto fail;
+			while (*p == '/')
+				p++;
 		}
-		link_fd = openat(dir, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (link_fd < 0 || fstat(link_fd, &st) < 0 || !S_ISLNK(st.st_mode) ||
-		    (fstatfs(link_fd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)) {
-			trusted = true; /* the end of the chain, or nothing there: opening creates it or says why */
-			break;
+		len = strcspn(p, "/");
+		if (len > NAME_MAX) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(name, p, len);
+		strcpy(name + len, len ? "" : "."); /* "" is the directory itself: target "/" or "dir/" */
+		p += len;
+		while (*p == '/')
+			p++;
+		last = !*p;
+		memmove(rest, p, strlen(p) + 1); /* rest: what follows name */
+		next = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			if (last && errno == ENOENT)
+				break; /* to be created */
+			goto fail;
+		}
+		if (fstat(next, &st) < 0) {
+			close(next);
+			goto fail;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			if (last) {
+				close(next);
+				break;
+			}
+			close(dir);
+			dir = next; /* not a directory: the next openat says so */
+			continue;
 		}
 		if (!link_owner_trusted(&st)) {
-			error("refusing to write through '%s': it leads to '%s', a symbolic link owned by uid %u", path,
-			      shown, (unsigned)st.st_uid);
+			error("refusing to write through '%s': it leads through '%s', a symbolic link owned by uid %u", path,
+			      name, (unsigned)st.st_uid);
+			close(next);
+			close(dir);
+			return -1;
+		}
+		if (last && fstatfs(next, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+			close(next);
+			*follow = true;
 			break;
 		}
-		if (hops == LINK_CHAIN_MAX || (n = readlinkat(link_fd, "", next, sizeof(next) - 1)) < 0) {
-			trusted = true; /* opening fails the same way (ELOOP), and says so */
-			break;
+		n = ++hops > LINK_CHAIN_MAX ? (errno = ELOOP, -1) : readlinkat(next, "", link, sizeof(link) - 1);
+		close(next);
+		if (n < 0)
+			goto fail;
+		/* The link's text in its place, relative to the directory it is in (dir still). */
+		left = strlen(rest);
+		if ((size_t)n + 1 + left >= sizeof(rest)) {
+			errno = ENAMETOOLONG;
+			goto fail;
 		}
-		next[n] = '\0';
-		close(link_fd);
-		link_fd = -1;
-		memcpy(name, next, (size_t)n + 1);
+		if (left) {
+			memmove(rest + n + 1, rest, left + 1);
+			rest[n] = '/';
+		} else {
+			rest[n] = '\0';
+		}
+		memcpy(rest, link, (size_t)n);
 	}
-	if (link_fd >= 0)
-		close(link_fd);
+	return dir;
+fail:
+	error("cannot create '%s': %s", path, strerror(errno));
 	if (dir >= 0)
 		close(dir);
-	return trusted;
+	return -1;
 }
 
 /*
@@ -428,10 +477,10 @@ static bool link_chain_trusted(int dir_fd, const char *target, const char *path)
 static int open_through_link(const char *path, const char *base)
 {
 	char *dir = base > path ? xstrndup(path, (size_t)(base - path)) : xstrdup(".");
-	char target[PATH_MAX];
-	int dir_fd, link_fd = -1, fd = -1;
+	char name[NAME_MAX + 1];
+	int dir_fd, link_fd = -1, target_dir = -1, fd = -1;
 	struct stat st;
-	ssize_t n;
+	bool follow;
 
 	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
@@ -449,16 +498,13 @@ static int open_through_link(const char *path, const char *base)
 		      path, (unsigned)st.st_uid);
 		goto cleanup;
 	}
-	n = readlinkat(link_fd, "", target, sizeof(target) - 1);
-	if (n < 0)
-		goto fail;
-	target[n] = '\0';
-	if (!link_chain_trusted(dir_fd, target, path))
+	/* From here the directory that holds the last name: nothing is looked up by path again. */
+	if ((target_dir = resolve_through_trusted_links(dir_fd, base, path, name, &follow)) < 0)
 		goto cleanup;
 	/* Checked before opening too: opening a FIFO waits for a reader. */
-	if (fstatat(dir_fd, target, &st, 0) == 0 && !written_in_place_ok(path, &st))
+	if (fstatat(target_dir, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 && !written_in_place_ok(path, &st))
 		goto cleanup;
-	fd = openat(dir_fd, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = openat(target_dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0600);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !written_in_place_ok(path, &st))) {
 		close(fd);
 		fd = -1;
@@ -469,6 +515,8 @@ static int open_through_link(const char *path, const char *base)
 fail:
 	error("cannot create '%s': %s", path, strerror(errno));
 cleanup:
+	if (target_dir >= 0)
+		close(target_dir);
 	if (link_fd >= 0)
 		close(link_fd);
 	if (dir_fd >= 0)

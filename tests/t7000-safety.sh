@@ -50,19 +50,28 @@ test_expect_success BPF 'record: a planted OUT.tmp is not followed, a planted OU
 	! grep -v -e "^rec\.rec" -e "^new\." -e "^out\." names
 '
 
-# A link of our own to a link another user may repoint is that user's to aim: each link of the chain is checked.
-test_expect_success ROOT 'a link of our own that leads through a link nobody planted is refused; a chain of our own is followed' '
+# A link of our own to a link another user may repoint, or to a path through another user's link to a directory,
+# is that user's to aim: every link on the way is checked, and the last name is opened where the walk found it.
+test_expect_success ROOT 'a link of our own that leads through a link nobody planted is refused; links of our own are followed' '
 	as_nobody ln -s "$TEST_DIR/victim" shared/relay &&
 	ln -s shared/relay own-link-to-relay &&
 	ln -s own-link-to-relay own-link-to-link &&
 	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-to-link 2>err &&
 	cmp victim.orig victim &&
-	grep -x "stackrec: error: refusing to write through .own-link-to-link.: it leads to .shared/relay., a symbolic link owned by uid 65534" err &&
+	grep -x "stackrec: error: refusing to write through .own-link-to-link.: it leads through .relay., a symbolic link owned by uid 65534" err &&
 	test_must_fail stackrec archive "$FIXTURES/short.rec" --no-cache -o own-link-to-relay 2>err &&
 	cmp victim.orig victim &&
+	mkdir elsewhere && as_nobody ln -s "$TEST_DIR/elsewhere" shared/dir &&
+	ln -s shared/dir/out own-link-through-dir &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-through-dir 2>err &&
+	grep -x "stackrec: error: refusing to write through .own-link-through-dir.: it leads through .dir., a symbolic link owned by uid 65534" err &&
+	! test -e elsewhere/out &&
 	ln -s chain-end chain-2 && ln -s chain-2 chain-1 &&
 	stackrec convert "$FIXTURES/short.rec" -o chain-1 &&
-	test -L chain-1 && test -L chain-2 && test -s chain-end
+	test -L chain-1 && test -L chain-2 && test -s chain-end &&
+	mkdir mine mine-sub && ln -s mine mine-link && ln -s ../mine-link/./out mine-sub/link &&
+	stackrec convert "$FIXTURES/short.rec" -o mine-sub/link &&
+	test_cmp chain-end mine/out
 '
 
 # A FIFO another user made at OUT would hand that user everything written: the recording (stack bytes of every
@@ -86,7 +95,7 @@ test_expect_success ROOT,BPF 'a FIFO another user owns at OUT is refused by reco
 	test_cmp expect from-fifo
 '
 
-test_expect_success '-o through a symbolic link of our own, and to /dev/null and /dev/stdout, writes in place' '
+test_expect_success '-o through a symbolic link of our own, and to /dev/null, /dev/stdout and /dev/fd/1, writes in place' '
 	ln -s own-target own-link &&
 	stackrec convert "$FIXTURES/short.rec" -o own-link &&
 	test -L own-link && test -s own-target &&
@@ -96,7 +105,11 @@ test_expect_success '-o through a symbolic link of our own, and to /dev/null and
 	stackrec convert "$FIXTURES/short.rec" -o /dev/null &&
 	test -c /dev/null &&
 	stackrec convert "$FIXTURES/short.rec" -o /dev/stdout >via-stdout &&
-	test_cmp own-target via-stdout
+	test_cmp own-target via-stdout &&
+	stackrec convert "$FIXTURES/short.rec" -o /dev/fd/1 | cat >via-pipe &&
+	test_cmp own-target via-pipe &&
+	stackrec convert "$FIXTURES/short.rec" -o /proc/self/fd/1 | cat >via-pipe &&
+	test_cmp own-target via-pipe
 '
 
 test_expect_success 'outputs are 0600 whatever the umask, and nothing temporary stays' '
