@@ -54,6 +54,32 @@ static int collect(void *ctx, uint32_t type, const void *body, uint32_t size)
 }
 
 #define ADD_FILE_SKIPPED (-2) /* add_file: not archived, with a warning: a file missing from the archive */
+#define SPARSE_SIZE_MIN (64ull << 20) /* a file of holes below this costs a fraction of a second to archive */
+#define SPARSE_EXTENTS_MAX 65536      /* data extents counted; the rest of a file with more is taken as holes */
+
+/*
+ * The bytes of the size-byte file on fd that are data rather than holes, as the file system says (SEEK_DATA,
+ * SEEK_HOLE: on compressing file systems, as ZFS, allocated blocks are fewer than the data). A file system
+ * that cannot say: size.
+ */
+static uint64_t data_bytes(int fd, uint64_t size)
+{
+	uint64_t data = 0;
+	off_t at = 0;
+
+	for (int extents = 0; (uint64_t)at < size && extents < SPARSE_EXTENTS_MAX; extents++) {
+		off_t start = lseek(fd, at, SEEK_DATA), end;
+
+		if (start < 0)
+			return errno == ENXIO ? data : size; /* ENXIO: nothing but a hole from at on */
+		end = lseek(fd, start, SEEK_HOLE);
+		if (end < 0)
+			return size;
+		data += (uint64_t)(end - start);
+		at = end;
+	}
+	return data;
+}
 
 /*
  * Adds the file open on fd (a regular file: debug_file_find and input_file_open see to it) as FILE blocks of
@@ -70,14 +96,20 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -1;
-	/* Mostly holes: a file of any size costs its owner nothing, and would have us read and archive gigabytes of
-	 * zeros (a binary another user made sparse at a recorded path). Binaries and debug files have none. */
-	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size / 2 && st.st_size > (1 << 20)) {
-		warning("'%s' is mostly holes (%llu bytes, %llu allocated): not archived", path,
-			(unsigned long long)st.st_size, (unsigned long long)st.st_blocks * 512);
-		return ADD_FILE_SKIPPED;
-	}
 	size = (uint64_t)st.st_size;
+	/* Mostly holes and large: a file of any size costs its owner nothing, and would have us read and archive
+	 * gigabytes of zeros (a binary another user made sparse at a recorded path). Smaller ones are archived:
+	 * ld leaves the padding between segments aligned to 2 MiB as holes (-z max-page-size=0x200000), so that
+	 * a small program is mostly holes. */
+	if (size > SPARSE_SIZE_MIN) {
+		uint64_t data = data_bytes(fd, size);
+
+		if (data < size / 2) {
+			warning("'%s' is mostly holes (%llu bytes, %llu of data): not archived", path,
+				(unsigned long long)size, (unsigned long long)data);
+			return ADD_FILE_SKIPPED;
+		}
+	}
 	chunk = xmalloc(ARCHIVE_CHUNK);
 
 	f.build_id_size = (uint8_t)(strlen(hex) / 2);
