@@ -19,12 +19,16 @@
 bool verbose;
 unsigned long problems_reported;
 
+/* Escaped as info prints names (terminal_text): messages name paths and names from recordings and binaries,
+ * and one with an escape sequence would retitle or rewrite the terminal the message goes to. */
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[4096];
+	char line[4096], *shown;
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "stackrec: %s%s\n", prefix, line);
+	shown = terminal_text(line);
+	fprintf(stderr, "stackrec: %s%s\n", prefix, shown);
+	free(shown);
 }
 
 int error(const char *fmt, ...)

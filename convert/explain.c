@@ -256,12 +256,18 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 		const struct profile_module *m = groups[g].module < p->module_count ? &p->modules[groups[g].module] : NULL;
 		double pct = p->total_samples ? 100.0 * groups[g].samples / p->total_samples : 0;
 
-		fprintf(out, "  %5.1f%%  %s", pct, module_name(p, groups[g].module));
+		/* Names from the recording, escaped as info escapes them: the output is most often a terminal. */
+		char *name = terminal_text(module_name(p, groups[g].module)),
+		     *culprit = terminal_text(module_name(p, groups[g].culprit));
+
+		fprintf(out, "  %5.1f%%  %s", pct, name);
 		if (m && m->build_id)
 			fprintf(out, " (build ID %.12s%s)", m->build_id, strlen(m->build_id) > 12 ? "..." : "");
 		fprintf(out, "  %s: ", groups[g].reason);
-		print_advice(out, &groups[g], module_name(p, groups[g].culprit));
+		print_advice(out, &groups[g], culprit);
 		fputc('\n', out);
+		free(name);
+		free(culprit);
 	}
 	free(group_of);
 	free(groups);

@@ -719,4 +719,15 @@ test_expect_success '--explain of a recording without samples says so; info name
 	grep -x "explain: no samples, so no frames to name" err
 '
 
+# convert --explain and its messages (-v, warnings) go to stderr, most often a terminal, and name the same paths.
+test_expect_success 'convert --explain and -v show control characters of recorded paths escaped' '
+	esc=$(printf "\033") &&
+	stackrec convert escape.rec --explain -v -o /dev/null 2>escape.err &&
+	cat escape.err &&
+	! grep -q "$esc" escape.err &&
+	! grep -q "$(printf "\007")" escape.err &&
+	grep "^stackrec: ./tmp/lib\\\\x1b\[31mRED\\\\x1b\[0m\.so.: no file at the recorded path$" escape.err &&
+	grep -F "100.0%  lib\\x1b[31mRED\\x1b[0m.so  no file" escape.err
+'
+
 test_done
