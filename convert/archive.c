@@ -388,8 +388,40 @@ struct extract {
 	const char *archive_path;
 	char *dir;
 	int failed;
-	uint64_t written, limit; /* bytes extracted so far, and at most (archive_extract) */
+	uint64_t written, limit; /* bytes extracted so far (not counting holes), and at most (archive_extract) */
 };
+
+#define EXTRACT_PAGE 4096 /* zeros in pages this size are written as holes */
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && !memcmp(p, p + 1, n - 1));
+}
+
+/* The bytes of data in pages not all zeros: what extracting it puts on the disk (the rest become holes). */
+static uint64_t nonzero_bytes(const unsigned char *data, size_t size)
+{
+	uint64_t bytes = 0;
+
+	for (size_t at = 0; at < size; at += EXTRACT_PAGE) {
+		size_t n = size - at < EXTRACT_PAGE ? size - at : EXTRACT_PAGE;
+
+		bytes += all_zero(data + at, n) ? 0 : n;
+	}
+	return bytes;
+}
+
+/* Writes data at offset of fd, which ends there, its pages of zeros as holes; false with errno. */
+static bool write_with_holes(int fd, const unsigned char *data, size_t size, uint64_t offset)
+{
+	for (size_t at = 0; at < size; at += EXTRACT_PAGE) {
+		size_t n = size - at < EXTRACT_PAGE ? size - at : EXTRACT_PAGE;
+
+		if (!all_zero(data + at, n) && pwrite(fd, data + at, n, (off_t)(offset + at)) != (ssize_t)n)
+			return false;
+	}
+	return ftruncate(fd, (off_t)(offset + size)) == 0; /* the holes at the end too */
+}
 
 static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
@@ -397,6 +429,7 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	struct srec_file f;
 	const char *path;
 	const void *data;
+	uint64_t disk;
 	size_t len;
 	struct stat st;
 	char *rel, *target, *slash;
@@ -407,13 +440,16 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 		return 0;
 	if (x->failed)
 		return 0;
-	if (f.data_size > x->limit - x->written) {
+	/* Zeros cost no disk, and a program's padding between segments aligned to 2 MiB is zeros that compress a
+	 * thousand times: only the rest counts. */
+	disk = nonzero_bytes(data, f.data_size);
+	if (disk > x->limit - x->written) {
 		x->failed = 1;
 		error("'%s': its files would take more than %d times its size once extracted: damaged or forged archive",
 		      x->archive_path, INPUT_FILE_MAX_INFLATION);
 		return 0;
 	}
-	x->written += f.data_size;
+	x->written += disk;
 	len = strlen(path);
 	rel = build_id_rel_path(f.build_id, f.build_id_size, len > 6 && !strcmp(path + len - 6, ".debug") ? ".debug" : "");
 	target = xasprintf("%s/%s", x->dir, rel);
@@ -434,7 +470,7 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 		error("'%s': a block of '%s' is at offset %llu, not where the file's bytes so far end (%llu): damaged "
 		      "archive",
 		      x->archive_path, path, (unsigned long long)f.data_offset, (unsigned long long)st.st_size);
-	} else if (pwrite(fd, data, f.data_size, (off_t)f.data_offset) != (ssize_t)f.data_size) {
+	} else if (!write_with_holes(fd, data, f.data_size, f.data_offset)) {
 		x->failed = 1;
 		error("cannot write '%s': %s", target, strerror(errno));
 	}
