@@ -264,11 +264,12 @@ size_t utf8_sequence_length(const unsigned char *s, size_t n)
 	return len;
 }
 
-char *terminal_text(const char *s)
+void terminal_text_into(char *out, const char *s)
 {
+	static const char digits[] = "0123456789abcdef";
 	const unsigned char *c = (const unsigned char *)s;
 	size_t n = strlen(s), len;
-	char *out = xmalloc(4 * n + 1), *o = out; /* each byte at most \xNN */
+	char *o = out;
 
 	while (*c) {
 		len = utf8_sequence_length(c, n - (size_t)(c - (const unsigned char *)s));
@@ -283,11 +284,21 @@ char *terminal_text(const char *s)
 			memcpy(o, "\\\\", 2);
 			o += 2;
 			c++;
-		} else {
-			o += sprintf(o, "\\x%02x", *c++);
+		} else { /* \xNN by hand: a signal handler calls this (file_cut_guard.c) */
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = digits[*c >> 4];
+			*o++ = digits[*c++ & 15];
 		}
 	}
 	*o = '\0';
+}
+
+char *terminal_text(const char *s)
+{
+	char *out = xmalloc(4 * strlen(s) + 1); /* each byte at most \xNN */
+
+	terminal_text_into(out, s);
 	return out;
 }
 
@@ -351,11 +362,12 @@ static bool written_in_place_ok(const char *path, const struct stat *st)
 	uid_t uid;
 	gid_t gid;
 
-	if (S_ISREG(st->st_mode) || st->st_uid == 0 || st->st_uid == geteuid() ||
-	    (sudo_invoker(&uid, &gid) && st->st_uid == uid))
+	if (st->st_uid == 0 || st->st_uid == geteuid() || (sudo_invoker(&uid, &gid) && st->st_uid == uid))
 		return true;
 	error("refusing to write to '%s': %s owned by uid %u", path,
-	      S_ISFIFO(st->st_mode) ? "a FIFO" : "not a regular file", (unsigned)st->st_uid);
+	      S_ISFIFO(st->st_mode) ? "a FIFO"
+	      : S_ISREG(st->st_mode) ? "a file" : "not a regular file",
+	      (unsigned)st->st_uid);
 	return false;
 }
 
@@ -393,7 +405,7 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 		size_t len, left;
 		struct statfs fs;
 		struct stat st;
-		bool last;
+		bool last, trailing_slash;
 		ssize_t n;
 		int next;
 
@@ -412,9 +424,15 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 		memcpy(name, p, len);
 		strcpy(name + len, len ? "" : "."); /* "" is the directory itself: target "/" or "dir/" */
 		p += len;
+		trailing_slash = *p == '/';
 		while (*p == '/')
 			p++;
 		last = !*p;
+		if (last && len && trailing_slash) {
+			/* name/: a directory, as the kernel's lookup would have it: not a file to write */
+			errno = fstatat(dir, name, &st, 0) == 0 && !S_ISDIR(st.st_mode) ? ENOTDIR : EISDIR;
+			goto fail;
+		}
 		memmove(rest, p, strlen(p) + 1); /* rest: what follows name */
 		next = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
@@ -442,10 +460,20 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 			close(dir);
 			return -1;
 		}
-		if (last && fstatfs(next, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+		if (fstatfs(next, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
 			close(next);
-			*follow = true;
-			break;
+			if (last) {
+				*follow = true;
+				break;
+			}
+			/* /proc/PID/root, cwd, fd/N lead to what the process sees, not to what their text names here
+			 * (another mount namespace): the kernel follows them. */
+			next = openat(dir, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0)
+				goto fail;
+			close(dir);
+			dir = next;
+			continue;
 		}
 		n = ++hops > LINK_CHAIN_MAX ? (errno = ELOOP, -1) : readlinkat(next, "", link, sizeof(link) - 1);
 		close(next);

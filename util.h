@@ -117,6 +117,8 @@ size_t utf8_sequence_length(const unsigned char *s, size_t n);
  * the rest, UTF-8 included, stays. Newly allocated.
  */
 char *terminal_text(const char *s);
+/* terminal_text into out, which has room for 4 * strlen(s) + 1 bytes; async-signal-safe. */
+void terminal_text_into(char *out, const char *s);
 void hex_encode(char *out, const unsigned char *bytes, size_t n);
 /* Whether every character of s is a lowercase hex digit, as hex_encode writes them (true for ""): what a build ID
  * must be before it becomes part of a path. */

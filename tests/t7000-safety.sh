@@ -74,6 +74,37 @@ test_expect_success ROOT 'a link of our own that leads through a link nobody pla
 	test_cmp chain-end mine/out
 '
 
+# Through a link, an existing file is written in place: another user's (made readable to all in a shared
+# directory) would hand that user the output, as their FIFO would. A name with a trailing slash is a directory.
+test_expect_success ROOT 'a link of our own to another user'"'"'s file, or to a name with a trailing slash, is not written' '
+	as_nobody sh -c "umask 0; : >shared/grab" &&
+	ln -s shared/grab own-link-to-grab &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-to-grab 2>err &&
+	grep -x "stackrec: error: refusing to write to .own-link-to-grab.: a file owned by uid 65534" err &&
+	test ! -s shared/grab &&
+	echo precious >plain-file && ln -s plain-file/ own-link-slash && ln -s new-name/ own-link-new-slash &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-slash 2>err &&
+	grep -x "stackrec: error: cannot create .own-link-slash.: Not a directory" err &&
+	echo precious >expect && test_cmp expect plain-file &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o own-link-new-slash 2>err &&
+	grep -x "stackrec: error: cannot create .own-link-new-slash.: Is a directory" err &&
+	test ! -e new-name
+'
+
+# /proc/PID/root leads into what the process sees (another mount namespace): the kernel follows it, its text
+# would name this namespace's path.
+test_expect_success ROOT 'a link of our own through /proc/PID/root writes where the process sees the path' '
+	mkdir ns-mnt &&
+	{ unshare -m --propagation private sh -c "mount -t tmpfs none ns-mnt && : >ns-mnt/ready && exec sleep 60" & } &&
+	ns_pid=$! &&
+	for i in $(seq 100); do test -e /proc/$ns_pid/root$PWD/ns-mnt/ready && break; sleep 0.1; done &&
+	ln -s /proc/$ns_pid/root$PWD/ns-mnt/out ns-link &&
+	stackrec convert "$FIXTURES/short.rec" -o ns-link &&
+	test -s /proc/$ns_pid/root$PWD/ns-mnt/out &&
+	! test -e ns-mnt/out &&
+	kill $ns_pid && wait
+'
+
 # A FIFO another user made at OUT would hand that user everything written: the recording (stack bytes of every
 # process), an archive of root's binaries. Nothing is written to it, it is not even opened (no reader is woken);
 # under sudo the invoking user's own FIFO is written.
