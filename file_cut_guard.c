@@ -174,7 +174,7 @@ static void write_str(const char *s)
 static void on_bus_error(int sig, siginfo_t *info, void *context)
 {
 	static int reported;
-	char path[MAPS_LINE_MAX], number[21];
+	char path[MAPS_LINE_MAX], shown[4 * MAPS_LINE_MAX + 1], number[21]; /* shown: path escaped, as every message */
 	uint64_t offset = 0;
 	struct stat st;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -189,16 +189,17 @@ static void on_bus_error(int sig, siginfo_t *info, void *context)
 		write_str("stackrec: error: ");
 		if (!mapped_file_at((uintptr_t)info->si_addr, path, sizeof(path), &offset)) {
 			write_str("a file was cut short by another program while it was read\n");
-		} else if (stat(path, &st) == 0 && (uint64_t)st.st_size > offset) {
+			_exit(1);
+		}
+		terminal_text_into(shown, path);
+		write_str("'");
+		write_str(shown);
+		if (stat(path, &st) == 0 && (uint64_t)st.st_size > offset) {
 			/* There now, so not (only) cut short: an I/O error of the disk, or cut and written again (cp). */
-			write_str("'");
-			write_str(path);
 			write_str("' could not be read at offset ");
 			write_str(decimal(offset, number));
 			write_str(": an I/O error, or another program cut it short and wrote it again meanwhile\n");
 		} else {
-			write_str("'");
-			write_str(path);
 			write_str("' was cut short by another program while it was read\n");
 		}
 		_exit(1);

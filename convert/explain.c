@@ -273,9 +273,11 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 	free(groups);
 }
 
-void explain_unwinding(const struct profile *p, const char *call_graph, FILE *out)
+void explain_unwinding(const struct profile *p, const char *recorded_call_graph, FILE *out)
 {
 	uint64_t by_method[PROFILE_UNWIND_NONE + 1] = { 0 }, user_frames = 0;
+	/* From the recording's HOST block: escaped, as info shows it */
+	char *call_graph = recorded_call_graph ? terminal_text(recorded_call_graph) : NULL;
 
 	for (size_t s = 0; s < p->stack_count; s++) {
 		const struct profile_stack *st = &p->stacks[s];
@@ -321,6 +323,7 @@ void explain_unwinding(const struct profile *p, const char *call_graph, FILE *ou
 		fprintf(out, "explain: %.1f%% of samples have a kernel stack that could not be read ([kernel stack error "
 			     "-E...]_[k])\n",
 			100.0 * (double)p->kernel_stack_errors / (double)(p->total_samples ? p->total_samples : 1));
+	free(call_graph);
 }
 
 void explain_context(const struct profile *p, uint64_t frames_without_cfa, const char *call_graph, FILE *out)

@@ -722,12 +722,14 @@ test_expect_success '--explain of a recording without samples says so; info name
 # convert --explain and its messages (-v, warnings) go to stderr, most often a terminal, and name the same paths.
 test_expect_success 'convert --explain and -v show control characters of recorded paths escaped' '
 	esc=$(printf "\033") &&
-	stackrec convert escape.rec --explain -v -o /dev/null 2>escape.err &&
+	{ echo "host call_graph=fp${esc}]0;PWNED$(printf "\007")" && cat escape.script; } | write_rec escape-host.rec &&
+	stackrec convert escape-host.rec --explain -v -o /dev/null 2>escape.err &&
 	cat escape.err &&
 	! grep -q "$esc" escape.err &&
 	! grep -q "$(printf "\007")" escape.err &&
 	grep "^stackrec: ./tmp/lib\\\\x1b\[31mRED\\\\x1b\[0m\.so.: no file at the recorded path$" escape.err &&
-	grep -F "100.0%  lib\\x1b[31mRED\\x1b[0m.so  no file" escape.err
+	grep -F "100.0%  lib\\x1b[31mRED\\x1b[0m.so  no file" escape.err &&
+	grep -F "(recorded with --call-graph fp\\x1b]0;PWNED\\x07)" escape.err
 '
 
 test_done
