@@ -373,33 +373,48 @@ static bool written_in_place_ok(const char *path, const struct stat *st)
 
 #define LINK_CHAIN_MAX 40 /* the kernel's own limit on links followed in one lookup */
 
-/* Whether a symbolic link st describes may be followed: it belongs to root or to us. */
+/*
+ * Whether a symbolic link st describes may be followed: it belongs to root, to us, or under sudo to the user
+ * who ran it (who could name the link's target with -o as well: ~/work -> /data/work).
+ */
 static bool link_owner_trusted(const struct stat *st)
 {
-	return st->st_uid == 0 || st->st_uid == geteuid();
+	uid_t uid;
+	gid_t gid;
+
+	return st->st_uid == 0 || st->st_uid == geteuid() || (sudo_invoker(&uid, &gid) && st->st_uid == uid);
 }
 
+/* Where an output's path leads: the directory that holds its last name, and how that name was reached. */
+struct output_place {
+	int dir;		   /* O_PATH */
+	char name[NAME_MAX + 1];   /* the last name, to be opened in dir without following */
+	bool through_link;	   /* the path's own last name was a link: what it leads to is written in place */
+	bool proc_link;		   /* the name is a link in /proc (/dev/stdout's /proc/self/fd/1), which names an
+				    * open file, not a path: only the kernel's lookup can open it */
+};
+
 /*
- * Walks target (relative to dir_fd) name by name, following the links it meets only when they are root's or
- * ours: a link of ours to another user's link, or to a path through another user's link
- * to a directory (shared/dir/out, where nobody made shared/dir a link to /etc), is theirs to aim anywhere.
- * Returns the directory that holds the last name (O_PATH), with that name in name, to be opened there without
- * following; *follow when it is a link in /proc (/dev/stdout's /proc/self/fd/1: it names an open file, not a
- * path), which only the kernel's lookup can open. -1 after saying why.
+ * Walks path name by name from the current directory, following the links it meets, in a directory on the way
+ * or at the end, only when they are trusted (link_owner_trusted): another user's link is theirs to aim
+ * anywhere (shared/dir/out, where nobody made shared/dir a link to /etc; a link of ours to their link).
+ * Nothing is looked up by path again afterwards: the directory found is held. Returns 0 with *place filled,
+ * or -1 after saying why.
  */
-static int resolve_through_trusted_links(int dir_fd, const char *target, const char *path, char *name, bool *follow)
+static int resolve_output_place(const char *path, struct output_place *place)
 {
 	char rest[PATH_MAX], link[PATH_MAX];
-	int dir = dup(dir_fd), hops = 0;
+	char *name = place->name;
+	int dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), hops = 0;
 
-	*follow = false;
+	place->through_link = place->proc_link = false;
 	if (dir < 0)
 		goto fail;
-	if (strlen(target) >= sizeof(rest)) {
-		errno = ENAMETOOLONG;
+	if (!*path || strlen(path) >= sizeof(rest)) {
+		errno = *path ? ENAMETOOLONG : ENOENT; /* as open("") */
 		goto fail;
 	}
-	strcpy(rest, target);
+	strcpy(rest, path);
 	for (;;) {
 		const char *p = rest;
 		size_t len, left;
@@ -422,7 +437,7 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 			goto fail;
 		}
 		memcpy(name, p, len);
-		strcpy(name + len, len ? "" : "."); /* "" is the directory itself: target "/" or "dir/" */
+		strcpy(name + len, len ? "" : "."); /* "" is the directory itself: path "/" or "dir/" */
 		p += len;
 		trailing_slash = *p == '/';
 		while (*p == '/')
@@ -454,16 +469,22 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 			continue;
 		}
 		if (!link_owner_trusted(&st)) {
-			error("refusing to write through '%s': it leads through '%s', a symbolic link owned by uid %u", path,
-			      name, (unsigned)st.st_uid);
+			if (last && !hops)
+				error("refusing to write through '%s': a symbolic link owned by uid %u (give its target "
+				      "instead)", path, (unsigned)st.st_uid);
+			else
+				error("refusing to write through '%s': it leads through '%s', a symbolic link owned by "
+				      "uid %u", path, name, (unsigned)st.st_uid);
 			close(next);
 			close(dir);
 			return -1;
 		}
+		if (last)
+			place->through_link = true;
 		if (fstatfs(next, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
 			close(next);
 			if (last) {
-				*follow = true;
+				place->proc_link = true;
 				break;
 			}
 			/* /proc/PID/root, cwd, fd/N lead to what the process sees, not to what their text names here
@@ -493,7 +514,8 @@ static int resolve_through_trusted_links(int dir_fd, const char *target, const c
 		}
 		memcpy(rest, link, (size_t)n);
 	}
-	return dir;
+	place->dir = dir;
+	return 0;
 fail:
 	error("cannot create '%s': %s", path, strerror(errno));
 	if (dir >= 0)
@@ -502,57 +524,31 @@ fail:
 }
 
 /*
- * Opens what the symbolic link at path (named base in its directory) points to, if the link belongs to root
- * or to us: another user could point it anywhere (/etc/shadow). The directory and the link are held open
- * while they are checked and read, so that the link cannot be swapped for another in between.
+ * Opens the last name of place for writing where it is: what a link of ours leads to (created if missing,
+ * as the kernel's open would), a device or FIFO (/dev/null: a rename would replace it). Another user's file or
+ * FIFO is refused (written_in_place_ok), checked before opening too: opening a FIFO waits for a reader.
  */
-static int open_through_link(const char *path, const char *base)
+static int open_in_place(const char *path, const struct output_place *place)
 {
-	char *dir = base > path ? xstrndup(path, (size_t)(base - path)) : xstrdup(".");
-	char name[NAME_MAX + 1];
-	int dir_fd, link_fd = -1, target_dir = -1, fd = -1;
-	struct stat st;
-	bool follow;
+	int nofollow = place->proc_link ? 0 : O_NOFOLLOW, fd;
+	struct stat st, opened;
+	bool exists = fstatat(place->dir, place->name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) == 0;
 
-	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (dir_fd < 0)
-		goto fail;
-	link_fd = openat(dir_fd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (link_fd < 0 || fstatat(link_fd, "", &st, AT_EMPTY_PATH) < 0)
-		goto fail;
-	if (!S_ISLNK(st.st_mode)) {
-		errno = EAGAIN; /* replaced since lstat: let the user run it again */
-		goto fail;
-	}
-	if (!link_owner_trusted(&st)) {
-		error("refusing to write through '%s': a symbolic link owned by uid %u (give its target instead)",
-		      path, (unsigned)st.st_uid);
-		goto cleanup;
-	}
-	/* From here the directory that holds the last name: nothing is looked up by path again. */
-	if ((target_dir = resolve_through_trusted_links(dir_fd, base, path, name, &follow)) < 0)
-		goto cleanup;
-	/* Checked before opening too: opening a FIFO waits for a reader. */
-	if (fstatat(target_dir, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 && !written_in_place_ok(path, &st))
-		goto cleanup;
-	fd = openat(target_dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0600);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !written_in_place_ok(path, &st))) {
+	if (exists && !written_in_place_ok(path, &st))
+		return -1;
+	/* Without a link on the way, only what was checked is opened: no O_CREAT or O_TRUNC (a device or FIFO
+	 * has nothing to truncate), and a file swapped in since is refused below, untouched. */
+	fd = openat(place->dir, place->name,
+		    O_WRONLY | O_CLOEXEC | nofollow | (place->through_link ? O_CREAT | O_TRUNC : 0), 0600);
+	if (fd < 0)
+		return error("cannot create '%s': %s", path, strerror(errno));
+	if (fstat(fd, &opened) < 0 || !written_in_place_ok(path, &opened) ||
+	    (!place->through_link && (opened.st_dev != st.st_dev || opened.st_ino != st.st_ino))) {
 		close(fd);
-		fd = -1;
-		goto cleanup;
+		return place->through_link ? -1 : error("cannot create '%s': it changed while being opened", path);
 	}
-	if (fd >= 0)
-		goto cleanup;
-fail:
-	error("cannot create '%s': %s", path, strerror(errno));
-cleanup:
-	if (target_dir >= 0)
-		close(target_dir);
-	if (link_fd >= 0)
-		close(link_fd);
-	if (dir_fd >= 0)
-		close(dir_fd);
+	if (!exists)
+		give_to_sudo_user(fd, path);
 	return fd;
 }
 
@@ -746,73 +742,90 @@ void outputs_discard_pending(void)
 		remove_tree(dir);
 }
 
-void output_discard(const char *tmp)
+/* The temporary file's name in its directory. */
+static const char *temporary_name(const struct output_file *o)
 {
-	unlink(tmp); /* then forgotten: a stop signal meanwhile finds it still listed, and removes it itself */
-	pending_output_remove(tmp);
+	return strrchr(o->tmp, '/') + 1;
 }
 
-int output_create(const char *path, char **tmp)
+static void output_release(struct output_file *o)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	struct stat st, opened;
-	bool exists = lstat(path, &st) == 0;
+	free(o->tmp);
+	free(o->name);
+	if (o->dir >= 0)
+		close(o->dir);
+	o->tmp = o->name = NULL;
+	o->dir = -1;
+}
+
+void output_discard(struct output_file *o)
+{
+	if (!o->tmp)
+		return;
+	unlinkat(o->dir, temporary_name(o), 0);
+	pending_output_remove(o->tmp); /* then forgotten: a stop signal meanwhile finds it listed, and removes it */
+	output_release(o);
+}
+
+int output_create(const char *path, struct output_file *o)
+{
+	struct output_place place;
+	struct stat st;
 	sigset_t saved;
 	int fd, err;
 
-	*tmp = NULL;
-	if (exists && S_ISLNK(st.st_mode))
-		return open_through_link(path, base);
-	if (exists && !S_ISREG(st.st_mode)) {
-		/* No O_CREAT, O_TRUNC or following: a file swapped in since lstat is refused below, untouched.
-		 * A device or FIFO has nothing to truncate. */
-		if (!written_in_place_ok(path, &st))
-			return -1;
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return error("cannot create '%s': %s", path, strerror(errno));
-		if (fstat(fd, &opened) < 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
-			close(fd);
-			return error("cannot create '%s': it changed while being opened", path);
-		}
+	*o = (struct output_file){ .dir = -1 };
+	if (resolve_output_place(path, &place) < 0)
+		return -1;
+	if (place.through_link || place.proc_link ||
+	    (fstatat(place.dir, place.name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))) {
+		fd = open_in_place(path, &place);
+		close(place.dir);
 		return fd;
 	}
-	/* The name is cut so that the template fits in NAME_MAX whatever OUT's length. */
-	*tmp = xasprintf("%.*s.%.200s.XXXXXX", (int)(base - path), path, base);
+	/* A temporary file in the directory the walk holds (mkostemp needs a path: through /proc/self/fd, so no
+	 * link is looked up again), its name cut so that it fits in NAME_MAX whatever OUT's length. */
+	o->tmp = xasprintf("/proc/self/fd/%d/.%.200s.XXXXXX", place.dir, place.name);
+	o->name = xstrdup(place.name);
+	o->dir = place.dir;
 	pending_create_begin(&saved);
-	fd = mkostemp(*tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+	fd = mkostemp(o->tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
 	err = errno;
 	if (fd >= 0)
-		pending_output_add(*tmp);
+		pending_output_add(o->tmp);
 	pending_create_end(&saved);
 	if (fd < 0) {
 		error("cannot create '%s': %s", path, strerror(err));
-		free(*tmp);
-		*tmp = NULL;
+		output_release(o);
 		return -1;
 	}
 	give_to_sudo_user(fd, path);
 	return fd;
 }
 
-int output_replace(const char *tmp, const char *path, bool keep_old)
+int output_replace(struct output_file *o, const char *path, bool keep_old)
 {
 	struct stat st;
 
-	if (keep_old && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		char *old = xasprintf("%s.old", path);
+	if (!o->tmp)
+		return 0;
+	if (keep_old && fstatat(o->dir, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		char *old = xasprintf("%s.old", o->name);
+		char *shown = xasprintf("%s.old", path);
 		int ret = 0;
 
 		/* rename, not copy: a symbolic link planted at PATH.old is replaced, never followed. */
-		if (rename(path, old) < 0)
-			ret = error("cannot keep '%s' as '%s': %s", path, old, strerror(errno));
+		if (renameat(o->dir, o->name, o->dir, old) < 0)
+			ret = error("cannot keep '%s' as '%s': %s", path, shown, strerror(errno));
 		free(old);
+		free(shown);
 		if (ret < 0)
 			return ret;
 	}
-	if (rename(tmp, path) < 0)
+	if (renameat(o->dir, temporary_name(o), o->dir, o->name) < 0)
 		return error("cannot replace '%s': %s", path, strerror(errno));
-	pending_output_remove(tmp);
+	pending_output_remove(o->tmp);
+	output_release(o);
 	return 0;
 }
 

@@ -41,33 +41,45 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Output files (record's recording, convert -o, archive -o), written safely by root in directories that other
  * users may write to:
  *
- * - A new or regular file is written as a temporary file in its directory, created under an unpredictable
+ * - OUT is found name by name, and every symbolic link on the way, in a directory of OUT's path or at its end,
+ *   is followed only when it belongs to root, to us or under sudo to the invoking user (fs.protected_symlinks,
+ *   when it is on, does that only in sticky directories): another user's link, planted at OUT or as a
+ *   directory above it (shared/dir -> /etc), is refused. The directory found is held from then on.
+ * - A new or regular file is written as a temporary file in that directory, created under an unpredictable
  *   name (.OUT.XXXXXX) with O_EXCL, so never through a symbolic link someone planted, and renamed over OUT
  *   by output_replace: a failed run never leaves half a file.
- * - A symbolic link at OUT is followed only when it belongs to root or to us (as fs.protected_symlinks does in
- *   sticky directories): /dev/stdout and links of our own are written through in place; one another user
- *   planted is refused. A device or FIFO (/dev/null) is written in place: a rename would replace it.
+ * - What a link of ours leads to (/dev/stdout too) is written in place, as is a device or FIFO (/dev/null): a
+ *   rename would replace the link or the device. Another user's file or FIFO there is refused.
  * - What is created is 0600, and under sudo (root, SUDO_UID and SUDO_GID set) it belongs to the invoking
  *   user, as perf does with perf.data, so that they can read their own recording.
  */
 
+/* An output file being written (output_create). */
+struct output_file {
+	char *tmp;  /* the temporary file renamed over OUT by output_replace, as /proc/self/fd/DIR/.OUT.XXXXXX;
+		     * NULL when written in place, and once replaced or discarded */
+	int dir;    /* the directory OUT is in, held while tmp is */
+	char *name; /* OUT's name in dir */
+};
+
 /*
- * Opens path for writing as above. Returns the descriptor and sets *tmp to the temporary name to pass to
- * output_replace (NULL when written in place), or returns -1 with an error naming path.
+ * Opens path for writing as above. Returns the descriptor with *o set for output_replace (o->tmp NULL when
+ * written in place), or returns -1 with an error naming path.
  */
-int output_create(const char *path, char **tmp);
+int output_create(const char *path, struct output_file *o);
 /* Writes the n bytes at p to fd, again after a short write or EINTR; false when that failed (errno set). */
 bool fd_write_all(int fd, const void *p, size_t n);
 /* pwrite of all n bytes at offset (retried on short writes and EINTR); false with errno when it failed. */
 bool fd_pwrite_all(int fd, const void *p, size_t n, uint64_t offset);
 
 /*
- * Renames tmp over path; with keep_old, a regular file at path is first kept as PATH.old. Returns 0, or -1
- * with an error naming path (tmp is then still there, for the caller to remove).
+ * Renames o's temporary file over OUT (path, as given to output_create, for messages); with keep_old, a regular
+ * file at OUT is first kept as OUT.old. Nothing to do when written in place. Returns 0, or -1 with an error
+ * naming path (the temporary file is then still there, for output_discard).
  */
-int output_replace(const char *tmp, const char *path, bool keep_old);
-/* Removes tmp, a temporary file output_create made that will not be renamed into place. */
-void output_discard(const char *tmp);
+int output_replace(struct output_file *o, const char *path, bool keep_old);
+/* Removes o's temporary file, which will not be renamed into place (nothing when written in place). */
+void output_discard(struct output_file *o);
 /*
  * Removes every temporary file output_create or a cache made that is not in place yet, and the temporary
  * directory pending_dir_set named: for a process that stops at once (file_cut_guard.c, interrupt_cleanup.c),

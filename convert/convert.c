@@ -934,7 +934,7 @@ static void warn_kind_missing(const struct output_format *format, const struct p
 static int write_output(const struct output_format *format, const struct profile *p,
 			const struct output_options *options, const char *out_path)
 {
-	char *tmp;
+	struct output_file output;
 	FILE *out;
 	int fd, ret;
 
@@ -945,8 +945,8 @@ static int write_output(const struct output_format *format, const struct profile
 		return ret;
 	}
 	/* A regular or new file is written as a temporary file and renamed, so a failed convert never leaves half
-	 * a file; /dev/null and the like are written in place (tmp stays NULL). See output_create. */
-	fd = output_create(out_path, &tmp);
+	 * a file; /dev/null and the like are written in place (output.tmp stays NULL). See output_create. */
+	fd = output_create(out_path, &output);
 	if (fd < 0)
 		return -1;
 	out = fdopen(fd, "w");
@@ -956,16 +956,14 @@ static int write_output(const struct output_format *format, const struct profile
 		goto done;
 	}
 	ret = format->write(p, options, out);
-	if (ret == 0 && (fflush(out) != 0 || ferror(out) || (tmp && fsync(fileno(out)) < 0)))
+	if (ret == 0 && (fflush(out) != 0 || ferror(out) || (output.tmp && fsync(fileno(out)) < 0)))
 		ret = error("cannot write '%s': %s", out_path, strerror(errno)); /* the name given, never tmp's */
 	if (fclose(out) != 0 && ret == 0)
 		ret = error("cannot write '%s': %s", out_path, strerror(errno));
-	if (tmp && ret == 0)
-		ret = output_replace(tmp, out_path, false);
+	if (ret == 0)
+		ret = output_replace(&output, out_path, false);
 done:
-	if (tmp && ret != 0)
-		output_discard(tmp);
-	free(tmp);
+	output_discard(&output); /* what was not replaced */
 	return ret;
 }
 

@@ -119,23 +119,18 @@ int recording_writer_open(struct recording_writer *w, const char *path)
 int recording_writer_open_replacing(struct recording_writer *w, const char *path)
 {
 	memset(w, 0, sizeof(*w));
-	w->fd = output_create(path, &w->tmp);
+	w->fd = output_create(path, &w->out);
 	if (w->fd < 0)
 		return -1;
 	w->path = xstrdup(path);
-	w->renamed = w->tmp != NULL;
+	w->renamed = w->out.tmp != NULL;
 	return start(w);
 }
 
 int recording_writer_commit(struct recording_writer *w)
 {
-	if (!w->tmp)
-		return 0;
-	if (output_replace(w->tmp, w->path, w->keep_old) < 0)
-		return -1; /* the temporary file goes when w is freed */
-	free(w->tmp);
-	w->tmp = NULL;
-	return 0;
+	/* on failure the temporary file goes when w is freed */
+	return output_replace(&w->out, w->path, w->keep_old);
 }
 
 /* Appends one block to *buf (*len bytes of *cap): its header, head and tail, padding. */
@@ -491,15 +486,13 @@ static void writer_free(struct recording_writer *w)
 	stop_thread(w);
 	if (w->fd >= 0)
 		close(w->fd);
-	if (w->tmp)
-		output_discard(w->tmp);
+	output_discard(&w->out);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->blocks);
 	free(w->times);
 	free(w->log);
 	free(w->compressed);
 	free(w->path);
-	free(w->tmp);
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 }
@@ -588,7 +581,7 @@ int recording_writer_close(struct recording_writer *w, uint64_t end_time_ns)
 
 void recording_writer_abandon(struct recording_writer *w)
 {
-	if (!w->tmp) /* never committed: writer_free removes it and the file it replaces stays as it was */
+	if (!w->out.tmp) /* never committed: writer_free removes it and the file it replaces stays as it was */
 		recording_writer_flush(w);
 	writer_free(w);
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util.h" /* struct output_file */
+
 struct recording_writer {
 	char *path; /* the name the user gave: every message says it, never the temporary name */
 	int fd;
@@ -27,7 +29,7 @@ struct recording_writer {
 	uint64_t *times;	 /* the deltas of the frame's samples so far: its SAMPLE_TIMES block, at flush */
 	size_t times_len, times_cap;
 	_Atomic int failed; /* a write failed; the error was reported once and everything after is dropped */
-	char *tmp; /* open_replacing: the temporary file renamed to path at commit; NULL once committed */
+	struct output_file out; /* open_replacing: out.tmp is renamed to path at commit; NULL once committed */
 	int keep_old; /* set after open_replacing: commit keeps a regular file at path as PATH.old */
 	struct frame_thread *thread; /* recording_writer_start_thread: frames are compressed and written there */
 	uint64_t handover_waits;     /* frames handed over only after waiting for that thread to catch up */

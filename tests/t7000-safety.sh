@@ -74,6 +74,29 @@ test_expect_success ROOT 'a link of our own that leads through a link nobody pla
 	test_cmp chain-end mine/out
 '
 
+# A directory on OUT's own path that is another user's link (shared/dir -> elsewhere, which nobody could point
+# at /etc) is theirs to aim: refused as a link at OUT is, before anything is created. Under sudo the invoking
+# user's own links are followed: they could name the target with -o as well.
+test_expect_success ROOT 'a directory on OUT'"'"'s path that is another user'"'"'s link is refused; the sudo user'"'"'s is followed' '
+	test -L shared/dir &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o shared/dir/out.folded 2>err &&
+	grep -x "stackrec: error: refusing to write through .shared/dir/out.folded.: it leads through .dir., a symbolic link owned by uid 65534" err &&
+	test_must_fail stackrec archive "$FIXTURES/short.rec" --no-cache -o "$TEST_DIR/shared/dir/out.archive" 2>err &&
+	grep -x "stackrec: error: refusing to write through .$TEST_DIR/shared/dir/out.archive.: it leads through .dir., a symbolic link owned by uid 65534" err &&
+	ls -A elsewhere >names && test ! -s names &&
+	SUDO_UID=65534 SUDO_GID=65534 stackrec convert "$FIXTURES/short.rec" -o shared/dir/out.folded &&
+	stackrec convert "$FIXTURES/short.rec" >expect && test_cmp expect elsewhere/out.folded &&
+	stat -c %u elsewhere/out.folded >actual && echo 65534 >expect && test_cmp expect actual &&
+	test_must_fail stackrec convert "$FIXTURES/short.rec" -o "" 2>err &&
+	grep -x "stackrec: error: cannot create ..: No such file or directory" err
+'
+
+test_expect_success ROOT,BPF 'record: a directory on OUT'"'"'s path that is another user'"'"'s link is refused' '
+	test_must_fail stackrec record -o shared/dir/out.rec -- true 2>err &&
+	grep -x "stackrec: error: refusing to write through .shared/dir/out.rec.: it leads through .dir., a symbolic link owned by uid 65534" err &&
+	! test -e elsewhere/out.rec
+'
+
 # Through a link, an existing file is written in place: another user's (made readable to all in a shared
 # directory) would hand that user the output, as their FIFO would. A name with a trailing slash is a directory.
 test_expect_success ROOT 'a link of our own to another user'"'"'s file, or to a name with a trailing slash, is not written' '

@@ -1606,10 +1606,10 @@ static int read_cut(const char *rec_path, const char *out_path)
 {
 	struct recording_reader r;
 	size_t blocks = 0;
-	char *tmp;
+	struct output_file output;
 
 	file_cut_guard_install();
-	if (output_create(out_path, &tmp) < 0 || recording_reader_open(&r, rec_path) < 0)
+	if (output_create(out_path, &output) < 0 || recording_reader_open(&r, rec_path) < 0)
 		return 2;
 	if (truncate(rec_path, 64) < 0) {
 		perror("truncate");
@@ -1628,11 +1628,12 @@ static int read_cut(const char *rec_path, const char *out_path)
  */
 static int interrupted(const char *out_path, const char *cache_path, const char *dir)
 {
-	char *tmp, cache_tmp[12];
+	struct output_file output;
+	char cache_tmp[12];
 	int cache_fd = open(cache_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	interrupt_cleanup_install();
-	if (output_create(out_path, &tmp) < 0 || cache_fd < 0 || cache_dir_temp_file(cache_fd, 0, 0, cache_tmp) < 0)
+	if (output_create(out_path, &output) < 0 || cache_fd < 0 || cache_dir_temp_file(cache_fd, 0, 0, cache_tmp) < 0)
 		return 2;
 	pending_dir_set(dir);
 	kill(getpid(), SIGTERM);
