@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -403,9 +404,10 @@ struct output_place {
  */
 static int resolve_output_place(const char *path, struct output_place *place)
 {
-	char rest[PATH_MAX], link[PATH_MAX];
+	char rest[2 * PATH_MAX], link[PATH_MAX]; /* rest: a link's text before what follows it, each up to PATH_MAX */
 	char *name = place->name;
-	int dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), hops = 0;
+	/* "." only for a relative path: an absolute one needs no search permission in the current directory */
+	int dir = open(*path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC), hops = 0;
 
 	place->through_link = place->proc_link = false;
 	if (dir < 0)
@@ -449,7 +451,11 @@ static int resolve_output_place(const char *path, struct output_place *place)
 			goto fail;
 		}
 		memmove(rest, p, strlen(p) + 1); /* rest: what follows name */
-		next = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* A directory on the way is opened as one, which mounts an automount point there as the kernel's
+		 * lookup would (an O_PATH open of it alone does not); a link is ENOTDIR then, and opened itself. */
+		next = last ? -1 : openat(dir, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0)
+			next = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
 			if (last && errno == ENOENT)
 				break; /* to be created */
@@ -745,7 +751,35 @@ void outputs_discard_pending(void)
 /* The temporary file's name in its directory. */
 static const char *temporary_name(const struct output_file *o)
 {
-	return strrchr(o->tmp, '/') + 1;
+	const char *slash = strrchr(o->tmp, '/');
+
+	return slash ? slash + 1 : o->tmp;
+}
+
+/*
+ * Creates .NAME.XXXXXX in dir, X random, as mkostemp does (O_CREAT | O_EXCL, 0600), but in a directory held
+ * open rather than at a path; its name into tmp_name. The name is cut so that it fits in NAME_MAX whatever
+ * NAME's length. -1 with errno when that failed.
+ */
+static int create_temporary_at(int dir, const char *name, char tmp_name[static NAME_MAX + 1])
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	int prefix = snprintf(tmp_name, NAME_MAX + 1, ".%.200s.", name);
+
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char random[6];
+		int fd;
+
+		if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random))
+			return -1;
+		for (size_t i = 0; i < sizeof(random); i++)
+			tmp_name[prefix + i] = letters[random[i] % (sizeof(letters) - 1)];
+		tmp_name[prefix + sizeof(random)] = '\0';
+		fd = openat(dir, tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1; /* EEXIST */
 }
 
 static void output_release(struct output_file *o)
@@ -769,6 +803,8 @@ void output_discard(struct output_file *o)
 
 int output_create(const char *path, struct output_file *o)
 {
+	const char *slash = strrchr(path, '/');
+	char tmp_name[NAME_MAX + 1];
 	struct output_place place;
 	struct stat st;
 	sigset_t saved;
@@ -783,16 +819,17 @@ int output_create(const char *path, struct output_file *o)
 		close(place.dir);
 		return fd;
 	}
-	/* A temporary file in the directory the walk holds (mkostemp needs a path: through /proc/self/fd, so no
-	 * link is looked up again), its name cut so that it fits in NAME_MAX whatever OUT's length. */
-	o->tmp = xasprintf("/proc/self/fd/%d/.%.200s.XXXXXX", place.dir, place.name);
+	/* A temporary file in the directory the walk holds. Its path, as OUT's directory was given, is only for
+	 * removing it on a stop signal (outputs_discard_pending), which needs no descriptor. */
 	o->name = xstrdup(place.name);
 	o->dir = place.dir;
 	pending_create_begin(&saved);
-	fd = mkostemp(o->tmp, O_CLOEXEC); /* O_CREAT | O_EXCL, mode 0600 */
+	fd = create_temporary_at(o->dir, o->name, tmp_name);
 	err = errno;
-	if (fd >= 0)
+	if (fd >= 0) {
+		o->tmp = xasprintf("%.*s%s", slash ? (int)(slash + 1 - path) : 0, path, tmp_name);
 		pending_output_add(o->tmp);
+	}
 	pending_create_end(&saved);
 	if (fd < 0) {
 		error("cannot create '%s': %s", path, strerror(err));

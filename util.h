@@ -56,8 +56,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* An output file being written (output_create). */
 struct output_file {
-	char *tmp;  /* the temporary file renamed over OUT by output_replace, as /proc/self/fd/DIR/.OUT.XXXXXX;
-		     * NULL when written in place, and once replaced or discarded */
+	char *tmp;  /* the temporary file renamed over OUT by output_replace: OUT's directory as given, then
+		     * .OUT.XXXXXX; NULL when written in place, and once replaced or discarded */
 	int dir;    /* the directory OUT is in, held while tmp is */
 	char *name; /* OUT's name in dir */
 };

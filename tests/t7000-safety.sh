@@ -97,6 +97,25 @@ test_expect_success ROOT,BPF 'record: a directory on OUT'"'"'s path that is anot
 	! test -e elsewhere/out.rec
 '
 
+# The walk to OUT needs neither the current directory (for an absolute OUT) nor /proc, and a link's text with
+# what follows it may be longer than one path.
+test_expect_success ROOT 'an absolute OUT from a directory we cannot search, without /proc, through a long link' '
+	mkdir locked out-dir && chmod 000 locked &&
+	(cd locked && setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-all \
+		"$STACKREC" convert "$FIXTURES/short.rec" -o "$TEST_DIR/out-dir/from-locked") &&
+	unshare -m sh -c "umount -l /proc && \"\$0\" convert \"\$1\" -o \"\$2\"" \
+		"$STACKREC" "$FIXTURES/short.rec" "$TEST_DIR/out-dir/no-proc" &&
+	stackrec convert "$FIXTURES/short.rec" >expect &&
+	test_cmp expect out-dir/from-locked && grep -q "^short;" out-dir/no-proc &&
+	long=$(printf "%0250d" 0) && target=$TEST_DIR/long && rest= &&
+	for i in 1 2 3 4 5 6 7; do target=$target/$long; done &&
+	for i in 1 2 3 4 5 6 7 8 9; do rest=$rest/$long; done &&
+	mkdir -p "$target$rest" && ln -s "$target" long-link &&
+	stackrec convert "$FIXTURES/short.rec" -o "long-link$rest/out" &&
+	test_cmp expect "$target$rest/out" &&
+	ls -A out-dir "$target$rest" >names && ! grep "^\." names
+'
+
 # Through a link, an existing file is written in place: another user's (made readable to all in a shared
 # directory) would hand that user the output, as their FIFO would. A name with a trailing slash is a directory.
 test_expect_success ROOT 'a link of our own to another user'"'"'s file, or to a name with a trailing slash, is not written' '
