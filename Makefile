@@ -158,7 +158,7 @@ $(OUT)/fuzz/fuzz-recording: tests/fuzz/fuzz-recording.c tests/fuzz/fuzz-input.h 
 # failed), learning in $(OUT)/fuzz/unwind-corpus/, crashing inputs in $(OUT)/fuzz/unwind-crash-*.
 FUZZ_UNWIND_SRCS := util.c cache_dir.c convert/unwind.c convert/cfi_rules.c convert/module_file.c \
 	convert/debug_file.c convert/debuginfod_client.c convert/input_file.c convert/zstd_sections.c convert/debug_copies.c \
-	convert/process_maps.c convert/profile.c
+	convert/process_maps.c convert/profile.c convert/call_site.c convert/elf_symbols.c
 
 $(OUT)/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(FUZZ_UNWIND_SRCS) $(wildcard convert/*.h formats/recording*.h) \
 		util.h cache_dir.h

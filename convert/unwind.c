@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../util.h"
+#include "call_site.h"
 #include "cfi_rules.h"
 #include "module_file.h"
 #include "placed.h"
@@ -29,6 +30,7 @@ struct unwind_module {
 	bool opened;
 	struct module_file file;
 	struct cfi_source cfi;
+	struct elf_symbols symbols; /* for call_site_check only: built when first asked */
 };
 
 /*
@@ -72,6 +74,17 @@ struct placed_frame {
 
 #define PLACED_FRAMES 4096 /* remembered, direct-mapped */
 
+/* call_site_check's answer for a return address and the interrupted pc of a function without CFI: a hot
+ * loop of hand-written assembly asks the same every sample, and the PLT's relocations are read linearly. */
+struct call_site_answer {
+	bool used;
+	uint32_t ra_module, pc_module;
+	uint64_t ra_offset, pc_offset;
+	enum call_site answer;
+};
+
+#define CALL_SITE_ANSWERS 256 /* remembered, direct-mapped */
+
 /*
  * Where each register is among a sample's values, for the register mask and count of the last sample whose
  * registers were read (a recording keeps the same registers in every sample): counting the mask's lower bits
@@ -104,6 +117,7 @@ struct unwinder {
 	uint64_t stamps; /* the placed entries filled so far: 64 bits, so that a stamp is never given twice (a link
 			  * trusted on a reused 32-bit stamp would name another frame's place) */
 	bool plans_off; /* unwinder_use_plans(false): every CFI step the general way */
+	struct call_site_answer call_sites[CALL_SITE_ANSWERS];
 };
 
 /* A frame's registers: values and which of them are known. */
@@ -518,8 +532,10 @@ void unwinder_free(struct unwinder *u)
 	      (unsigned long long)u->rules.compiled, cfi_rules_distinct(&u->rules));
 	cfi_rules_release(&u->rules);
 	for (size_t i = 0; i < u->module_cap; i++)
-		if (u->modules[i].opened)
+		if (u->modules[i].opened) {
+			elf_symbols_release(&u->modules[i].symbols);
 			module_file_close(&u->modules[i].file);
+		}
 	free(u->modules);
 	module_file_callbacks_release(&u->callbacks);
 	free(u);
@@ -703,6 +719,74 @@ static bool moved_up(const struct cfi_rule *rule, const struct unwind_frame *f, 
 	return caller_sp == callee_sp && rule && !f->is_return_address && rule->regs[rule->ra_reg].kind == CFI_REGISTER;
 }
 
+/* Whether return address ra of process pid (at time_ns) follows a call of the function at f's interrupted pc. */
+static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uint64_t time_ns,
+					   const struct unwind_frame *f, uint64_t ra)
+{
+	struct unwind_frame at_call = { .pc = ra - 1 };
+	struct unwind_module *ra_module, *pc_module;
+	struct call_site_answer *a;
+	Dwarf_Addr pc_addr;
+	size_t slot;
+
+	unwind_resolve(u, pid, time_ns, &at_call); /* the call is before ra, which may be where its mapping ends */
+	if (at_call.module == PROFILE_NO_MODULE)
+		return CALL_SITE_UNKNOWN; /* no file to read: JIT code, or no code at all */
+	slot = address_hash(at_call.file_offset ^ (uint64_t)at_call.module << 40 ^ f->file_offset * 31 ^ f->module) %
+	       CALL_SITE_ANSWERS;
+	a = &u->call_sites[slot];
+	if (a->used && a->ra_module == at_call.module && a->ra_offset == at_call.file_offset + 1 &&
+	    a->pc_module == f->module && a->pc_offset == f->file_offset)
+		return a->answer;
+	*a = (struct call_site_answer){ .used = true, .ra_module = at_call.module, .ra_offset = at_call.file_offset + 1,
+					.pc_module = f->module, .pc_offset = f->file_offset, .answer = CALL_SITE_UNKNOWN };
+	ra_module = module_of(u, at_call.module);
+	pc_module = module_of(u, f->module);
+	if (ra_module && pc_module && module_file_address(&pc_module->file, f->file_offset, &pc_addr))
+		a->answer = call_site_check(&(struct call_site_module){ &ra_module->file, &ra_module->symbols },
+					    at_call.file_offset + 1,
+					    &(struct call_site_module){ &pc_module->file, &pc_module->symbols }, pc_addr);
+	return a->answer;
+}
+
+/*
+ * The caller of interrupted frame f, where no CFI covers its pc (hand-written assembly): as fp_step finds it,
+ * unless that return address follows a call of another function, or no call at all. Then f's function may have
+ * made no frame of its own (rbp is its caller's, and rbp + 8 the return address of the caller's caller), and
+ * the word on top of the stack is taken instead when it follows a call of f's function itself (*leaf set).
+ * Otherwise the frame pointer's return address stays when it follows some call (the function may have been
+ * reached by a tail call from the one called there), and the walk ends (-2) when it follows none. As fp_step
+ * returns; *pc the caller's.
+ */
+static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
+				   const struct regs *r, struct memory *m, struct regs *caller, uint64_t *pc, bool *leaf)
+{
+	int step = fp_step(r, m, caller, pc);
+	enum call_site by_frame_pointer = CALL_SITE_UNKNOWN;
+	uint64_t top;
+
+	*leaf = false;
+	if (f->module == PROFILE_NO_MODULE) /* JIT code: no file to read calls from */
+		return step;
+	if (step > 0 && *pc) {
+		by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
+		if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
+			return step;
+	}
+	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top &&
+	    return_address_calls(u, pid, time_ns, f, top) == CALL_SITE_CALLS) {
+		memset(caller, 0, sizeof(*caller));
+		if (known(r, CFI_REG_FP))
+			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* made no frame, pushed nothing: rbp is untouched */
+		set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
+		set(caller, CFI_REG_RA, top);
+		*pc = top;
+		*leaf = true;
+		return 1;
+	}
+	return by_frame_pointer == CALL_SITE_NONE ? -2 : step;
+}
+
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why)
 {
@@ -762,12 +846,20 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			method = PROFILE_UNWIND_CFI;
 			activation = rule->signal_frame;
 		} else {
-			step = fp_step(r, &m, caller, &pc);
+			bool leaf = false;
+
+			step = f->is_return_address ? fp_step(r, &m, caller, &pc)
+						    : interrupted_without_cfi(u, in->pid, in->time_ns, f, r, &m, caller, &pc,
+									      &leaf);
+			if (step == -2) {
+				reason = "no CFI, and the frame pointer leads to no return address";
+				goto out;
+			}
 			/* The frame record's address + 16 is the CFA of a function that made one; an interrupted
 			 * function may not have made it yet (or never does), and its rbp is then its caller's. */
 			if (step > 0 && f->is_return_address)
 				f->cfa = r->v[CFI_REG_FP] + 2 * sizeof(uint64_t);
-			method = PROFILE_UNWIND_FRAME_POINTER;
+			method = leaf ? PROFILE_UNWIND_FP_LEAF_FIX : PROFILE_UNWIND_FRAME_POINTER;
 			activation = false;
 		}
 		/* A return address of 0 ends a stack when CFI found it; read through a guessed frame pointer, it

@@ -113,6 +113,7 @@ test_expect_success GCC,OBJDUMP 'build the test programs: a frameless leaf under
 	gcc -O2 -g -o qsort_cb "$FIXTURES/qsort_cb.c" &&
 	gcc -O2 -g -o recurse "$FIXTURES/recurse.c" &&
 	gcc -O2 -g -pthread -o big_frame "$FIXTURES/big_frame.c" &&
+	gcc -O2 -g -fno-omit-frame-pointer -o nocfi_leaf "$FIXTURES/nocfi_leaf.c" &&
 	leaf=$(first_insn chain leaf_a) && caller=$(first_insn chain mid) &&
 	echo "chain: leaf_a starts with \"$leaf\", mid with \"$caller\"" &&
 	case "$leaf/$caller" in
@@ -283,6 +284,18 @@ test_expect_success BPF,GCC 'default options: a frame whose middle pages were ne
 	cat info.out &&
 	grep -E "^  cut stack copies +0 " info.out &&
 	grep -E "^  copies with holes +[1-9]" info.out
+'
+
+# Where no CFI covers the interrupted pc, a frame-pointer step skips the caller of a function that made no frame
+# (rbp is still the caller's): main;spin_nocfi, caller gone. The word on top of the stack follows caller's call
+# of spin_nocfi, and the frame pointer's return address main's call of caller: the first is the return address.
+test_expect_success BPF,GCC,OBJDUMP 'a leaf without CFI or a frame, default options: its caller is not skipped' '
+	record_and_fold nocfi_leaf -- ./nocfi_leaf 3000 &&
+	expect_share "nocfi_leaf: spin_nocfi under main;caller" nocfi_leaf.folded nocfi_leaf \
+		";spin_nocfi$" ";__libc_start_call_main;main;caller;spin_nocfi$" 99 &&
+	"$TESTS/check-call-edges.sh" nocfi_leaf nocfi_leaf nocfi_leaf.folded &&
+	stackrec convert nocfi_leaf.rec -f trace -o nocfi_leaf.trace &&
+	grep -q frame_pointer_leaf_fix nocfi_leaf.trace
 '
 
 test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: stacks end in [truncated], info counts them' '

@@ -1,0 +1,200 @@
+/*
+ * call_site.c — whether a return address comes back from a call to a given function (see call_site.h).
+ *
+ * Everything read is the module's file as found by build ID (hostile: every offset is checked against the
+ * file's size and its executable segments). x86-64 only, as the unwinder is.
+ */
+#include "call_site.h"
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CALL_MAX_LENGTH 9 /* notrack, REX, FF, ModRM, SIB, disp32: the longest indirect call */
+
+/* The file's bytes at ELF address addr through its executable PT_LOAD segments: *before bytes before it and
+ * *after from it on, within the segment. NULL when addr is in none (or the file has no bytes: a debug file). */
+static const unsigned char *code_at(const struct module_file *mf, GElf_Addr addr, size_t *before, size_t *after)
+{
+	size_t size;
+	const unsigned char *raw = mf->elf && !mf->debug_only ? (const unsigned char *)elf_rawfile(mf->elf, &size) : NULL;
+
+	if (!raw)
+		return NULL;
+	for (size_t i = 0; i < mf->segment_count; i++) {
+		const struct module_segment *s = &mf->segments[i];
+
+		if (!s->executable || addr < s->vaddr || addr - s->vaddr > s->size || s->offset > size ||
+		    s->size > size - s->offset)
+			continue;
+		*before = addr - s->vaddr;
+		*after = s->size - *before;
+		return raw + s->offset + *before;
+	}
+	return NULL;
+}
+
+static int32_t read_le32(const unsigned char *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+/* The length of an FF /2 (call r/m64) at p, from its ModRM, SIB and displacement; 0 when p is not one. */
+static size_t indirect_call_length(const unsigned char *p, size_t avail)
+{
+	size_t n = 0;
+	unsigned mod, rm;
+
+	if (n < avail && p[n] == 0x3e) /* notrack (CET) */
+		n++;
+	if (n < avail && (p[n] & 0xf0) == 0x40) /* REX */
+		n++;
+	if (n + 2 > avail || p[n] != 0xff || ((p[n + 1] >> 3) & 7) != 2)
+		return 0;
+	mod = p[n + 1] >> 6;
+	rm = p[n + 1] & 7;
+	n += 2;
+	if (mod == 3)
+		return n;
+	if (rm == 4) { /* SIB */
+		if (n >= avail)
+			return 0;
+		if (mod == 0 && (p[n] & 7) == 5)
+			n += 4; /* no base: disp32 */
+		n++;
+	}
+	if (mod == 1)
+		n += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		n += 4; /* disp32, or rip + disp32 */
+	return n;
+}
+
+enum call_kind { NO_CALL, DIRECT_CALL, INDIRECT_CALL };
+
+/* The instruction that ends where end does (before bytes of code before it): a call, and a direct one's target
+ * displacement. Bytes that merely decode as a call are taken as one: only "no call" is a finding. */
+static enum call_kind call_before(const unsigned char *end, size_t before, int32_t *displacement)
+{
+	if (before >= 5 && end[-5] == 0xe8) {
+		*displacement = read_le32(end - 4);
+		return DIRECT_CALL;
+	}
+	for (size_t length = 2; length <= CALL_MAX_LENGTH && length <= before; length++)
+		if (indirect_call_length(end - length, length) == length)
+			return INDIRECT_CALL;
+	return NO_CALL;
+}
+
+/* The name of the symbol whose relocation fills the GOT slot at ELF address slot, or NULL. */
+static const char *slot_symbol(Elf *elf, GElf_Addr slot)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr, link_shdr;
+		Elf_Data *data;
+		Elf_Scn *symtab;
+		size_t count;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)) || !(symtab = elf_getscn(elf, shdr.sh_link)) ||
+		    !gelf_getshdr(symtab, &link_shdr))
+			continue;
+		count = data->d_size / shdr.sh_entsize;
+		for (size_t i = 0; i < count; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			Elf_Data *syms;
+
+			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != slot)
+				continue;
+			/* IRELATIVE and the like have no symbol: which function the slot gets is decided at run time */
+			if (!GELF_R_SYM(rela.r_info) || !(syms = elf_getdata(symtab, NULL)) ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
+			    GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+				return NULL;
+			return elf_strptr(elf, link_shdr.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+/* Whether ELF address addr is in a PLT section (.plt, .plt.sec, .plt.got). */
+static bool in_plt(Elf *elf, GElf_Addr addr)
+{
+	size_t strndx;
+
+	if (elf_getshdrstrndx(elf, &strndx) < 0)
+		return false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR) && addr >= shdr.sh_addr &&
+		    addr - shdr.sh_addr < shdr.sh_size && (name = elf_strptr(elf, strndx, shdr.sh_name)) &&
+		    !strncmp(name, ".plt", 4))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The function a PLT entry at ELF address entry jumps to: its `jmp *SLOT(%rip)` (after an endbr64 and a bnd
+ * prefix, as .plt.sec entries have them), and the symbol the slot's relocation names. NULL when that is not
+ * what the entry holds (the lazy-binding entry 0, an IFUNC).
+ */
+static const char *plt_target(const struct module_file *mf, GElf_Addr entry)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t before, after, n = 0;
+	const unsigned char *p = code_at(mf, entry, &before, &after);
+
+	if (!p)
+		return NULL;
+	if (after >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		n += sizeof(endbr64);
+	if (n < after && p[n] == 0xf2) /* bnd */
+		n++;
+	if (n + 6 > after || p[n] != 0xff || p[n + 1] != 0x25)
+		return NULL;
+	return slot_symbol(mf->elf, entry + n + 6 + (GElf_Addr)(int64_t)read_le32(p + n + 2));
+}
+
+enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
+			       Dwarf_Addr pc_addr)
+{
+	Dwarf_Addr ra_addr;
+	GElf_Sym pc_sym, target_sym;
+	const char *pc_name, *target_name;
+	const unsigned char *end;
+	size_t before, after;
+	int32_t displacement;
+	GElf_Addr target;
+
+	if (!module_file_address(ra->file, ra_offset, &ra_addr) ||
+	    !(end = code_at(ra->file, ra_addr - ra->file->bias, &before, &after)))
+		return CALL_SITE_UNKNOWN;
+	switch (call_before(end, before, &displacement)) {
+	case NO_CALL:
+		return CALL_SITE_NONE;
+	case INDIRECT_CALL:
+		return CALL_SITE_UNKNOWN;
+	case DIRECT_CALL:
+		break;
+	}
+	if (!(pc_name = elf_symbols_lookup(pc->symbols, pc->file->mod, pc_addr, &pc_sym)) || !*pc_name)
+		return CALL_SITE_UNKNOWN;
+	target = ra_addr + (GElf_Addr)(int64_t)displacement; /* a Dwfl address of ra's module */
+	if (ra->file == pc->file && target == pc_sym.st_value + pc->file->bias)
+		return CALL_SITE_CALLS; /* the function's own entry, whatever it is called */
+	if (in_plt(ra->file->elf, target - ra->file->bias)) {
+		target_name = plt_target(ra->file, target - ra->file->bias);
+	} else {
+		target_name = elf_symbols_lookup(ra->symbols, ra->file->mod, target, &target_sym);
+		if (target_name && target_sym.st_value + ra->file->bias != target)
+			return CALL_SITE_UNKNOWN; /* a call into the middle of a symbol: a label we cannot judge */
+	}
+	if (!target_name || !*target_name)
+		return CALL_SITE_UNKNOWN;
+	return strcmp(target_name, pc_name) ? CALL_SITE_OTHER : CALL_SITE_CALLS;
+}

@@ -1,0 +1,41 @@
+/*
+ * call_site.h — whether a return address comes back from a call to a given function: the instruction before
+ * it, read from its module's file, and that call's target, named by the symbol table (or, through the PLT, by
+ * the relocation of the slot the PLT entry jumps through).
+ *
+ * The unwinder asks it where no CFI covers the sampled pc (hand-written assembly such as libgmp's mpn
+ * routines): there a frame-pointer step reads the return address at rbp + 8, which skips the caller when the
+ * interrupted function made no frame of its own (rbp is still its caller's). A return address that follows a
+ * call of another function shows that skip; the word on top of the stack, if it follows a call of the
+ * function itself, is the return address instead.
+ */
+#ifndef STACKREC_CONVERT_CALL_SITE_H
+#define STACKREC_CONVERT_CALL_SITE_H
+
+#include <elfutils/libdwfl.h>
+
+#include "elf_symbols.h"
+#include "module_file.h"
+
+enum call_site {
+	CALL_SITE_UNKNOWN, /* cannot tell: no code bytes (no file, a debug file alone), an indirect call, a
+			    * callee or a function without a name */
+	CALL_SITE_CALLS,   /* follows a direct call to the function */
+	CALL_SITE_OTHER,   /* follows a direct call to another function, which may have reached it by a tail call */
+	CALL_SITE_NONE,	   /* follows no call instruction: not a return address */
+};
+
+/* A module as call_site_check reads it: its file and its symbol table (built on first use, kept by the caller). */
+struct call_site_module {
+	const struct module_file *file;
+	struct elf_symbols *symbols;
+};
+
+/*
+ * Whether the return address at file offset ra_offset of ra's module follows a call to the function at Dwfl
+ * address pc of pc's module.
+ */
+enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
+			       Dwarf_Addr pc_addr);
+
+#endif
