@@ -96,7 +96,7 @@ static const char *slot_symbol(Elf *elf, GElf_Addr slot)
 		Elf_Scn *symtab;
 		size_t count;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize ||
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || shdr.sh_entsize != sizeof(Elf64_Rela) ||
 		    !(data = elf_getdata(scn, NULL)) || !(symtab = elf_getscn(elf, shdr.sh_link)) ||
 		    !gelf_getshdr(symtab, &link_shdr))
 			continue;
@@ -164,12 +164,12 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 			       Dwarf_Addr pc_addr)
 {
 	Dwarf_Addr ra_addr;
-	GElf_Sym pc_sym, target_sym;
+	GElf_Sym pc_sym;
 	const char *pc_name, *target_name;
 	const unsigned char *end;
 	size_t before, after;
 	int32_t displacement;
-	GElf_Addr target;
+	GElf_Addr target, entry;
 
 	if (!module_file_address(ra->file, ra_offset, &ra_addr) ||
 	    !(end = code_at(ra->file, ra_addr - ra->file->bias, &before, &after)))
@@ -182,19 +182,15 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 	case DIRECT_CALL:
 		break;
 	}
-	if (!(pc_name = elf_symbols_lookup(pc->symbols, pc->file->mod, pc_addr, &pc_sym)) || !*pc_name)
+	if (!(pc_name = elf_symbols_lookup(pc->symbols, pc->file->mod, pc_addr, &pc_sym)))
 		return CALL_SITE_UNKNOWN;
 	target = ra_addr + (GElf_Addr)(int64_t)displacement; /* a Dwfl address of ra's module */
-	if (ra->file == pc->file && target == pc_sym.st_value + pc->file->bias)
-		return CALL_SITE_CALLS; /* the function's own entry, whatever it is called */
-	if (in_plt(ra->file->elf, target - ra->file->bias)) {
-		target_name = plt_target(ra->file, target - ra->file->bias);
-	} else {
-		target_name = elf_symbols_lookup(ra->symbols, ra->file->mod, target, &target_sym);
-		if (target_name && target_sym.st_value + ra->file->bias != target)
-			return CALL_SITE_UNKNOWN; /* a call into the middle of a symbol: a label we cannot judge */
-	}
-	if (!target_name || !*target_name)
+	entry = pc_sym.st_value + pc->file->bias;
+	/* Not through the PLT, a direct call lands in ra's own module: the function's entry, or another place. */
+	if (!in_plt(ra->file->elf, target - ra->file->bias))
+		return ra->file == pc->file && target == entry ? CALL_SITE_CALLS : CALL_SITE_OTHER;
+	/* Through the PLT, to the function its slot's relocation names, in whichever module defines it. */
+	if (!*pc_name || !(target_name = plt_target(ra->file, target - ra->file->bias)) || !*target_name)
 		return CALL_SITE_UNKNOWN;
 	return strcmp(target_name, pc_name) ? CALL_SITE_OTHER : CALL_SITE_CALLS;
 }

@@ -33,7 +33,9 @@ struct call_site_module {
 
 /*
  * Whether the return address at file offset ra_offset of ra's module follows a call to the function at Dwfl
- * address pc of pc's module.
+ * address pc of pc's module (the same module when ra->file == pc->file): a direct call to that function's entry,
+ * or through a PLT entry whose slot's relocation names it. Only ra's instructions and PLT, and pc's symbols, are
+ * read.
  */
 enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
 			       Dwarf_Addr pc_addr);

@@ -95,6 +95,9 @@ static const struct {
 	  "DEBUGINFOD_URLS, the build-ID cache)" },
 	{ "no CFI and no frame pointer",
 	  "code without unwind information (JIT, hand-written assembly) that keeps no frame pointer either" },
+	{ "no CFI, and the frame pointer leads to no return address",
+	  "code without unwind information (hand-written assembly) whose frame pointer is not its caller's frame: "
+	  "the word there follows no call instruction" },
 	{ "CFI rule could not be applied", "the CFI needs a register the recording does not keep" },
 	{ "stack pointer did not move up", "the stack or its CFI is inconsistent here" },
 	{ "registers of another machine", "convert supports x86-64 registers only" },

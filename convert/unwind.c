@@ -719,18 +719,18 @@ static bool moved_up(const struct cfi_rule *rule, const struct unwind_frame *f, 
 	return caller_sp == callee_sp && rule && !f->is_return_address && rule->regs[rule->ra_reg].kind == CFI_REGISTER;
 }
 
-/* Whether return address ra of process pid (at time_ns) follows a call of the function at f's interrupted pc. */
+/* Whether return address ra of process pid (at time_ns) follows a call of the function that holds frame f's pc
+ * (placed: its module and file offset set). */
 static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uint64_t time_ns,
 					   const struct unwind_frame *f, uint64_t ra)
 {
 	struct unwind_frame at_call = { .pc = ra - 1 };
-	struct unwind_module *ra_module, *pc_module;
 	struct call_site_answer *a;
 	Dwarf_Addr pc_addr;
 	size_t slot;
 
 	unwind_resolve(u, pid, time_ns, &at_call); /* the call is before ra, which may be where its mapping ends */
-	if (at_call.module == PROFILE_NO_MODULE)
+	if (at_call.module == PROFILE_NO_MODULE || f->module == PROFILE_NO_MODULE)
 		return CALL_SITE_UNKNOWN; /* no file to read: JIT code, or no code at all */
 	slot = address_hash(at_call.file_offset ^ (uint64_t)at_call.module << 40 ^ f->file_offset * 31 ^ f->module) %
 	       CALL_SITE_ANSWERS;
@@ -740,49 +740,55 @@ static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uin
 		return a->answer;
 	*a = (struct call_site_answer){ .used = true, .ra_module = at_call.module, .ra_offset = at_call.file_offset + 1,
 					.pc_module = f->module, .pc_offset = f->file_offset, .answer = CALL_SITE_UNKNOWN };
-	ra_module = module_of(u, at_call.module);
-	pc_module = module_of(u, f->module);
-	if (ra_module && pc_module && module_file_address(&pc_module->file, f->file_offset, &pc_addr))
-		a->answer = call_site_check(&(struct call_site_module){ &ra_module->file, &ra_module->symbols },
-					    at_call.file_offset + 1,
-					    &(struct call_site_module){ &pc_module->file, &pc_module->symbols }, pc_addr);
+	/* Both opened before either is taken by address: opening one may move u->modules. */
+	if (module_of(u, at_call.module) && module_of(u, f->module)) {
+		struct unwind_module *ra_module = &u->modules[at_call.module], *pc_module = &u->modules[f->module];
+
+		if (module_file_address(&pc_module->file, f->file_offset, &pc_addr))
+			a->answer = call_site_check(
+				&(struct call_site_module){ &ra_module->file, &ra_module->symbols }, at_call.file_offset + 1,
+				&(struct call_site_module){ &pc_module->file, &pc_module->symbols }, pc_addr);
+	}
 	return a->answer;
 }
 
 /*
  * The caller of interrupted frame f, where no CFI covers its pc (hand-written assembly): as fp_step finds it,
  * unless that return address follows a call of another function, or no call at all. Then f's function may have
- * made no frame of its own (rbp is its caller's, and rbp + 8 the return address of the caller's caller), and
- * the word on top of the stack is taken instead when it follows a call of f's function itself (*leaf set).
- * Otherwise the frame pointer's return address stays when it follows some call (the function may have been
- * reached by a tail call from the one called there), and the walk ends (-2) when it follows none. As fp_step
- * returns; *pc the caller's.
+ * made no frame of its own, rbp still its caller's, and rbp + 8 the return address of its caller's caller: the
+ * word on top of the stack is taken instead (*leaf set) when both show it, that word following a call of f's
+ * function and the frame pointer's return address a call of the function that word returns into. Otherwise
+ * the frame pointer's return address stays when it follows some call (f's function may have been reached by a
+ * tail call from the one called there), and the walk ends (-2) when it follows none. As fp_step returns; *pc
+ * the caller's.
  */
 static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
 				   const struct regs *r, struct memory *m, struct regs *caller, uint64_t *pc, bool *leaf)
 {
 	int step = fp_step(r, m, caller, pc);
-	enum call_site by_frame_pointer = CALL_SITE_UNKNOWN;
+	enum call_site by_frame_pointer;
+	struct unwind_frame in_caller;
 	uint64_t top;
 
 	*leaf = false;
-	if (f->module == PROFILE_NO_MODULE) /* JIT code: no file to read calls from */
+	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc) /* JIT code: no file to read calls from */
 		return step;
-	if (step > 0 && *pc) {
-		by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
-		if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
-			return step;
-	}
+	by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
+	if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
+		return step;
 	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top &&
 	    return_address_calls(u, pid, time_ns, f, top) == CALL_SITE_CALLS) {
-		memset(caller, 0, sizeof(*caller));
-		if (known(r, CFI_REG_FP))
-			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* made no frame, pushed nothing: rbp is untouched */
-		set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
-		set(caller, CFI_REG_RA, top);
-		*pc = top;
-		*leaf = true;
-		return 1;
+		in_caller = (struct unwind_frame){ .pc = top - 1 };
+		unwind_resolve(u, pid, time_ns, &in_caller);
+		if (return_address_calls(u, pid, time_ns, &in_caller, *pc) == CALL_SITE_CALLS) {
+			memset(caller, 0, sizeof(*caller));
+			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* the frame rbp + 8 returned from: the caller's */
+			set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
+			set(caller, CFI_REG_RA, top);
+			*pc = top;
+			*leaf = true;
+			return 1;
+		}
 	}
 	return by_frame_pointer == CALL_SITE_NONE ? -2 : step;
 }

@@ -269,7 +269,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t i = 0; i < n; i++) {
 		ASSERT(frames[i].module == PROFILE_NO_MODULE || frames[i].module < profile.module_count);
 		ASSERT(frames[i].method == PROFILE_UNWIND_PC || frames[i].method == PROFILE_UNWIND_CFI ||
-		       frames[i].method == PROFILE_UNWIND_FRAME_POINTER);
+		       frames[i].method == PROFILE_UNWIND_FRAME_POINTER || frames[i].method == PROFILE_UNWIND_FP_LEAF_FIX);
+		/* the word on top of the stack is taken only for an interrupted frame without CFI (call_site.h) */
+		ASSERT(frames[i].method != PROFILE_UNWIND_FP_LEAF_FIX || (i > 0 && !frames[i - 1].is_return_address));
 		ASSERT((frames[i].method == PROFILE_UNWIND_PC) == (i == 0));
 		ASSERT(i == 0 || frames[i].pc != 0);
 	}
