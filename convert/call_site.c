@@ -160,6 +160,28 @@ static const char *plt_target(const struct module_file *mf, GElf_Addr entry)
 	return slot_symbol(mf->elf, entry + n + 6 + (GElf_Addr)(int64_t)read_le32(p + n + 2));
 }
 
+/* The code at the return address at file offset ra_offset of mf: its Dwfl address in *ra_addr, how many bytes
+ * there are before it in *before and from it on in *after. NULL when it cannot be read. */
+static const unsigned char *code_around(const struct module_file *mf, uint64_t ra_offset, Dwarf_Addr *ra_addr,
+					size_t *before, size_t *after)
+{
+	return module_file_address(mf, ra_offset, ra_addr) ? code_at(mf, *ra_addr - mf->bias, before, after) : NULL;
+}
+
+bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset)
+{
+	/* mov $15, %rax; syscall: rt_sigreturn, where the kernel has a signal handler return (glibc's __restore_rt,
+	 * after a nop), a return address that no call made */
+	static const unsigned char sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	Dwarf_Addr ra_addr;
+	size_t before, after;
+	int32_t displacement;
+	const unsigned char *at = code_around(mf, ra_offset, &ra_addr, &before, &after);
+
+	return at && call_before(at, before, &displacement) == NO_CALL &&
+	       !(after >= sizeof(sigreturn) && !memcmp(at, sigreturn, sizeof(sigreturn)));
+}
+
 enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
 			       Dwarf_Addr pc_addr)
 {
@@ -171,8 +193,7 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 	int32_t displacement;
 	GElf_Addr target, entry;
 
-	if (!module_file_address(ra->file, ra_offset, &ra_addr) ||
-	    !(end = code_at(ra->file, ra_addr - ra->file->bias, &before, &after)))
+	if (!(end = code_around(ra->file, ra_offset, &ra_addr, &before, &after)))
 		return CALL_SITE_UNKNOWN;
 	switch (call_before(end, before, &displacement)) {
 	case NO_CALL:

@@ -13,6 +13,8 @@
 #define STACKREC_CONVERT_CALL_SITE_H
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "elf_symbols.h"
 #include "module_file.h"
@@ -39,5 +41,12 @@ struct call_site_module {
  */
 enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
 			       Dwarf_Addr pc_addr);
+
+/*
+ * Whether the code before the return address at file offset ra_offset of mf is readable and holds no call
+ * instruction: then it is no return address (a frame-pointer walk through code without frame pointers took a
+ * word of data or a saved register for one).
+ */
+bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset);
 
 #endif

@@ -30,6 +30,7 @@
 #include "../formats/recording_reader.h"
 #include "../util.h"
 #include "archive.h"
+#include "call_site.h"
 #include "debuginfod_client.h"
 #include "enrich.h"
 #include "explain.h"
@@ -68,6 +69,10 @@ struct convert {
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
 	struct unwinder *unwinder;
 	struct stack_memo stacks; /* fp stacks' user locations by their raw form */
+	/* By location: whether a frame-pointer walk's return address there follows a call (RETURN_*), asked once */
+	uint8_t *return_checked;
+	size_t return_checked_cap;
+	uint32_t fp_cut_marker; /* "[incomplete]", interned when a walk is first cut; 0 before */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct memo_window stacks_window, samples_window; /* whether each is worth asking (memo_window.h) */
 	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
@@ -465,12 +470,43 @@ static inline uint32_t placed_return_address(struct convert *c, uint32_t pid, ui
 	return placed_location(c, pid, time_ns, period, &frame, false);
 }
 
+enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL };
+
+/* Why a frame-pointer walk's stack is cut (walked_locations), for --explain (explain.c has its advice). */
+#define FP_CUT_REASON "a return address that follows no call"
+
+/*
+ * Whether return-address location loc follows no call instruction in its module's code: a frame-pointer walk
+ * through code without frame pointers took a saved register or a word of data for a return address there
+ * (bash's function pointers, values in perl's and cc1's frames). What cannot be read (no file, JIT code) passes.
+ */
+static bool follows_no_call(struct convert *c, uint32_t loc)
+{
+	const struct profile_location *l = &c->profile.locations[loc];
+	const struct module_file *mf;
+
+	if (loc >= c->return_checked_cap) {
+		size_t old = c->return_checked_cap;
+
+		GROW(c->return_checked, c->return_checked_cap, (size_t)loc + 1);
+		memset(c->return_checked + old, RETURN_UNCHECKED, c->return_checked_cap - old);
+	}
+	if (c->return_checked[loc] == RETURN_UNCHECKED)
+		c->return_checked[loc] = l->kind == PROFILE_LOCATION_USER && l->module != PROFILE_NO_MODULE &&
+						 (mf = unwind_module_file(c->unwinder, l->module)) &&
+						 call_site_follows_no_call(mf, l->file_offset)
+					 ? RETURN_AFTER_NO_CALL
+					 : RETURN_AFTER_CALL;
+	return c->return_checked[loc] == RETURN_AFTER_NO_CALL;
+}
+
 /* The leaf of a frame-pointer walk, and the caller the walk skipped that its registers put back, if any. */
 struct walked_leaf {
 	uint32_t depth;		   /* user IPs but the 0 that ends a walk; 0: no leaf */
 	struct unwind_frame frame; /* the leaf, resolved (when depth is not 0) */
 	bool fixed;
 	uint64_t caller;		  /* when fixed: the return address put back */
+	bool cut; /* the walk is cut at a return address that follows no call (follows_no_call) */
 	struct unwind_leaf_recipe recipe; /* how the caller was found, for the sample memo to find it again */
 };
 
@@ -497,7 +533,8 @@ static inline __attribute__((always_inline)) void repair_leaf(struct convert *c,
 
 /*
  * The user locations of a frame-pointer walk, into locations: the sampled pc, then return addresses. The 0
- * that ends a walk (the outermost frame's saved frame pointer) is not a frame. When the sample kept its
+ * that ends a walk (the outermost frame's saved frame pointer) is not a frame. The walk is cut before the first
+ * return address that follows no call, which neither it nor anything the walk found beyond it is (leaf->cut). When the sample kept its
  * registers and top words, the caller of a leaf function without a frame of its own, which the walk skipped,
  * is put back. Returns how many; *leaf says what the leaf was. A stack seen before in the same process and
  * period of its mappings is answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
@@ -529,7 +566,9 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		memo_window_count(&c->stacks_window, known != NULL);
 		if (known) {
 			memcpy(locations, known, count * sizeof(*locations));
-			return count;
+			/* a cut walk is remembered with its marker last */
+			leaf->cut = c->fp_cut_marker && count && locations[count - 1] == c->fp_cut_marker;
+			return count - leaf->cut;
 		}
 	}
 	locations[n++] = placed_location(c, s->pid, s->time_ns, key[1], &leaf->frame, true);
@@ -539,8 +578,17 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	for (uint32_t i = 1; i < depth; i++)
 		locations[n++] = placed_return_address(c, s->pid, s->time_ns, key[1], ips[i],
 						       PROFILE_UNWIND_FRAME_POINTER);
+	for (uint32_t i = 1; i < n && !leaf->cut; i++)
+		if (follows_no_call(c, locations[i])) {
+			if (!c->fp_cut_marker)
+				c->fp_cut_marker = profile_intern_marker(&c->profile, PROFILE_LOCATION_USER, "[incomplete]");
+			n = i;
+			leaf->cut = true;
+		}
+	if (leaf->cut)
+		locations[n] = c->fp_cut_marker; /* for the memo only */
 	if (memo)
-		stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n);
+		stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n + leaf->cut);
 	return n;
 }
 
@@ -776,6 +824,11 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 		}
 	} else {
 		depth += walked_locations(c, &s, ips, in, locations + depth, &leaf); /* CFAs unknown (user stays 0) */
+		if (leaf.cut) {
+			end = UNWIND_LOST;
+			why = FP_CUT_REASON;
+			memo = false; /* a sample the fp sample memo answers is not counted as a stop (count_repeats is) */
+		}
 	}
 	if (s.user_stack_error) {
 		char *name = stack_error_name("user", s.user_stack_error);
@@ -1050,6 +1103,9 @@ static void read_samples(struct convert *c, struct recording_reader *reader, str
 	c->unwinder = NULL;
 	stack_memo_release(&c->stacks);
 	stack_memo_release(&c->samples);
+	free(c->return_checked);
+	c->return_checked = NULL;
+	c->return_checked_cap = 0;
 	raw_sample_memo_release(&c->raw); /* counts the repeats it still held */
 	walk->frames_without_cfa = enrich_frames_without_cfa(c->enricher);
 }

@@ -98,6 +98,10 @@ static const struct {
 	{ "no CFI, and the frame pointer leads to no return address",
 	  "code without unwind information (hand-written assembly) whose frame pointer is not its caller's frame: "
 	  "the word there follows no call instruction" },
+	{ "a return address that follows no call",
+	  "a frame-pointer walk (--call-graph fp) through code built without frame pointers took a saved register "
+	  "or a word of data for one, and what it found beyond is not the stack either: record with --call-graph "
+	  "dwarf" },
 	{ "CFI rule could not be applied", "the CFI needs a register the recording does not keep" },
 	{ "stack pointer did not move up", "the stack or its CFI is inconsistent here" },
 	{ "registers of another machine", "convert supports x86-64 registers only" },

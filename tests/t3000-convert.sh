@@ -334,7 +334,7 @@ test_expect_success 'the same dwarf sample, repeated across an exec and a new ma
 # in two threads, under two names, on and off the CPU, with a stack error, and with two leaf repairs: each
 # sample at leaf's first instruction (frameless there), the word at rsp the return address into outer (the
 # walk skipped outer: put back), into main (what the walk found: nothing to put back), or another address in
-# main (put back: another stack).
+# main (put back: another stack, cut there, since no call comes before that address).
 test_expect_success 'repeated fp samples that differ in thread, name, kind, error or leaf repair stay apart' '
 	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
 	in_main=$(runtime $(ret_after_call main outer)) && main4=$(runtime $(printf "%x" $((0x$(vaddr main) + 4)))) &&
@@ -355,9 +355,9 @@ test_expect_success 'repeated fp samples that differ in thread, name, kind, erro
 	write_rec samples.rec <script.samples >/dev/null &&
 	stackrec convert samples.rec --tid >actual &&
 	cat >expect <<-\EOF &&
+	p-300/300;[incomplete];leaf 2
 	p-300/300;[user stack error -EFAULT];main;outer;middle;leaf 2
 	p-300/300;main;leaf 2
-	p-300/300;main;main;leaf 2
 	p-300/300;main;outer;middle;leaf 4
 	p-300/301;main;outer;middle;leaf 2
 	q-300/300;main;outer;middle;leaf 2
@@ -368,6 +368,43 @@ test_expect_success 'repeated fp samples that differ in thread, name, kind, erro
 	test_cmp expect actual &&
 	stackrec convert samples.rec -v -o /dev/null 2>err &&
 	grep "of samples had a frameless leaf" err
+'
+
+# A frame-pointer walk through code without frame pointers takes a saved register or a word of data for a return
+# address. Where no call instruction comes before it (main + 4, inside main's first instructions), neither it nor
+# what the walk found beyond it is the stack: the stack is cut there and says [incomplete], and --explain says
+# why. Where a signal handler returns, at rt_sigreturn's trampoline (mov $15, %rax; syscall, after a nop as in
+# glibc's __restore_rt), no call comes before either, but the kernel made that return address: it stays.
+test_expect_success 'an fp return address that follows no call cuts the stack there; a signal trampoline does not' '
+	cat >tramp.c <<-\EOF &&
+	__asm__(".text\n.globl tramp\n.type tramp, @function\ntramp:\n nop\n mov $15, %rax\n syscall\n"
+		".size tramp, . - tramp\n");
+	__attribute__((noinline)) void handler(void) { __asm__ volatile("" ::: "memory"); }
+	int main(void) { handler(); return 0; }
+	EOF
+	cc -O2 -g -fno-omit-frame-pointer -o tramp tramp.c &&
+	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
+	in_main=$(runtime $(ret_after_call main outer)) && main4=$(runtime $(printf "%x" $((0x$(vaddr main) + 4)))) &&
+	{
+		text_mapping 300 prog $(build_id prog) 1 &&
+		echo "sample 300 300 p 1000 $pc,$in_outer,$main4,$in_main -" &&
+		echo "sample 300 300 p 2000 $pc,$in_outer,$main4,$in_main -" &&
+		echo "sample 300 300 p 3000 $pc,$in_outer,$in_main -" &&
+		text_mapping 400 tramp $(build_id tramp) 1 &&
+		echo "sample 400 400 t 4000 $(runtime $(vaddr handler tramp)),$(runtime $(printf "%x" $((0x$(vaddr tramp tramp) + 1)))),$(runtime $(ret_after_call main handler tramp)) -" &&
+		echo "end"
+	} >script.samples &&
+	write_rec cut.rec <script.samples >/dev/null &&
+	stackrec convert cut.rec >actual &&
+	cat >expect <<-\EOF &&
+	p;[incomplete];outer;middle;leaf 2
+	p;main;outer;middle;leaf 1
+	t;main;tramp;handler 1
+	EOF
+	test_cmp expect actual &&
+	stackrec convert cut.rec --explain -o /dev/null 2>err &&
+	cat err &&
+	grep -x "explain: 50.0% of samples end in \[incomplete\]: a return address that follows no call: .*record with --call-graph dwarf" err
 '
 
 # A repeated fp sample's leaf is repaired by the recipe the memo keeps with it (unwind.h, unwind_leaf_recipe):
