@@ -45,7 +45,9 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 /*
  * Whether the code before the return address at file offset ra_offset of mf is readable and holds no call
  * instruction: then it is no return address (a frame-pointer walk through code without frame pointers took a
- * word of data or a saved register for one).
+ * word of data or a saved register for one), unless it is where the kernel has a signal handler return
+ * (rt_sigreturn's trampoline), glibc's makecontext the context's function (__start_context) or Go's runtime a
+ * goroutine (runtime.goexit + 1).
  */
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset);
 

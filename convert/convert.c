@@ -72,7 +72,6 @@ struct convert {
 	/* By location: whether a frame-pointer walk's return address there follows a call (RETURN_*), asked once */
 	uint8_t *return_checked;
 	size_t return_checked_cap;
-	uint32_t fp_cut_marker; /* "[incomplete]", interned when a walk is first cut; 0 before */
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct memo_window stacks_window, samples_window; /* whether each is worth asking (memo_window.h) */
 	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
@@ -472,18 +471,32 @@ static inline uint32_t placed_return_address(struct convert *c, uint32_t pid, ui
 
 enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL };
 
+#define WALK_CUT UINT32_MAX /* no location: the last word of a cut walk's memo entry */
+
 /* Why a frame-pointer walk's stack is cut (walked_locations), for --explain (explain.c has its advice). */
 #define FP_CUT_REASON "a return address that follows no call"
 
 /*
- * Whether return-address location loc follows no call instruction in its module's code: a frame-pointer walk
+ * Whether return address file_offset of module (a profile module index) follows no call instruction in the
+ * module's code (call_site_follows_no_call). What cannot be read passes: JIT code, a module whose file was not
+ * found, or one found by its path alone (no build ID), which may not be the code that ran.
+ */
+static bool module_code_follows_no_call(struct convert *c, uint32_t module, uint64_t file_offset)
+{
+	const struct module_file *mf;
+
+	return module != PROFILE_NO_MODULE && c->profile.modules[module].build_id &&
+	       (mf = unwind_module_file(c->unwinder, module)) && call_site_follows_no_call(mf, file_offset);
+}
+
+/*
+ * Whether return-address location loc follows no call (module_code_follows_no_call): a frame-pointer walk
  * through code without frame pointers took a saved register or a word of data for a return address there
- * (bash's function pointers, values in perl's and cc1's frames). What cannot be read (no file, JIT code) passes.
+ * (bash's function pointers, values in cc1's frames). Asked once a location.
  */
 static bool follows_no_call(struct convert *c, uint32_t loc)
 {
 	const struct profile_location *l = &c->profile.locations[loc];
-	const struct module_file *mf;
 
 	if (loc >= c->return_checked_cap) {
 		size_t old = c->return_checked_cap;
@@ -492,9 +505,8 @@ static bool follows_no_call(struct convert *c, uint32_t loc)
 		memset(c->return_checked + old, RETURN_UNCHECKED, c->return_checked_cap - old);
 	}
 	if (c->return_checked[loc] == RETURN_UNCHECKED)
-		c->return_checked[loc] = l->kind == PROFILE_LOCATION_USER && l->module != PROFILE_NO_MODULE &&
-						 (mf = unwind_module_file(c->unwinder, l->module)) &&
-						 call_site_follows_no_call(mf, l->file_offset)
+		c->return_checked[loc] = l->kind == PROFILE_LOCATION_USER &&
+						 module_code_follows_no_call(c, l->module, l->file_offset)
 					 ? RETURN_AFTER_NO_CALL
 					 : RETURN_AFTER_CALL;
 	return c->return_checked[loc] == RETURN_AFTER_NO_CALL;
@@ -509,6 +521,16 @@ struct walked_leaf {
 	bool cut; /* the walk is cut at a return address that follows no call (follows_no_call) */
 	struct unwind_leaf_recipe recipe; /* how the caller was found, for the sample memo to find it again */
 };
+
+/* Whether the caller a leaf repair would put back follows no call: the word the leaf's CFI pointed at was not
+ * its return address (the repair is wrong, not the walk), and nothing is put back. */
+static bool leaf_caller_follows_no_call(struct convert *c, const struct unwind_input *in, uint64_t caller)
+{
+	struct unwind_frame frame = { .pc = caller - 1 };
+
+	unwind_resolve(c->unwinder, in->pid, in->time_ns, &frame);
+	return module_code_follows_no_call(c, frame.module, frame.file_offset + 1);
+}
 
 /*
  * Whether the sample's registers and top words put back the caller the walk skipped under the leaf: by the
@@ -525,7 +547,7 @@ static inline __attribute__((always_inline)) void repair_leaf(struct convert *c,
 	leaf->fixed = leaf->depth && in &&
 		      (known ? unwind_leaf_caller_by(c->unwinder, known, in, &leaf->frame, &caller)
 			     : unwind_leaf_caller_recipe(c->unwinder, in, &leaf->frame, &caller, &leaf->recipe)) &&
-		      (leaf->depth < 2 || ips[1] != caller);
+		      (leaf->depth < 2 || ips[1] != caller) && !leaf_caller_follows_no_call(c, in, caller);
 	leaf->caller = leaf->fixed ? caller : 0;
 	if (leaf->fixed)
 		c->profile.leaf_fixes++;
@@ -566,8 +588,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		memo_window_count(&c->stacks_window, known != NULL);
 		if (known) {
 			memcpy(locations, known, count * sizeof(*locations));
-			/* a cut walk is remembered with its marker last */
-			leaf->cut = c->fp_cut_marker && count && locations[count - 1] == c->fp_cut_marker;
+			leaf->cut = count && locations[count - 1] == WALK_CUT; /* remembered with WALK_CUT last */
 			return count - leaf->cut;
 		}
 	}
@@ -578,15 +599,13 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	for (uint32_t i = 1; i < depth; i++)
 		locations[n++] = placed_return_address(c, s->pid, s->time_ns, key[1], ips[i],
 						       PROFILE_UNWIND_FRAME_POINTER);
-	for (uint32_t i = 1; i < n && !leaf->cut; i++)
+	for (uint32_t i = 1 + leaf->fixed; i < n && !leaf->cut; i++) /* the repair was checked (repair_leaf) */
 		if (follows_no_call(c, locations[i])) {
-			if (!c->fp_cut_marker)
-				c->fp_cut_marker = profile_intern_marker(&c->profile, PROFILE_LOCATION_USER, "[incomplete]");
 			n = i;
 			leaf->cut = true;
 		}
 	if (leaf->cut)
-		locations[n] = c->fp_cut_marker; /* for the memo only */
+		locations[n] = WALK_CUT; /* for the memo only */
 	if (memo)
 		stack_memo_add_hashed(&c->stacks, hash, key, depth + 3, locations, n + leaf->cut);
 	return n;

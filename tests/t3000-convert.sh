@@ -334,7 +334,7 @@ test_expect_success 'the same dwarf sample, repeated across an exec and a new ma
 # in two threads, under two names, on and off the CPU, with a stack error, and with two leaf repairs: each
 # sample at leaf's first instruction (frameless there), the word at rsp the return address into outer (the
 # walk skipped outer: put back), into main (what the walk found: nothing to put back), or another address in
-# main (put back: another stack, cut there, since no call comes before that address).
+# main (no call comes before it: not a return address, so nothing is put back, as for main).
 test_expect_success 'repeated fp samples that differ in thread, name, kind, error or leaf repair stay apart' '
 	pc=$(runtime $(vaddr leaf)) in_outer=$(runtime $(ret_after_call outer leaf)) &&
 	in_main=$(runtime $(ret_after_call main outer)) && main4=$(runtime $(printf "%x" $((0x$(vaddr main) + 4)))) &&
@@ -355,9 +355,8 @@ test_expect_success 'repeated fp samples that differ in thread, name, kind, erro
 	write_rec samples.rec <script.samples >/dev/null &&
 	stackrec convert samples.rec --tid >actual &&
 	cat >expect <<-\EOF &&
-	p-300/300;[incomplete];leaf 2
 	p-300/300;[user stack error -EFAULT];main;outer;middle;leaf 2
-	p-300/300;main;leaf 2
+	p-300/300;main;leaf 4
 	p-300/300;main;outer;middle;leaf 4
 	p-300/301;main;outer;middle;leaf 2
 	q-300/300;main;outer;middle;leaf 2
@@ -374,11 +373,18 @@ test_expect_success 'repeated fp samples that differ in thread, name, kind, erro
 # address. Where no call instruction comes before it (main + 4, inside main's first instructions), neither it nor
 # what the walk found beyond it is the stack: the stack is cut there and says [incomplete], and --explain says
 # why. Where a signal handler returns, at rt_sigreturn's trampoline (mov $15, %rax; syscall, after a nop as in
-# glibc's __restore_rt), no call comes before either, but the kernel made that return address: it stays.
+# glibc's __restore_rt), a makecontext function, at glibc's __start_context, or a goroutine, at Go's
+# runtime.goexit + 1 (a nop before it, a call at it), no call comes before either, but the kernel, the C library
+# or Go's runtime made that return address: it stays.
 test_expect_success 'an fp return address that follows no call cuts the stack there; a signal trampoline does not' '
 	cat >tramp.c <<-\EOF &&
 	__asm__(".text\n.globl tramp\n.type tramp, @function\ntramp:\n nop\n mov $15, %rax\n syscall\n"
-		".size tramp, . - tramp\n");
+		".size tramp, . - tramp\n"
+		" nop\n nop\n nop\n nop\n nop\n nop\n nop\n nop\n nop\n"
+		".globl start_ctx\n.type start_ctx, @function\nstart_ctx:\n mov %rbx, %rsp\n mov (%rsp), %rdi\n"
+		" test %rdi, %rdi\n hlt\n.size start_ctx, . - start_ctx\n"
+		".globl goexit_like\n.type goexit_like, @function\ngoexit_like:\n nop\n call handler\n hlt\n"
+		".size goexit_like, . - goexit_like\n");
 	__attribute__((noinline)) void handler(void) { __asm__ volatile("" ::: "memory"); }
 	int main(void) { handler(); return 0; }
 	EOF
@@ -392,11 +398,15 @@ test_expect_success 'an fp return address that follows no call cuts the stack th
 		echo "sample 300 300 p 3000 $pc,$in_outer,$in_main -" &&
 		text_mapping 400 tramp $(build_id tramp) 1 &&
 		echo "sample 400 400 t 4000 $(runtime $(vaddr handler tramp)),$(runtime $(printf "%x" $((0x$(vaddr tramp tramp) + 1)))),$(runtime $(ret_after_call main handler tramp)) -" &&
+		echo "sample 400 400 c 5000 $(runtime $(vaddr handler tramp)),$(runtime $(vaddr start_ctx tramp)) -" &&
+		echo "sample 400 400 g 6000 $(runtime $(vaddr handler tramp)),$(runtime $(printf "%x" $((0x$(vaddr goexit_like tramp) + 1)))) -" &&
 		echo "end"
 	} >script.samples &&
 	write_rec cut.rec <script.samples >/dev/null &&
 	stackrec convert cut.rec >actual &&
 	cat >expect <<-\EOF &&
+	c;[tramp];handler 1
+	g;goexit_like;handler 1
 	p;[incomplete];outer;middle;leaf 2
 	p;main;outer;middle;leaf 1
 	t;main;tramp;handler 1
@@ -404,7 +414,7 @@ test_expect_success 'an fp return address that follows no call cuts the stack th
 	test_cmp expect actual &&
 	stackrec convert cut.rec --explain -o /dev/null 2>err &&
 	cat err &&
-	grep -x "explain: 50.0% of samples end in \[incomplete\]: a return address that follows no call: .*record with --call-graph dwarf" err
+	grep -x "explain: 33.3% of samples end in \[incomplete\]: a return address that follows no call: .*record with --call-graph dwarf" err
 '
 
 # A repeated fp sample's leaf is repaired by the recipe the memo keeps with it (unwind.h, unwind_leaf_recipe):
