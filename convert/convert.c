@@ -72,6 +72,12 @@ struct convert {
 	/* By location: whether a frame-pointer walk's return address there follows a call (RETURN_*), asked once */
 	uint8_t *return_checked;
 	size_t return_checked_cap;
+	/* leaf_caller_follows_no_call's answers: the same few leaves repaired in sample after sample */
+	struct leaf_caller_check {
+		bool used, no_call;
+		uint32_t pid;
+		uint64_t period, caller;
+	} leaf_caller_checks[64];
 	struct stack_memo samples; /* fp samples' profile stacks by their raw form (sample_key) */
 	struct memo_window stacks_window, samples_window; /* whether each is worth asking (memo_window.h) */
 	struct raw_sample_memo raw; /* samples' profile stacks by their blocks' bytes */
@@ -526,10 +532,17 @@ struct walked_leaf {
  * its return address (the repair is wrong, not the walk), and nothing is put back. */
 static bool leaf_caller_follows_no_call(struct convert *c, const struct unwind_input *in, uint64_t caller)
 {
+	uint64_t period = sample_period(c, in->pid, in->time_ns);
+	struct leaf_caller_check *check =
+		&c->leaf_caller_checks[address_hash(caller ^ period << 48 ^ in->pid) % ARRAY_SIZE(c->leaf_caller_checks)];
 	struct unwind_frame frame = { .pc = caller - 1 };
 
+	if (check->used && check->caller == caller && check->pid == in->pid && check->period == period)
+		return check->no_call;
 	unwind_resolve(c->unwinder, in->pid, in->time_ns, &frame);
-	return module_code_follows_no_call(c, frame.module, frame.file_offset + 1);
+	*check = (struct leaf_caller_check){ .used = true, .pid = in->pid, .period = period, .caller = caller,
+					     .no_call = module_code_follows_no_call(c, frame.module, frame.file_offset + 1) };
+	return check->no_call;
 }
 
 /*
