@@ -569,11 +569,12 @@ static inline __attribute__((always_inline)) void repair_leaf(struct convert *c,
 /*
  * The user locations of a frame-pointer walk, into locations: the sampled pc, then return addresses. The 0
  * that ends a walk (the outermost frame's saved frame pointer) is not a frame. The walk is cut before the first
- * return address that follows no call, which neither it nor anything the walk found beyond it is (leaf->cut). When the sample kept its
- * registers and top words, the caller of a leaf function without a frame of its own, which the walk skipped,
- * is put back. Returns how many; *leaf says what the leaf was. A stack seen before in the same process and
- * period of its mappings is answered from the memo (stack_memo.h): only the leaf is resolved, for its repair.
- * The memo is asked only while a quarter of its look-ups answer (stacks_window, memo_window.h).
+ * return address that follows no call: neither that word nor anything the walk found beyond it is the stack
+ * (leaf->cut). When the sample kept its registers and top words, the caller of a leaf function without a frame
+ * of its own, which the walk skipped, is put back. Returns how many; *leaf says what the leaf was. A stack seen
+ * before in the same process and period of its mappings is answered from the memo (stack_memo.h): only the
+ * leaf is resolved, for its repair. The memo is asked only while a quarter of its look-ups answer
+ * (stacks_window, memo_window.h).
  */
 static uint32_t walked_locations(struct convert *c, const struct srec_sample *s, const uint64_t *ips,
 				 const struct unwind_input *in, uint32_t *locations, struct walked_leaf *leaf)
