@@ -354,16 +354,26 @@ static void give_to_sudo_user(int fd, const char *path)
 }
 
 /*
- * Whether what is not a regular file (a FIFO, socket or device) may be written in place: when it belongs to
- * root, to us, or under sudo to the invoking user, who gets our outputs anyway. Another user's FIFO at OUT
- * (in /tmp, say) would hand that user everything written: a recording's stack bytes, another user's binaries.
+ * Whether st belongs to root, to us, or under sudo to the invoking user, who gets our outputs anyway and could
+ * name any path with -o: the owners whose links an output is written through (~/work -> /data/work) and whose
+ * files it is written into in place.
  */
-static bool written_in_place_ok(const char *path, const struct stat *st)
+static bool owner_trusted(const struct stat *st)
 {
 	uid_t uid;
 	gid_t gid;
 
-	if (st->st_uid == 0 || st->st_uid == geteuid() || (sudo_invoker(&uid, &gid) && st->st_uid == uid))
+	return st->st_uid == 0 || st->st_uid == geteuid() || (sudo_invoker(&uid, &gid) && st->st_uid == uid);
+}
+
+/*
+ * Whether what is written in place (a FIFO, socket or device; what a link of ours leads to) may be: when its
+ * owner is trusted. Another user's FIFO at OUT (in /tmp, say) would hand that user everything written: a
+ * recording's stack bytes, another user's binaries.
+ */
+static bool written_in_place_ok(const char *path, const struct stat *st)
+{
+	if (owner_trusted(st))
 		return true;
 	error("refusing to write to '%s': %s owned by uid %u", path,
 	      S_ISFIFO(st->st_mode) ? "a FIFO"
@@ -373,18 +383,6 @@ static bool written_in_place_ok(const char *path, const struct stat *st)
 }
 
 #define LINK_CHAIN_MAX 40 /* the kernel's own limit on links followed in one lookup */
-
-/*
- * Whether a symbolic link st describes may be followed: it belongs to root, to us, or under sudo to the user
- * who ran it (who could name the link's target with -o as well: ~/work -> /data/work).
- */
-static bool link_owner_trusted(const struct stat *st)
-{
-	uid_t uid;
-	gid_t gid;
-
-	return st->st_uid == 0 || st->st_uid == geteuid() || (sudo_invoker(&uid, &gid) && st->st_uid == uid);
-}
 
 /* Where an output's path leads: the directory that holds its last name, and how that name was reached. */
 struct output_place {
@@ -397,7 +395,7 @@ struct output_place {
 
 /*
  * Walks path name by name from the current directory, following the links it meets, in a directory on the way
- * or at the end, only when they are trusted (link_owner_trusted): another user's link is theirs to aim
+ * or at the end, only when their owner is trusted (owner_trusted): another user's link is theirs to aim
  * anywhere (shared/dir/out, where nobody made shared/dir a link to /etc; a link of ours to their link).
  * Nothing is looked up by path again afterwards: the directory found is held. Returns 0 with *place filled,
  * or -1 after saying why.
@@ -474,7 +472,7 @@ static int resolve_output_place(const char *path, struct output_place *place)
 			dir = next; /* not a directory: the next openat says so */
 			continue;
 		}
-		if (!link_owner_trusted(&st)) {
+		if (!owner_trusted(&st)) {
 			if (last && !hops)
 				error("refusing to write through '%s': a symbolic link owned by uid %u (give its target "
 				      "instead)", path, (unsigned)st.st_uid);
