@@ -71,7 +71,12 @@ static size_t indirect_call_length(const unsigned char *p, size_t avail)
 	return n;
 }
 
-enum call_kind { NO_CALL, DIRECT_CALL, INDIRECT_CALL };
+enum call_kind {
+	NO_CALL,
+	DIRECT_CALL,
+	INDIRECT_CALL,
+	MADE_RETURN, /* no call, but where the kernel, the C library or Go's runtime has a function return (made_return) */
+};
 
 /* The instruction that ends where end does (before bytes of code before it): a call, and a direct one's target
  * displacement. Bytes that merely decode as a call are taken as one: only "no call" is a finding. */
@@ -189,6 +194,15 @@ static bool made_return(const unsigned char *at, size_t before, size_t after)
 	return before >= 1 && after >= 1 && at[-1] == 0x90 && at[0] == 0xe8;
 }
 
+/* What comes before the return address at (before bytes before it, after from it on): call_before's answer,
+ * or MADE_RETURN where no call made it but it is one. */
+static enum call_kind return_address_kind(const unsigned char *at, size_t before, size_t after, int32_t *displacement)
+{
+	enum call_kind kind = call_before(at, before, displacement);
+
+	return kind == NO_CALL && made_return(at, before, after) ? MADE_RETURN : kind;
+}
+
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset)
 {
 	Dwarf_Addr ra_addr;
@@ -196,7 +210,7 @@ bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset)
 	int32_t displacement;
 	const unsigned char *at = code_around(mf, ra_offset, &ra_addr, &before, &after);
 
-	return at && call_before(at, before, &displacement) == NO_CALL && !made_return(at, before, after);
+	return at && return_address_kind(at, before, after, &displacement) == NO_CALL;
 }
 
 enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_offset, const struct call_site_module *pc,
@@ -212,10 +226,11 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 
 	if (!(end = code_around(ra->file, ra_offset, &ra_addr, &before, &after)))
 		return CALL_SITE_UNKNOWN;
-	switch (call_before(end, before, &displacement)) {
+	switch (return_address_kind(end, before, after, &displacement)) {
 	case NO_CALL:
 		return CALL_SITE_NONE;
 	case INDIRECT_CALL:
+	case MADE_RETURN:
 		return CALL_SITE_UNKNOWN;
 	case DIRECT_CALL:
 		break;

@@ -21,6 +21,7 @@
 
 enum call_site {
 	CALL_SITE_UNKNOWN, /* cannot tell: no code bytes (no file, a debug file alone), an indirect call, a
+			    * return address no call made (a signal handler's: see call_site_follows_no_call), a
 			    * callee or a function without a name */
 	CALL_SITE_CALLS,   /* follows a direct call to the function */
 	CALL_SITE_OTHER,   /* follows a direct call to another function, which may have reached it by a tail call */

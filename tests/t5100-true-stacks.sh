@@ -114,6 +114,7 @@ test_expect_success GCC,OBJDUMP 'build the test programs: a frameless leaf under
 	gcc -O2 -g -o recurse "$FIXTURES/recurse.c" &&
 	gcc -O2 -g -pthread -o big_frame "$FIXTURES/big_frame.c" &&
 	gcc -O2 -g -fno-omit-frame-pointer -o nocfi_leaf "$FIXTURES/nocfi_leaf.c" &&
+	gcc -O2 -g -fno-omit-frame-pointer -o signal_nocfi "$FIXTURES/signal_nocfi.c" &&
 	leaf=$(first_insn chain leaf_a) && caller=$(first_insn chain mid) &&
 	echo "chain: leaf_a starts with \"$leaf\", mid with \"$caller\"" &&
 	case "$leaf/$caller" in
@@ -296,6 +297,14 @@ test_expect_success BPF,GCC,OBJDUMP 'a leaf without CFI or a frame, default opti
 	"$TESTS/check-call-edges.sh" nocfi_leaf nocfi_leaf nocfi_leaf.folded &&
 	stackrec convert nocfi_leaf.rec -f trace -o nocfi_leaf.trace &&
 	grep -q frame_pointer_leaf_fix nocfi_leaf.trace
+'
+
+# The same step checks the frame pointer's return address; where the kernel has a signal handler return, no call
+# comes before it, but it is one: the walk goes on through the signal frame into raise and main.
+test_expect_success BPF,GCC 'a signal handler without CFI, default options: its stacks go on through the signal frame' '
+	record_and_fold signal_nocfi -- ./signal_nocfi 3000 &&
+	expect_share "signal_nocfi: handler_nocfi under main;interrupted;raise" signal_nocfi.folded signal_nocfi \
+		";handler_nocfi$" ";__libc_start_call_main;main;interrupted;raise;.*;handler_nocfi$" 95
 '
 
 test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: stacks end in [truncated], info counts them' '
