@@ -391,8 +391,12 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 		want = end - sp;
 	else
 		flags |= USER_STACK_CUT;
-	if (want > stack_max)
+	/* The stack goes on past what this kind of sample keeps (off-CPU: OFF_CPU_STACK_MAX, below the largest
+	 * SIZE): cut, like a copy cut at SIZE, so that its unwound stack ends in [truncated], not [incomplete]. */
+	if (want > stack_max) {
 		want = stack_max;
+		flags |= USER_STACK_CUT;
+	}
 	/* fp: the walk's window, the stack from sp up to its end, FP_WINDOW_MAX bytes at most; the top words are
 	 * its first bytes. Not where the kernel walks (fp_walk_here). */
 	walk_here = !dwarf_mode && fp_walk_here(task, regs);

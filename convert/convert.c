@@ -847,6 +847,10 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 
 		if (in)
 			user = unwind_user_stack(c->unwinder, in, frames, SREC_MAX_STACK_DEPTH, &end, &why);
+		/* Cut where every off-CPU copy is (bpf/profile.bpf.c): a larger SIZE would not have helped. */
+		if (why && !strcmp(why, UNWIND_COPY_TOO_SMALL) && s.kind == SREC_SAMPLE_OFF_CPU &&
+		    regs_header.stack_size >= SREC_OFF_CPU_STACK_MAX)
+			why = UNWIND_OFF_CPU_COPY_AT_MOST;
 		for (uint32_t i = 0; i < user; i++) {
 			locations[depth] = frames[i].location;
 			if (locations[depth] == UNWIND_NO_LOCATION) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../util.h"
+#include "unwind.h"
 
 /*
  * Why no mapping covers a user address. The location cannot tell (one location serves every stack that holds
@@ -85,7 +86,10 @@ static const struct {
 	  "only the separate debug file was found, and the recorded mapping cannot place it: pass the binary too" },
 	{ "no openat2", "this kernel (before Linux 5.6) cannot resolve paths inside --symfs safely: convert elsewhere" },
 	/* Why an unwound stack stopped short (unwind.c), for explain_unwinding. */
-	{ "stack copy too small", "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
+	{ UNWIND_COPY_TOO_SMALL, "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
+	{ UNWIND_OFF_CPU_COPY_AT_MOST,
+	  "off-CPU samples keep at most 32 KiB of a stack, whatever --call-graph dwarf,SIZE asks: on-CPU samples "
+	  "(up to SIZE) reach further" },
 	{ "a stack page not in memory when sampled",
 	  "the unwinder needed bytes of a stack page the kernel had not mapped in (never touched, as in the middle of "
 	  "a large local array, or swapped out), which no copy can read: a larger SIZE does not help" },
@@ -317,7 +321,7 @@ void explain_unwinding(const struct profile *p, const char *recorded_call_graph,
 		fprintf(out, "explain: %.1f%% of samples end in %s: %s: %s",
 			100.0 * (double)stop->samples / (double)(p->total_samples ? p->total_samples : 1),
 			stop->truncated ? "[truncated]" : "[incomplete]", stop->reason, advice);
-		if (call_graph && !strcmp(stop->reason, "stack copy too small"))
+		if (call_graph && !strcmp(stop->reason, UNWIND_COPY_TOO_SMALL))
 			fprintf(out, " (this one: %s)", call_graph);
 		fputc('\n', out);
 	}

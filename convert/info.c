@@ -69,6 +69,7 @@ struct info {
 	uint64_t samples, first_ns, last_ns, user_frames, kernel_frames;
 	/* dwarf mode: samples, stack bytes, copies cut short, copies whose stack end was not known */
 	uint64_t unwind_samples, stack_bytes, cut_stacks, unknown_end_stacks, holed_stacks;
+	uint64_t cut_off_cpu_stacks; /* of cut_stacks, off-CPU copies cut at the most they keep */
 	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
@@ -287,8 +288,11 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 				in->bad_blocks++;
 			if (got == 0 && s.flags & SREC_SAMPLE_USER_UNWIND) {
 				in->stack_bytes += regs.stack_size;
-				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error)
+				if (regs.flags & SREC_USER_STACK_CUT && !s.user_stack_error) {
 					in->cut_stacks++;
+					in->cut_off_cpu_stacks += s.kind == SREC_SAMPLE_OFF_CPU &&
+								  regs.stack_size >= SREC_OFF_CPU_STACK_MAX;
+				}
 				if (regs.flags & SREC_USER_STACK_HOLES_MASK && !s.user_stack_error)
 					in->holed_stacks++;
 				if (regs.flags & SREC_USER_STACK_END_UNKNOWN && !s.user_stack_error)
@@ -487,11 +491,18 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		       in->unwind_samples, (double)in->stack_bytes / (double)in->unwind_samples);
 		/* A cut copy truncates a stack only if its frames go on past it (a thread's copy may end in its
 		 * TLS, above its last frame): convert --explain counts the stacks that were truncated. */
-		printf("  %-20s %" PRIu64 " (%.1f%%)%s\n", "cut stack copies", in->cut_stacks,
+		printf("  %-20s %" PRIu64 " (%.1f%%)%s", "cut stack copies", in->cut_stacks,
 		       100.0 * (double)in->cut_stacks / (double)in->unwind_samples,
-		       in->cut_stacks ? ": the stack went on past the copy; stacks whose frames did are truncated by "
-					"convert: record with a larger --call-graph dwarf,SIZE"
-				      : "");
+		       in->cut_stacks > in->cut_off_cpu_stacks
+			       ? ": the stack went on past the copy; stacks whose frames did are truncated by "
+				 "convert: record with a larger --call-graph dwarf,SIZE"
+			       : "");
+		/* A larger SIZE does not help those (bpf/profile.bpf.c). */
+		if (in->cut_off_cpu_stacks)
+			printf("%s%" PRIu64 " off-CPU copies at the most one keeps, %u bytes, whatever SIZE asks",
+			       in->cut_stacks > in->cut_off_cpu_stacks ? "; " : ": ", in->cut_off_cpu_stacks,
+			       SREC_OFF_CPU_STACK_MAX);
+		putchar('\n');
 		print_copies("unknown-end copies", in->unknown_end_stacks, in->unwind_samples,
 			     "the stack's end could not be looked up (another thread was changing the mappings): copied "
 			     "up to SIZE, maybe whole; convert ends as truncated any stack that needed more");

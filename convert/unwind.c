@@ -877,7 +877,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		if (step > 0 && pc == 0)
 			step = -1;
 		if (step < 0 && m.cut && m.read_past_end) {
-			reason = "stack copy too small";
+			reason = UNWIND_COPY_TOO_SMALL;
 			goto out;
 		}
 		if (step < 0 && m.read_hole) {

@@ -57,6 +57,11 @@ struct unwind_frame {
 };
 
 /* What a sample kept of its user context. */
+/* Why a stack ends in [truncated] (unwind_user_stack's why): the copy ended before the stack did. */
+#define UNWIND_COPY_TOO_SMALL "stack copy too small"
+/* ... an off-CPU sample's copy, at the most one keeps (SREC_OFF_CPU_STACK_MAX): convert's, not the unwinder's. */
+#define UNWIND_OFF_CPU_COPY_AT_MOST "off-CPU stack copy at its most"
+
 struct unwind_input {
 	uint32_t pid;
 	uint64_t time_ns;

@@ -265,6 +265,7 @@ enum srec_user_regs_flags {
 #define SREC_USER_STACK_HOLES_MASK (0x1ffffu << SREC_USER_STACK_HOLES_SHIFT)
 
 #define SREC_USER_STACK_MAX (64u * 1024) /* the most stack bytes one sample may carry */
+#define SREC_OFF_CPU_STACK_MAX (32u * 1024) /* ... an off-CPU one, whatever --call-graph dwarf,SIZE asked */
 #define SREC_USER_REGS_MAX 64		  /* reg_mask has a bit per DWARF register number below this */
 
 struct srec_user_regs {

@@ -65,8 +65,12 @@ int host_write(struct recorder *rec, bool kptr_restricted)
 	rec->start_ns = monotonic_ns();
 	add_u64(&t, SREC_HOST_START_MONOTONIC, rec->start_ns);
 	add_u64(&t, SREC_HOST_START_REALTIME, (uint64_t)real.tv_sec * 1000000000ull + (uint64_t)real.tv_nsec);
-	add_u64(&t, SREC_HOST_FREQUENCY, rec->frequency);
-	add(&t, SREC_HOST_EVENT, rec->event_name ? rec->event_name : "cpu-clock");
+	/* Only when on-CPU samples were taken: an --off-cpu recording opened no sampling event, and pprof's period
+	 * and the trace's frequency would name one it never had. */
+	if (rec->on_cpu) {
+		add_u64(&t, SREC_HOST_FREQUENCY, rec->frequency);
+		add(&t, SREC_HOST_EVENT, rec->event_name ? rec->event_name : "cpu-clock");
+	}
 	add(&t, SREC_HOST_COMMAND_LINE, rec->command_line);
 	add(&t, SREC_HOST_TARGET, target_names[rec->target]);
 	add(&t, SREC_HOST_KPTR_RESTRICTED, kptr_restricted ? "1" : "0");

@@ -214,6 +214,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_pids = false, have_tids = false, all = false, no_cache = false, on_cpu = false;
+	const char *off_cpu_option = NULL; /* the last option that shapes off-CPU samples only */
 	int signals = -1, metrics_interval = -1; /* -1: not given, the default depends on --probe */
 	const char *cache_dir = NULL;
 	char *end;
@@ -302,6 +303,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			if (*end || end == optarg || errno || optarg[0] == '-')
 				return error("--%s takes microseconds, not '%s'", c == OPT_MIN_BLOCK ? "min-block-us" : "max-block-us",
 					     optarg);
+			off_cpu_option = c == OPT_MIN_BLOCK ? "--min-block-us" : "--max-block-us";
 			if (c == OPT_MIN_BLOCK)
 				rec->min_block_us = us;
 			else
@@ -309,6 +311,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			break;
 		}
 		case OPT_STATE:
+			off_cpu_option = "--state";
 			if (!strcmp(optarg, "all"))
 				rec->off_cpu_state = OFF_CPU_STATE_ALL;
 			else if (!strcmp(optarg, "interruptible"))
@@ -367,8 +370,14 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	for (size_t i = 0; i < rec->probe_count; i++)
 		if (probe_resolve(&rec->probes[i]) < 0)
 			return -1;
+	if (off_cpu_option && !rec->off_cpu)
+		return error("%s chooses off-CPU samples: it needs --off-cpu", off_cpu_option);
 	if (rec->min_block_us > rec->max_block_us)
-		return error("--min-block-us is above --max-block-us");
+		return error("--min-block-us (%llu) is above --max-block-us (%llu)", (unsigned long long)rec->min_block_us,
+			     (unsigned long long)rec->max_block_us);
+	if (rec->off_cpu && rec->call_graph == CALL_GRAPH_DWARF && rec->stack_size > OFF_CPU_STACK_MAX)
+		warning("off-CPU samples keep at most %u bytes of stack, whatever --call-graph dwarf,%u asks",
+			OFF_CPU_STACK_MAX, rec->stack_size);
 	if (!no_cache) {
 		rec->cache_dir = cache_dir ? xstrdup(cache_dir) : cache_dir_default();
 		if (!rec->cache_dir)
@@ -392,17 +401,26 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
-	char failed[512] = "", cut[96] = "", kinds[64] = "", untracked[96] = "";
+	char failed[512] = "", cut[160] = "", kinds[64] = "", untracked[96] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < rec->error_count && len < sizeof(failed) - 64; i++)
 		len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%llu %s -%s", i ? ", " : ": ",
 					(unsigned long long)rec->errors[i].count, rec->errors[i].kernel ? "kernel" : "user",
 					errno_name(rec->errors[i].error) ?: "?");
-	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further. */
-	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks)
-		snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes", (unsigned long long)rec->cut_stacks,
-			 rec->stack_size);
+	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further, but
+	 * not for off-CPU samples cut at the most they keep, said apart. */
+	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks) {
+		uint64_t off_cpu = rec->stack_size > OFF_CPU_STACK_MAX ? rec->cut_off_cpu_stacks : 0;
+		int at = 0;
+
+		if (rec->cut_stacks > off_cpu)
+			at = snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes",
+				      (unsigned long long)(rec->cut_stacks - off_cpu), rec->stack_size);
+		if (off_cpu)
+			snprintf(cut + at, sizeof(cut) - (size_t)at, ", %llu off-CPU stacks cut at %u bytes (their most)",
+				 (unsigned long long)off_cpu, OFF_CPU_STACK_MAX);
+	}
 	/* Counted in "lost" too; said apart because whole processes, not samples, went unrecorded. */
 	if (rec->lost_targets)
 		snprintf(untracked, sizeof(untracked), ", %llu processes not followed: the targets map was full",

@@ -127,6 +127,7 @@ struct recorder {
 	uint64_t wakeups;			 /* times round the main loop */
 	uint64_t last_new_process_ns;		 /* the last fork of a new process, or exec, or the start */
 	uint64_t cut_stacks;  /* dwarf samples whose stack copy stopped before the stack's end */
+	uint64_t cut_off_cpu_stacks; /* ... of them, off-CPU ones cut at OFF_CPU_STACK_MAX, below SIZE */
 	uint64_t probe_hits;  /* PROBE_HIT blocks written */
 	uint64_t event_count; /* event samples written (signals, exceptions) */
 	uint64_t metrics_count; /* PROCESS_METRICS blocks written */

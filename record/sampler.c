@@ -34,7 +34,7 @@ _Static_assert(offsetof(struct user_regs_event, regs) == sizeof(struct srec_user
 _Static_assert(offsetof(struct user_regs_event, reg_mask) == offsetof(struct srec_user_regs, reg_mask), "mask");
 _Static_assert(offsetof(struct user_regs_event, stack_wanted) == offsetof(struct srec_user_regs, stack_wanted),
 	       "wanted");
-_Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && SAMPLE_USER_REGS == SREC_SAMPLE_USER_REGS &&
+_Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && OFF_CPU_STACK_MAX == SREC_OFF_CPU_STACK_MAX && SAMPLE_USER_REGS == SREC_SAMPLE_USER_REGS &&
 		       SAMPLE_USER_UNWIND == SREC_SAMPLE_USER_UNWIND && USER_STACK_CUT == SREC_USER_STACK_CUT &&
 		       USER_STACK_END_UNKNOWN == SREC_USER_STACK_END_UNKNOWN &&
 		       USER_STACK_HOLES_SHIFT == SREC_USER_STACK_HOLES_SHIFT &&
@@ -123,7 +123,8 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->match_tid = rec->target == TARGET_THREADS;
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
-	rec->skel->rodata->min_block_ns = rec->min_block_us * 1000;
+	/* Saturated, not wrapped: a huge --min-block-us keeps nothing rather than everything. */
+	rec->skel->rodata->min_block_ns = rec->min_block_us > UINT64_MAX / 1000 ? UINT64_MAX : rec->min_block_us * 1000;
 	rec->skel->rodata->max_block_ns = rec->max_block_us > UINT64_MAX / 1000 ? UINT64_MAX : rec->max_block_us * 1000;
 	rec->skel->rodata->off_cpu_state = rec->off_cpu_state;
 	bpf_program__set_autoload(rec->skel->progs.on_switch, rec->off_cpu);
@@ -267,8 +268,10 @@ static size_t sample_tail(struct recorder *rec, const struct sample_event *e, si
 		memcpy(rec->tail + len, e->data, stack);
 		len += stack;
 		rec->stack_bytes += stack;
-		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND && !e->user_stack_error)
+		if (e->user_regs.flags & USER_STACK_CUT && e->flags & SAMPLE_USER_UNWIND && !e->user_stack_error) {
 			rec->cut_stacks++;
+			rec->cut_off_cpu_stacks += e->kind == SAMPLE_KIND_OFF_CPU && stack >= OFF_CPU_STACK_MAX;
+		}
 	}
 	*info_at = ips + user + kernel;
 	return len;

@@ -326,8 +326,9 @@ test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope timelines pass the s
 	speedscope_valid on-off-off.speedscope
 '
 
-# Thread 100 ran read_zero 0-3 ms, waited in it 3-8 ms, then in schedule 8-10.5 ms (from its first sample);
-# process 200 ran most, so the file opens on it (profile 2), not on the lowest pid.
+# Thread 100 ran read_zero 0-3 ms (the periods its ticks at 1, 2 and 3 ms end), waited in it 4-9 ms, then in
+# schedule 9-11.5 ms (from the start of the first period); process 200 ran most, so the file opens on it
+# (profile 2), not on the lowest pid.
 test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope shows each thread'"'"'s intervals of the --kind' '
 	"$PYTHON" - on-off.speedscope on-off-wall.speedscope on-off-off.speedscope <<-\EOF
 	import json, sys
@@ -339,12 +340,14 @@ test_expect_success JSONSCHEMA 'on- and off-CPU: speedscope shows each thread'"'
 	                                                 "other (pid 200, tid 200)"], wall["profiles"]
 	assert on["activeProfileIndex"] == 2 and wall["activeProfileIndex"] == 2, "not on the busiest thread"
 	assert events(wall, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
-	                           ("C", "read_zero_[k]", 8000000), ("O", "schedule_[k]", 8000000),
-	                           ("C", "schedule_[k]", 10500000), ("C", "do_syscall_64_[k]", 10500000)], events(wall, 0)
+	                           ("C", "read_zero_[k]", 3000000), ("C", "do_syscall_64_[k]", 3000000),
+	                           ("O", "do_syscall_64_[k]", 4000000), ("O", "read_zero_[k]", 4000000),
+	                           ("C", "read_zero_[k]", 9000000), ("O", "schedule_[k]", 9000000),
+	                           ("C", "schedule_[k]", 11500000), ("C", "do_syscall_64_[k]", 11500000)], events(wall, 0)
 	assert events(on, 0) == [("O", "do_syscall_64_[k]", 0), ("O", "read_zero_[k]", 0),
 	                         ("C", "read_zero_[k]", 3000000), ("C", "do_syscall_64_[k]", 3000000)], events(on, 0)
 	assert len(off["profiles"]) == 1 and off["activeProfileIndex"] == 0
-	assert off["profiles"][0]["startValue"] == 3000000 and off["profiles"][0]["endValue"] == 10500000
+	assert off["profiles"][0]["startValue"] == 4000000 and off["profiles"][0]["endValue"] == 11500000
 	EOF
 '
 

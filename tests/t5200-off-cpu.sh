@@ -157,6 +157,34 @@ test_expect_success GCC,BPF '--kind wall: a thread computing and sleeping 100 ms
 		END { share = on / (on + off); print on, off, share; exit !(share >= 0.45 && share <= 0.55) }" wall.folded
 '
 
+# speedscope --kind wall: every interval off the CPU whole. An on-CPU sample covers the period its tick ends; placed
+# from its tick on, the period before a sleep overlapped the sleep, and the sleep lost up to a period each time.
+test_expect_success GCC,BPF 'speedscope --kind wall: the time in rest() is the time off the CPU there, to the microsecond' '
+	stackrec convert wall.rec --kind wall -f speedscope -o wall.speedscope &&
+	stackrec convert wall.rec --kind off -o wall-off.folded &&
+	folded_us=$(awk "/;rest;/ { us += \$NF } END { print us }" wall-off.folded) &&
+	python3 - wall.speedscope "$folded_us" <<-\PY
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	names = [f["name"] for f in d["shared"]["frames"]]
+	ns = 0
+	for p in d["profiles"]:
+	    if not p["name"].startswith("alternate "):
+	        continue
+	    opened = None
+	    for e in p["events"]:
+	        if names[e["frame"]] != "rest":
+	            continue
+	        if e["type"] == "O":
+	            opened = e["at"]
+	        else:
+	            ns += e["at"] - opened
+	folded_us = float(sys.argv[2])
+	print("speedscope", ns / 1000, "us in rest(), folded --kind off", folded_us)
+	sys.exit(not (folded_us > 900000 and abs(ns / 1000 - folded_us) <= 50))
+	PY
+'
+
 test_expect_success GCC,BPF,PPROF 'pprof of both kinds: cpu and off_cpu totals as recorded' '
 	# what the recording holds, shown when the test fails: its kinds, time off the CPU and losses
 	stackrec info wall.rec | grep -E "^  (kinds|lost samples) " &&
@@ -198,7 +226,77 @@ test_expect_success 'usage errors of the off-CPU options' '
 	test_must_fail stackrec record --off-cpu --state sometimes -- true 2>err &&
 	grep "state takes all, interruptible or uninterruptible" err &&
 	test_must_fail stackrec record --off-cpu --min-block-us 10 --max-block-us 5 -- true 2>err &&
-	grep "min-block-us is above --max-block-us" err
+	grep "min-block-us (10) is above --max-block-us (5)" err &&
+	for option in "--state interruptible" "--min-block-us 5" "--max-block-us 5"; do
+		test_must_fail stackrec record $option -o never.rec -- true 2>err &&
+		grep "error: ${option%% *} chooses off-CPU samples: it needs --off-cpu" err &&
+		test ! -e never.rec || exit 1
+	done
+'
+
+# A huge --min-block-us keeps nothing: 18446744073709552 us times 1000 wrapped to 384 ns, which kept everything.
+test_expect_success BPF 'a --min-block-us beyond any wait keeps no interval' '
+	stackrec record --off-cpu --min-block-us 18446744073709552 -o huge.rec -- sleep 0.1 2>err &&
+	cat err &&
+	grep "recorded 0 samples (0 on-CPU, 0 off-CPU)" err
+'
+
+# An --off-cpu recording opens no sampling event: none is written as if it had (pprof's period, the trace's
+# frequency and event, info's host table).
+test_expect_success BPF 'an off-CPU recording names no sampling event and no frequency' '
+	stackrec record --off-cpu -o sleep.rec -- sleep 0.1 &&
+	stackrec info sleep.rec >info &&
+	! grep -E "frequency_hz|^  event |cpu-clock" info &&
+	stackrec convert sleep.rec -f trace -o sleep.trace &&
+	head -n 1 sleep.trace | grep -F "\"event\":null,\"frequency_hz\":null," &&
+	stackrec record --off-cpu --on-cpu -F 99 -o both.rec -- sleep 0.1 &&
+	stackrec info both.rec >info &&
+	grep -E "^  frequency_hz +99$" info
+'
+
+# Off-CPU samples keep at most 32 KiB of stack (task storage), whatever SIZE asks: a deeper stack is cut there,
+# and said to be, as a copy cut at SIZE is. The copy was not marked cut: convert ended those stacks in
+# [incomplete], blaming the CFI, and the summary counted none (or counted them at SIZE).
+cat >deep_sleep.c <<'SRC'
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Each level keeps 400 bytes on the stack: 120 levels are about 50 KiB. */
+__attribute__((noinline)) static int down(int n)
+{
+	volatile char buf[400];
+
+	memset((char *)buf, n, sizeof(buf));
+	if (n == 0) {
+		struct timespec ts = { 0, 5000000 };
+
+		for (int i = 0; i < 20; i++)
+			nanosleep(&ts, NULL);
+		return buf[3];
+	}
+	return down(n - 1) + buf[5];
+}
+
+int main(int argc, char **argv)
+{
+	return down(argc > 1 ? atoi(argv[1]) : 120) & 1;
+}
+SRC
+test_expect_success GCC,BPF 'an off-CPU stack deeper than an off-CPU copy keeps ends in [truncated], and says why' '
+	gcc -O2 -g -o deep_sleep deep_sleep.c &&
+	stackrec record --off-cpu --call-graph dwarf,65536 -o deep.rec -- ./deep_sleep 120 2>err &&
+	cat err &&
+	grep "warning: off-CPU samples keep at most 32768 bytes of stack, whatever --call-graph dwarf,65536 asks" err &&
+	grep -E "[1-9][0-9]* off-CPU stacks cut at 32768 bytes \(their most\)\)" err &&
+	! grep -E "[0-9] stacks cut at" err &&
+	stackrec convert deep.rec --kind off --explain -o deep.folded 2>explain &&
+	cat explain &&
+	grep -E "^deep_sleep;\[truncated\];down;down;.*;__clock_nanosleep;.*_\[k\] [0-9]+$" deep.folded &&
+	! grep -F "[incomplete]" deep.folded &&
+	grep "100.0% of samples end in \[truncated\]: off-CPU stack copy at its most" explain &&
+	stackrec info deep.rec >info &&
+	grep -E "cut stack copies +[0-9]+ \(100.0%\): [0-9]+ off-CPU copies at the most one keeps, 32768 bytes" info
 '
 
 test_done
