@@ -226,13 +226,24 @@ static size_t count_at_or_below(const void *base, size_t count, size_t size, siz
 	return lo;
 }
 
-/* The image epoch of time t: [last exec at or before t, first exec after t). */
+/*
+ * The image epoch of time t: from the last exec or fork at or before t to the first one after it. A fork
+ * starts another process under a pid used before (pids wrap: 32768 of them at 200 processes a second go round
+ * in under 3 minutes), whose mappings must not name the new one's frames, as perf starts a new thread at a
+ * FORK record.
+ */
 static void epoch(const struct process_maps_process *proc, uint64_t t, uint64_t *from, uint64_t *until)
 {
 	size_t lo = count_at_or_below(proc->execs, proc->exec_count, sizeof(*proc->execs), 0, t);
+	size_t forks = count_at_or_below(proc->forks, proc->fork_count, sizeof(*proc->forks),
+					 offsetof(struct fork_entry, time_ns), t);
 
 	*from = lo ? proc->execs[lo - 1] : 0;
 	*until = lo < proc->exec_count ? proc->execs[lo] : UINT64_MAX;
+	if (forks && proc->forks[forks - 1].time_ns > *from)
+		*from = proc->forks[forks - 1].time_ns;
+	if (forks < proc->fork_count && proc->forks[forks].time_ns < *until)
+		*until = proc->forks[forks].time_ns;
 }
 
 /* Is x a better choice than y for a sample at t? Both lie in its epoch and on the same side of t. */

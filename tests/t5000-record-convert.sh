@@ -129,4 +129,76 @@ test_expect_success BPF 'a child forked without exec: at least 90% of its sample
 	grep "forked-child .* 0 mappings, forked from [1-9]" fork.info
 '
 
+# A pid used twice: clone3 with set_tid gives the second child (a fork without exec) the pid the first one (which
+# exec'd another program) had, and with ASLR off (setarch -R) both images sit at the same addresses. The first
+# process's mappings named the second one's frames (as [first_image] or its functions), since a fork started no
+# new image of the pid, only an exec did (process_maps.c's epoch).
+test_expect_success BPF 'a pid used again: the second process is named from its own image, not the first one'"'"'s' '
+	cat >first_image.c <<-\EOF &&
+	#include <time.h>
+	volatile unsigned long sink;
+	__attribute__((noinline)) static void first_spin(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { for (int i = 0; i < 100000; i++) sink += i; clock_gettime(CLOCK_MONOTONIC, &t); }
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+	}
+	int main(void) { first_spin(); return 0; }
+	EOF
+	cat >pid_again.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <linux/sched.h>
+	#include <signal.h>
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	#include <sys/syscall.h>
+	#include <sys/wait.h>
+	#include <time.h>
+	#include <unistd.h>
+	volatile unsigned long sink;
+	__attribute__((noinline)) static void second_spin(void)
+	{
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do { for (int i = 0; i < 100000; i++) sink += i; clock_gettime(CLOCK_MONOTONIC, &t); }
+		while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+	}
+	static pid_t clone_at(pid_t pid)
+	{
+		struct clone_args args;
+		memset(&args, 0, sizeof(args));
+		args.exit_signal = SIGCHLD;
+		args.set_tid = (unsigned long)&pid;
+		args.set_tid_size = 1;
+		return syscall(SYS_clone3, &args, sizeof(args));
+	}
+	int main(int argc, char **argv)
+	{
+		pid_t pid = atoi(argv[1]), p = clone_at(pid);
+		if (p == 0) { execl(argv[2], argv[2], (char *)0); _exit(127); }
+		if (p != pid) { perror("clone3"); return 1; }
+		waitpid(p, 0, 0);
+		p = clone_at(pid);
+		if (p == 0) { second_spin(); _exit(0); }
+		if (p != pid) { perror("clone3 again"); return 1; }
+		waitpid(p, 0, 0);
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -o first_image first_image.c &&
+	gcc -O2 -g -o pid_again pid_again.c &&
+	pid=29000 &&
+	while [ -e /proc/$pid ]; do pid=$((pid + 1)); done &&
+	stackrec record -F 999 -o pid_again.rec -- setarch -R ./pid_again $pid "$PWD/first_image" &&
+	stackrec convert pid_again.rec --pid -o pid_again.folded &&
+	grep -E "^first_image-$pid;.*;main;first_spin [0-9]+$" pid_again.folded &&
+	grep -E "^pid_again-$pid;.*;main;second_spin [0-9]+$" pid_again.folded &&
+	pct=$(fraction_with pid_again.folded "main;second_spin" pid_again-$pid) &&
+	echo "second_spin named in $pct% of the second process'"'"'s samples" &&
+	test "$pct" -ge 90 &&
+	! grep -E "^pid_again-$pid;.*(first_image|first_spin)" pid_again.folded
+'
+
 test_done
