@@ -340,6 +340,23 @@ test_expect_success 'symbolic links inside --symfs resolve inside it: an absolut
 # mapping loses the pages past the new end, and reading one is a SIGBUS. test-convert read-cut maps the recording
 # as convert does, with an output made as convert's -o, cuts the file to 64 bytes and reads on: the process is to
 # stop with one line naming the recording, exit 1, and leave no temporary output behind.
+# A name of a megabyte (a kernel symbol here; a recorded path or a C++ name alike) is written in time linear in
+# its length: the JSON writer counted the bytes left of the name for every character, and a 200 KB name took
+# trace more than a minute. in_time is no measure of speed, only of an end (the old writer: hours).
+test_expect_success 'a name of a megabyte: trace and d3 end, the name whole' '
+	name=$(head -c 1000000 /dev/zero | tr "\\0" x) &&
+	printf "ffffffff81000000 T %s\nffffffff81000400 t read_zero\n" "$name" >long.kallsyms &&
+	printf "%s\n" "host hostname=test" "kallsyms long.kallsyms" \
+		"sample 100 100 app 1000000 - ffffffff81000010" "end" >long.script &&
+	"$UNIT_DIR/test-convert" write long.rec <long.script &&
+	in_time stackrec convert long.rec -f trace -o long.trace &&
+	in_time stackrec convert long.rec -f d3 -o long.d3 &&
+	printf "\"%s\"" "$name" >long.pattern &&
+	grep -c -F -f long.pattern long.trace &&
+	printf "\"%s_[k]\"" "$name" >long.pattern &&
+	grep -q -F -f long.pattern long.d3
+'
+
 test_expect_success 'a recording cut short while it is read: one line naming it, exit 1, no output left' '
 	cp "$FIXTURES/chain.rec" cut.rec &&
 	mkdir cut-out &&
