@@ -130,6 +130,15 @@ int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_
 		cache_dir_own_new_dir(cache_fd, sub, st.st_uid, st.st_gid);
 	fd = openat(cache_fd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(cache_fd);
+	/* Made 0700 for CACHE's owner: one of another owner, or that others may write to, may hold entries
+	 * anyone planted or be emptied under us (CACHE itself may be writable by others: /tmp/cache). */
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (st.st_uid != *owner && st.st_uid != geteuid()) ||
+			(st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		debug("not using the %s in '%s/%s': owned by uid %u, mode %04o: not ours alone", what, cache_dir, sub,
+		      (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

@@ -38,7 +38,7 @@ int cache_dir_mkdir_p(const char *path, uid_t uid, gid_t gid);
  * The caches convert and symbolize keep under CACHE (symbols/, decompressed/), one rule for each:
  * cache_dir_open_sub opens CACHE/sub, made first when create (0700, given to the user root works for, as the
  * build-ID cache's directories are), checked: CACHE must belong to us or to the user it is for, and sub is
- * opened without following a symlink. Returns its descriptor or -1; *owner and *group receive CACHE's owner.
+ * opened without following a symlink and must belong to CACHE's owner or to us, writable by no one else. Returns its descriptor or -1; *owner and *group receive CACHE's owner.
  * what names the cache in the -v message that says why it is not used.
  */
 int cache_dir_open_sub(const char *cache_dir, const char *sub, bool create, uid_t *owner, gid_t *group,

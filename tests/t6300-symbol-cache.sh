@@ -137,6 +137,24 @@ test_expect_success BINUTILS 'a symbolic link in place of an entry or of the dir
 	rm "$CACHE/symbols"
 '
 
+# A CACHE/symbols of another user, or one others may write to, may hold entries anyone planted: it was used,
+# whoever owned it and whatever its mode, CACHE alone was checked.
+test_expect_success BINUTILS,ROOT 'a symbols directory of another user, or writable by others, is neither read nor written' '
+	mkdir shared-cache && chmod 0777 shared-cache &&
+	for how in "chown nobody" "chmod 0777" "chmod 0770"; do
+		mkdir shared-cache/symbols && $how shared-cache/symbols &&
+		STACKREC_CACHE_DIR=$PWD/shared-cache stackrec symbolize -v -e prog -a -f -i <addrs >actual 2>err &&
+		test_cmp expect actual &&
+		grep "not using the symbol cache in .*shared-cache/symbols.*: not ours alone" err &&
+		test -z "$(ls -A shared-cache/symbols)" &&
+		rmdir shared-cache/symbols || exit 1
+	done &&
+	mkdir shared-cache/symbols && chmod 0700 shared-cache/symbols &&
+	STACKREC_CACHE_DIR=$PWD/shared-cache stackrec symbolize -e prog -a -f -i <addrs >actual &&
+	test_cmp expect actual &&
+	test -n "$(ls -A shared-cache/symbols)"
+'
+
 test_expect_success BINUTILS 'a debug file found later replaces an entry made from the stripped binary alone' '
 	rm -rf "$CACHE" &&
 	cp prog stripped && objcopy --only-keep-debug stripped stripped.dbg && strip stripped &&
