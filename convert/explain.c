@@ -51,6 +51,9 @@ static const struct {
 	  "anonymous executable memory: run the JIT with its perf map on (node --perf-basic-prof, "
 	  "java -XX:+DumpPerfMapAtExit) while recording" },
 	{ "not an ELF file", "the file found is not an ELF file: pass the right one with --debug-dir" },
+	{ "damaged ELF file",
+	  "the file found is cut short or damaged (its header tables lie past its end; -v says which): copy it "
+	  "whole, or pass a whole copy with --debug-dir or --archive" },
 	{ "not a regular file",
 	  "a FIFO, device or directory stands where the file should be, and convert never opens those "
 	  "(docs/convert.md): pass the real file with --debug-dir" },

@@ -407,6 +407,32 @@ static bool has_compressed_sections(Elf *elf)
 }
 
 /*
+ * module_file_elf_damage (module_file.h). A binary cut short (`head -c 3000 /usr/bin/gzip`) or with a damaged
+ * section count was answered "??:0" for every address by symbolize, exit 0, where addr2line says "file format
+ * not recognized" and exits 1; convert named its frames "no symbols".
+ */
+const char *module_file_elf_damage(Elf *elf, uint64_t size)
+{
+	GElf_Ehdr ehdr;
+	size_t sections, names;
+
+	if (!gelf_getehdr(elf, &ehdr))
+		return "its ELF header cannot be read";
+	if (ehdr.e_phnum && (ehdr.e_phoff > size || (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > size - ehdr.e_phoff))
+		return "cut short: its program headers lie past its end";
+	/* The header's own count first: libelf counts no sections where the table lies past the end. */
+	if (ehdr.e_shnum && (ehdr.e_shoff > size || (uint64_t)ehdr.e_shnum * ehdr.e_shentsize > size - ehdr.e_shoff))
+		return "its section headers lie past its end: cut short, or a damaged header";
+	if (elf_getshdrnum(elf, &sections) < 0 || (ehdr.e_shoff && !sections))
+		return "its section header table is damaged";
+	if (sections && (ehdr.e_shoff > size || (uint64_t)sections * ehdr.e_shentsize > size - ehdr.e_shoff))
+		return "its section headers lie past its end: cut short, or a damaged header";
+	if (sections && (elf_getshdrstrndx(elf, &names) < 0 || names >= sections))
+		return "its section names are damaged";
+	return NULL;
+}
+
+/*
  * Reports the ELF file open on fd as module name in a libdwfl session of its own, which owns fd from then on,
  * and makes it mf's (ending mf's session, if any). false when libdwfl cannot: then fd is closed and a session
  * mf had is left as it was; without one, mf->reason says why.
@@ -416,6 +442,9 @@ static bool report(struct module_file *mf, const char *name, const char *path, i
 	Dwfl *dwfl = dwfl_begin(&mf->callbacks->callbacks);
 	Dwfl_Module *mod;
 	void **userdata = NULL;
+	const char *damage;
+	struct stat st;
+	uint64_t size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX;
 	GElf_Addr bias;
 	Elf *elf;
 
@@ -429,6 +458,13 @@ static bool report(struct module_file *mf, const char *name, const char *path, i
 	mod = dwfl_report_elf(dwfl, name, path, fd, 0, false);
 	dwfl_report_end(dwfl, NULL, NULL);
 	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	if (elf && (damage = module_file_elf_damage(elf, size))) {
+		debug("'%s': %s", path, damage);
+		dwfl_end(dwfl);
+		if (!mf->dwfl)
+			mf->reason = "damaged ELF file";
+		return false;
+	}
 	if (!elf) {
 		if (!mod)
 			close(fd);

@@ -82,6 +82,12 @@ void module_file_open_lazy(struct module_file *mf, const struct profile_module *
 			   const struct debug_file_search *search, const struct module_file_callbacks *cb);
 void module_file_copy_sections(struct module_file *mf);
 void module_file_close(struct module_file *mf);
+/*
+ * Why elf, of a file of size bytes, cannot be read as a whole ELF file, or NULL: its program and section header
+ * tables must lie inside the file, its section count and name index make sense (libelf takes a table past the
+ * end for no sections at all, and names nothing).
+ */
+const char *module_file_elf_damage(Elf *elf, uint64_t size);
 
 /*
  * The Go build ID of elf (the .note.go.buildid note, owner "Go", type 4: "actionID/.../contentID", the last

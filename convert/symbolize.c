@@ -138,6 +138,7 @@ static void usage(FILE *out)
 static int read_build_id(const char *path, char *hex, size_t hex_size)
 {
 	const void *id = NULL;
+	const char *damage;
 	struct stat st;
 	ssize_t n;
 	Elf *elf;
@@ -155,6 +156,11 @@ static int read_build_id(const char *path, char *hex, size_t hex_size)
 		elf_end(elf);
 		close(fd);
 		return error("'%s' is not an ELF file", path);
+	}
+	if ((damage = module_file_elf_damage(elf, (uint64_t)st.st_size))) {
+		elf_end(elf);
+		close(fd);
+		return error("cannot use '%s': %s", path, damage);
 	}
 	hex[0] = '\0';
 	n = dwelf_elf_gnu_build_id(elf, &id);

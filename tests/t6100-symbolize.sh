@@ -385,4 +385,21 @@ test_expect_success 'a missing binary, a FIFO or a directory is one error line n
 	stackrec --help >help && grep "^   symbolize " help
 '
 
+# An ELF file whose header tables are not there: it was answered ??:0 for every address, exit 0, where addr2line
+# says "file format not recognized" and exits 1.
+test_expect_success 'a binary cut short, or with a damaged section count or name index: one line naming it, exit 1' '
+	head -c 3000 /bin/true >cut-true &&
+	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
+	test_expect_code 1 stackrec symbolize -e cut-true 1000 >out 2>err &&
+	test_line_count out = 0 && test_line_count err = 1 &&
+	grep -x "stackrec: error: cannot use .cut-true.: its section headers lie past its end: cut short, or a damaged header" err &&
+	cp /bin/true many-sections && printf "\377\377" | dd of=many-sections bs=1 seek=60 conv=notrunc 2>/dev/null &&
+	test_expect_code 1 stackrec symbolize -e many-sections 1000 2>err &&
+	test_line_count err = 1 && grep "cannot use .many-sections.: its section headers lie past its end" err &&
+	cp /bin/true bad-names && printf "\360\377" | dd of=bad-names bs=1 seek=62 conv=notrunc 2>/dev/null &&
+	test_expect_code 1 stackrec symbolize -e bad-names 1000 2>err &&
+	test_line_count err = 1 && grep -x "stackrec: error: cannot use .bad-names.: its section names are damaged" err &&
+	stackrec symbolize -e /bin/true 1000 >out
+'
+
 test_done
