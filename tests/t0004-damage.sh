@@ -140,7 +140,7 @@ if [ "${SANITIZE:-}" = 1 ]; then n=${DAMAGE_VARIANTS:-12} recs=$FIXTURES/chain.r
 else n=${DAMAGE_VARIANTS:-30} recs=$FIXTURES/chain.rec,$FIXTURES/offcpu.rec,$FIXTURES/unwind.rec,$FIXTURES/short.rec
 fi
 test_expect_success "a short damage campaign: no crash, no hang, every intact frame salvaged, all damage said" '
-	"$TESTS/fuzz/damage-campaign.sh" -n $n -b 32 -f folded,pprof -r "$recs" -w "$TEST_DIR/campaign" \
+	"$TESTS/fuzz/damage-campaign.sh" -n $n -b 32 -f folded,pprof,trace -r "$recs" -w "$TEST_DIR/campaign" \
 		"$DAMAGE" "$STACKREC" >summary 2>&1 ||
 	{ cat summary; cat "$TEST_DIR/campaign/failed/why"; false; } &&
 	cat summary &&

@@ -12,7 +12,7 @@
 #   -b N       blocks per frame of the numbered copies (default 8; more gives fewer frames, fewer variants)
 #   -s SEED    random seed (default 1)
 #   -j JOBS    runs in parallel (default: the number of CPUs)
-#   -f LIST    convert formats, comma-separated (default folded,pprof,speedscope)
+#   -f LIST    convert formats, comma-separated (default every one: folded,pprof,speedscope,d3,trace,report)
 #   -r LIST    recordings (default fixtures/*.rec)
 #   -w DIR     work directory (default a new one under $TMPDIR, removed unless something failed)
 #
@@ -24,7 +24,7 @@
 # dies of a signal or prints a sanitizer report is a crash; one that outlives its timeout (10 s, 60 s under
 # a sanitizer) a hang. Exits 1 when any of that went wrong, with the variants kept in DIR/failed/.
 set -u
-n=400 blocks=8 seed=1 jobs=$(nproc 2>/dev/null || echo 2) formats=folded,pprof,speedscope recs= work=
+n=400 blocks=8 seed=1 jobs=$(nproc 2>/dev/null || echo 2) formats=folded,pprof,speedscope,d3,trace,report recs= work=
 src=$(cd "$(dirname "$0")/../.." && pwd)
 while getopts n:b:s:j:f:r:w: opt; do
 	case $opt in
