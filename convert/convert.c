@@ -784,7 +784,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	struct srec_sample s;
 	const uint64_t *ips;
 	uint32_t depth = 0, user = 0, user_from, index, key_words = 0, *remembered = NULL, count;
-	uint64_t key[SAMPLE_KEY_HEAD + 2 * SREC_MAX_STACK_DEPTH], key_hash = 0;
+	uint64_t key[SAMPLE_KEY_HEAD + 2 * SREC_MAX_STACK_DEPTH], key_hash = 0, pc;
 	struct walked_leaf leaf;
 	char comm[SREC_COMM_LEN + 1] = { 0 };
 	bool memo;
@@ -807,6 +807,11 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	}
 	memcpy(comm, s.comm, SREC_COMM_LEN);
 	info = sample_info(&s, comm);
+	/* Inside execve, after the exec record: the user pc is the old image's (process_maps_exec_pc_time), and
+	 * its frames are resolved as of then; info keeps the sample's own time. */
+	if (s.user_stack_error && s.kind != SREC_SAMPLE_EVENT &&
+	    (s.user_depth ? (pc = ips[0], true) : in && unwind_input_pc(in, &pc)))
+		s.time_ns = input.time_ns = process_maps_exec_pc_time(&c->maps, s.pid, s.time_ns, pc);
 	memo = !(s.flags & SREC_SAMPLE_USER_UNWIND) && s.kind != SREC_SAMPLE_EVENT && !p->probe_count &&
 	       s.user_depth + s.kernel_depth <= 2 * SREC_MAX_STACK_DEPTH && memo_window_wanted(&c->samples_window);
 	if (memo) {
@@ -888,7 +893,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 	memset(cfas, 0, depth * sizeof(*cfas));
 	for (uint32_t i = 0; i < user; i++)
 		cfas[user_from + i] = frames[i].cfa;
-	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, s.time_ns, locations, cfas, depth, hits))
+	if (enrich_stack(c->enricher, c->unwinder, s.pid, s.tid, info.time_ns, locations, cfas, depth, hits))
 		info.hits = hits;
 	index = profile_add_sample(p, &info, locations, depth);
 	if (memo)

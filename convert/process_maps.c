@@ -332,6 +332,23 @@ bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_
 	return true;
 }
 
+uint64_t process_maps_exec_pc_time(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t pc)
+{
+	const struct process_maps_process *proc = find_process(maps, pid);
+	size_t execs;
+	uint64_t exec_ns;
+
+	if (!proc || resolve(maps, pid, time_ns, pc, 0))
+		return time_ns;
+	execs = count_at_or_below(proc->execs, proc->exec_count, sizeof(*proc->execs), 0, time_ns);
+	if (!execs)
+		return time_ns;
+	exec_ns = proc->execs[execs - 1];
+	if (!exec_ns || time_ns - exec_ns > PROCESS_MAPS_EXEC_NS || !resolve(maps, pid, exec_ns - 1, pc, 0))
+		return time_ns;
+	return exec_ns - 1;
+}
+
 /*
  * Every comparison resolve() makes with the time of a sample is "time of a mapping, exec or fork <= t" (in
  * own_mappings, better, epoch and image_fork; a parent is looked at as it was at the fork's own time): so the

@@ -58,6 +58,15 @@ void process_maps_finish(struct process_maps *maps);
 bool process_maps_resolve(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t ip,
 			  uint32_t *module, uint64_t *file_offset);
 /*
+ * The time at which to resolve the user pc of a sample of pid at time_ns whose user stack could not be read:
+ * time_ns, or, when no mapping covers pc then but the process exec'd at most PROCESS_MAPS_EXEC_NS before and
+ * its old image's mappings cover pc, the moment before that exec. Such a sample was taken inside execve after
+ * the new image replaced the old one (the exec record is written at begin_new_exec), before the thread
+ * returned to user space: its pc is still the old image's (__execve in the old libc), its stack gone.
+ */
+#define PROCESS_MAPS_EXEC_NS 100000000ull
+uint64_t process_maps_exec_pc_time(const struct process_maps *maps, uint32_t pid, uint64_t time_ns, uint64_t pc);
+/*
  * A number for the span of time t lies in, among the times at which what pid's addresses resolve to may
  * change (its mappings', execs' and forks' times): process_maps_resolve(pid, t, ip) and (pid, t2, ip) give
  * the same answer for every ip when the two numbers are equal. So answers can be remembered per (pid, period).

@@ -680,6 +680,18 @@ static inline void reg_slots_for(struct reg_slots *s, const struct unwind_input 
 		reg_slots_fill(s, in->header->reg_mask, in->header->reg_count);
 }
 
+bool unwind_input_pc(const struct unwind_input *in, uint64_t *pc)
+{
+	uint64_t below = in->header->reg_mask & ((1ull << CFI_REG_RA) - 1);
+	unsigned int n = (unsigned int)__builtin_popcountll(below);
+
+	if (in->header->machine != 62 /* EM_X86_64 */ || !(in->header->reg_mask & (1ull << CFI_REG_RA)) ||
+	    n >= in->header->reg_count)
+		return false;
+	*pc = in->regs[n];
+	return true;
+}
+
 /* in's registers and stack into r and m (slots: kept for the registers of the samples read). */
 static bool load_input(struct reg_slots *slots, const struct unwind_input *in, struct regs *r, struct memory *m)
 {

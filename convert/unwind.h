@@ -78,6 +78,8 @@ struct unwinder *unwinder_new(struct profile *profile, const struct process_maps
  * Unwinds the user stack of a dwarf-mode sample into frames (leaf first, at most max). Returns the count;
  * *end says how the walk ended. *why, when not NULL, gets a static string for an end that is not complete.
  */
+/* The interrupted pc among in's registers (DWARF register 16 on x86-64): false when it was not kept. */
+bool unwind_input_pc(const struct unwind_input *in, uint64_t *pc);
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why);
 /*

@@ -201,4 +201,17 @@ test_expect_success BPF 'a pid used again: the second process is named from its 
 	! grep -E "^pid_again-$pid;.*(first_image|first_spin)" pid_again.folded
 '
 
+# A sample taken inside execve after the new image replaced the old one (the exec record is written at
+# begin_new_exec) and before the thread returns to user space: its stack is gone (-EFAULT), its pc still the old
+# image's __execve, in the libc the shell's child inherited. It was resolved among the new image's mappings
+# alone: an [unknown] frame, 2-4% of the samples of exec-heavy work.
+test_expect_success BPF 'a sample inside execve names the old image'"'"'s __execve, not [unknown]' '
+	stackrec record -F 4999 -o exec.rec -- sh -c "i=0; while [ \$i -lt 600 ]; do /bin/true; i=\$((i + 1)); done" &&
+	stackrec convert exec.rec -o exec.folded &&
+	grep -F "[user stack error -EFAULT]" exec.folded >exec.errors &&
+	cat exec.errors &&
+	awk "{ n += \$NF } /;\[user stack error -EFAULT\];__execve;/ { named += \$NF }
+		END { print named, n; exit !(named >= 1 && named >= 0.9 * n) }" exec.errors
+'
+
 test_done
