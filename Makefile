@@ -195,7 +195,7 @@ FUZZ_elf_SRCS := util.c cache_dir.c convert/symbolizer.c convert/module_file.c c
 	convert/debuginfod_client.c convert/archive.c formats/recording_reader.c formats/recording_writer.c \
 	convert/input_file.c convert/zstd_sections.c convert/debug_copies.c convert/cu_index.c convert/demangle.c convert/profile.c \
 	convert/kernel_symbols.c convert/elf_symbols.c convert/scope_index.c convert/symbol_cache.c \
-	convert/die_attributes.c
+	convert/die_attributes.c convert/call_site.c
 FUZZ_profile-cache_SRCS := $(FUZZ_elf_SRCS) convert/profile_cache.c
 FUZZ_LIBS := -ldw -lelf -lzstd -ldeflate -lz -liberty
 

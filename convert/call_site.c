@@ -124,23 +124,30 @@ static const char *slot_symbol(Elf *elf, GElf_Addr slot)
 	return NULL;
 }
 
-/* Whether ELF address addr is in a PLT section (.plt, .plt.sec, .plt.got). */
-static bool in_plt(Elf *elf, GElf_Addr addr)
+/* The PLT section (.plt, .plt.sec, .plt.got) holding ELF address addr into *shdr: false when none does. */
+static bool plt_section(Elf *elf, GElf_Addr addr, GElf_Shdr *shdr)
 {
 	size_t strndx;
 
-	if (elf_getshdrstrndx(elf, &strndx) < 0)
+	if (!elf || elf_getshdrstrndx(elf, &strndx) < 0)
 		return false;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr shdr;
 		const char *name;
 
-		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR) && addr >= shdr.sh_addr &&
-		    addr - shdr.sh_addr < shdr.sh_size && (name = elf_strptr(elf, strndx, shdr.sh_name)) &&
+		if (gelf_getshdr(scn, shdr) && (shdr->sh_flags & SHF_EXECINSTR) && addr >= shdr->sh_addr &&
+		    addr - shdr->sh_addr < shdr->sh_size && (name = elf_strptr(elf, strndx, shdr->sh_name)) &&
 		    !strncmp(name, ".plt", 4))
 			return true;
 	}
 	return false;
+}
+
+/* Whether ELF address addr is in a PLT section. */
+static bool in_plt(Elf *elf, GElf_Addr addr)
+{
+	GElf_Shdr shdr;
+
+	return plt_section(elf, addr, &shdr);
 }
 
 /*
@@ -163,6 +170,17 @@ static const char *plt_target(const struct module_file *mf, GElf_Addr entry)
 	if (n + 6 > after || p[n] != 0xff || p[n + 1] != 0x25)
 		return NULL;
 	return slot_symbol(mf->elf, entry + n + 6 + (GElf_Addr)(int64_t)read_le32(p + n + 2));
+}
+
+const char *call_site_plt_function(const struct module_file *mf, GElf_Addr addr)
+{
+	GElf_Shdr shdr;
+	uint64_t entry_size;
+
+	if (!plt_section(mf->elf, addr, &shdr))
+		return NULL;
+	entry_size = shdr.sh_entsize >= 8 && shdr.sh_entsize <= 32 ? shdr.sh_entsize : 16;
+	return plt_target(mf, addr - (addr - shdr.sh_addr) % entry_size);
 }
 
 /* The code at the return address at file offset ra_offset of mf: its Dwfl address in *ra_addr, how many bytes

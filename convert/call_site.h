@@ -44,6 +44,12 @@ enum call_site call_site_check(const struct call_site_module *ra, uint64_t ra_of
 			       Dwarf_Addr pc_addr);
 
 /*
+ * The function the PLT entry holding ELF address addr of mf jumps to (.plt, .plt.sec or .plt.got, entries of
+ * the section's entry size): the symbol its GOT slot's relocation names, or NULL.
+ */
+const char *call_site_plt_function(const struct module_file *mf, GElf_Addr addr);
+
+/*
  * Whether the code before the return address at file offset ra_offset of mf is readable and holds no call
  * instruction: then it is no return address (a frame-pointer walk through code without frame pointers took a
  * word of data or a saved register for one), unless it is where the kernel has a signal handler return

@@ -28,6 +28,7 @@
 
 #include "../cache_dir.h"
 #include "../util.h"
+#include "call_site.h"
 #include "demangle.h"
 #include "die_attributes.h"
 
@@ -153,6 +154,9 @@ void symbolizer_module_close(struct symbolizer_module *st)
 		free(st->symbol_functions[i]);
 	pointer_table_release(&st->symbol_names);
 	free(st->symbol_functions);
+	for (size_t i = 0; i < st->plt_name_count; i++)
+		free(st->plt_names[i]);
+	free(st->plt_names);
 	pointer_table_release(&st->language_units);
 	free(st->mangles);
 	module_file_close(&st->file);
@@ -557,6 +561,32 @@ uint32_t symbolizer_name_address(struct symbolizer_module *st, Dwarf_Addr addr,
 	return count;
 }
 
+/* A string the module keeps until it is closed: "NAME@plt". */
+static const char *plt_string(struct symbolizer_module *st, const char *name)
+{
+	GROW(st->plt_names, st->plt_name_capacity, st->plt_name_count + 1);
+	return st->plt_names[st->plt_name_count++] = xasprintf("%s@plt", name);
+}
+
+/*
+ * The frame of a PLT entry, which no symbol covers: named for the function its GOT slot's relocation names,
+ * "clock_gettime@plt", as perf names them (synthesized from .rela.plt). 0 where the entry is none of those (the
+ * lazy-binding entry 0, an IFUNC's). Not in the symbol cache, which holds symbolize's answers: addr2line, whose
+ * output symbolize keeps, names no PLT entry.
+ */
+static uint32_t plt_frame(struct symbolizer_module *st, Dwarf_Addr addr, const struct symbolizer_options *options,
+			  struct profile_frame **frames)
+{
+	const char *target = call_site_plt_function(&st->file, addr - st->file.bias);
+
+	if (!target || !*target)
+		return 0;
+	*frames = xcalloc(1, sizeof(**frames));
+	(*frames)[0].system_name = frame_string(st, plt_string(st, target));
+	(*frames)[0].function = frame_string(st, plt_string(st, symbol_function(st, target, options)));
+	return 1;
+}
+
 static void symbolize_user(struct profile *p, struct profile_location *loc, struct symbolizer_module *st,
 			   const struct symbolizer_options *options)
 {
@@ -577,6 +607,8 @@ static void symbolize_user(struct profile *p, struct profile_location *loc, stru
 		count = symbolizer_name_address(st, addr, options, &frames, &sym);
 		symbolizer_cache_answer(st, addr, frames, count);
 	}
+	if (!count)
+		count = plt_frame(st, addr, options, &frames);
 	if (!count)
 		return set_unnamed(p, loc, st->debug_reason		? st->debug_reason
 					   : st->has_symtab ? "no symbol covers the address"

@@ -81,6 +81,8 @@ struct symbolizer_module {
 	struct pointer_table symbol_names; /* ELF symbol names (libelf's strings) that named frames, numbering */
 	char **symbol_functions;	   /* their function names (demangled with -C), each made once */
 	size_t symbol_function_capacity;
+	char **plt_names; /* "function@plt" names of PLT entries (symbolize_user), freed with the module */
+	size_t plt_name_count, plt_name_capacity;
 	struct pointer_table language_units; /* the units whose language was read, numbering mangles */
 	bool *mangles;			     /* whether that unit's language mangles names (mangling_language) */
 	size_t mangles_capacity;

@@ -710,6 +710,28 @@ test_expect_success 'a frame in code no unit describes (_start) has no line of t
 	grep -F "\"function\":\"_start\",\"system_name\":\"_start\",\"file\":null,\"line\":null" split.trace
 '
 
+# A PLT entry is covered by no symbol: it was [prog], "no symbol covers the address". Named as perf names it, for
+# the function its GOT slot's relocation names; a stub is a frame of its own (the call went through it).
+test_expect_success 'a frame in a PLT entry is NAME@plt, named by its slot'"'"'s relocation' '
+	printf "%s\n" "#include <string.h>" "#include <stdlib.h>" \
+		"int main(int argc, char **argv) { return (int)strlen(argv[argc - 1]) + abs(argc); }" >plt.c &&
+	cc -O2 -g -fno-builtin -o plt plt.c &&
+	strlen_plt=$(objdump -d plt | sed -n "s/^0*\([0-9a-f]*\) <strlen@plt>:$/\1/p") &&
+	test -n "$strlen_plt" &&
+	{
+		text_mapping 100 plt $(build_id plt) 1 &&
+		echo "sample 100 100 plt 10 $(runtime $strlen_plt),$(runtime $(ret_after_call main strlen@plt plt)) -" &&
+		echo end
+	} >plt.script &&
+	write_rec plt.rec <plt.script &&
+	stackrec convert plt.rec --no-cache --explain -o plt.folded 2>explain &&
+	echo "plt;main;strlen@plt 1" >expect &&
+	test_cmp expect plt.folded &&
+	grep "every frame was named" explain &&
+	stackrec symbolize -e plt -f "$strlen_plt" >symbolized &&
+	head -n 1 symbolized >actual && echo "??" >expect && test_cmp expect actual
+'
+
 # A thread name and a mapped file's path are another user's to choose: info must not hand a terminal their
 # escape sequences (retitle the window, clear the screen) nor let a newline forge a line.
 test_expect_success 'info shows control characters of names and paths escaped' '
