@@ -205,6 +205,24 @@ $(OUT)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz-input.h $$(FUZZ_$$*_SRCS
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_$*_SRCS) $(FUZZ_LIBS)
 
+# convert as a whole on a recording (tests/fuzz/fuzz-convert.c): every source but the recorder's and the command's
+# main, seeded by fixtures/*.rec, whose binaries it finds under fixtures/ as the damage campaign does.
+FUZZ_CONVERT_SRCS := util.c cache_dir.c file_cut_guard.c interrupt_cleanup.c $(wildcard convert/*.c formats/*.c)
+$(OUT)/fuzz/fuzz-convert: tests/fuzz/fuzz-convert.c tests/fuzz/fuzz-input.h $(FUZZ_CONVERT_SRCS) $(PROTO_C) \
+		$(wildcard convert/*.h formats/*.h) util.h cache_dir.h commands.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUT) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_CONVERT_SRCS) \
+		$(PROTO_C) $(FUZZ_LIBS) -lprotobuf-c
+
+fuzz-convert-build: $(OUT)/fuzz/fuzz-convert
+fuzz-convert: fuzz-convert-build
+	$(Q)mkdir -p $(OUT)/fuzz/convert-corpus
+	$(Q)cp -n fixtures/*.rec $(OUT)/fuzz/convert-corpus/
+	$(Q)$(OUT)/fuzz/fuzz-convert -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 -max_len=65536 \
+		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/convert- -print_final_stats=1 \
+		$(OUT)/fuzz/convert-corpus
+
 # The damage campaign (tests/fuzz/damage-campaign.sh): damage.c makes the variants of fixtures/*.rec. `make
 # fuzz` runs the full campaign on ./stackrec and the ASan+UBSan build; tests/t0004-damage.sh a short one.
 $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/recording*.h) util.h
@@ -217,7 +235,7 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 DAMAGE_VARIANTS ?= 400
 DAMAGE_VARIANTS_SANITIZE ?= 250
 
-.PHONY: fuzz fuzz-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-symbol-cache-seeds fuzz-damage-build fuzz-damage \
+.PHONY: fuzz fuzz-build fuzz-convert fuzz-convert-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-symbol-cache-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
@@ -225,7 +243,7 @@ fuzz-damage-build: $(OUT)/fuzz/damage
 fuzz-symbol-cache-build: $(OUT)/fuzz/fuzz-symbol-cache
 $(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)): fuzz-%-build: $(OUT)/fuzz/fuzz-%
 
-fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-symbol-cache fuzz-damage
+fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-symbol-cache fuzz-convert fuzz-damage
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
 	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
 		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \

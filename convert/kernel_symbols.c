@@ -72,7 +72,7 @@ static int compare_symbols(const void *a, const void *b)
 
 size_t kernel_symbols_finish(struct kernel_symbols *ks)
 {
-	char *line = ks->text, *end = ks->text + ks->text_len;
+	char *line = ks->text, *end = ks->text ? ks->text + ks->text_len : NULL; /* no kallsyms: NULL + 0 is UB */
 	bool any_address = false;
 	size_t kept = 0;
 

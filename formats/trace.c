@@ -150,7 +150,7 @@ static void kv_error(struct json_writer *w, const char *key, int32_t err)
 		json_null(w);
 		return;
 	}
-	name = strerrorname_np(err < 0 ? -err : err);
+	name = errno_name(err); /* not -err here: a recording's INT_MIN has no negation */
 	json_begin_object(w);
 	json_kv_int(w, "errno", err < 0 ? -(int64_t)err : err);
 	kv_string_or_null(w, "name", name);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading, the profile cache'
+test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading, the profile cache, convert as a whole'
 # The targets are tests/fuzz/fuzz-{jit-maps,kallsyms,archive,elf,profile-cache}.c, built by `make fuzz-NAME-build` next to
 # the unit tests (in the directory above $UNIT_DIR), with clang's libFuzzer runtime (Debian:
 # libclang-rt-14-dev; without it the tests are skipped with that reason). Each replays its seed corpus
@@ -25,5 +25,21 @@ for t in jit-maps kallsyms archive elf profile-cache; do
 			-artifact_prefix="$TEST_DIR/$t-" -print_final_stats=1 corpus-$t
 	'
 done
+
+# convert as a whole (tests/fuzz/fuzz-convert.c), seeded by the fixture recordings (fixtures/*.rec): every block's
+# handling, the probe context, every writer.
+test_expect_success FUZZER "fuzz-convert builds" '
+	make -s -C "$SRC_DIR" OUT="$BUILD_DIR" CLANG="$CLANG" fuzz-convert-build &&
+	test -x "$BUILD_DIR/fuzz/fuzz-convert"
+'
+test_expect_success FUZZER "fuzz-convert: every fixture recording and seed without a crash, a leak or a UBSan report" '
+	"$BUILD_DIR/fuzz/fuzz-convert" -close_fd_mask=3 "$SRC_DIR"/fixtures/*.rec "$TESTS"/fuzz/convert-corpus/*
+'
+test_expect_success FUZZER "fuzz-convert: $FUZZ_RUNS mutated inputs without one" '
+	mkdir -p corpus-convert &&
+	cp "$SRC_DIR"/fixtures/*.rec "$TESTS"/fuzz/convert-corpus/* corpus-convert/ &&
+	"$BUILD_DIR/fuzz/fuzz-convert" -runs="$FUZZ_RUNS" -seed=1 -close_fd_mask=3 -max_len=65536 \
+		-dict="$TESTS/fuzz/fuzz-recording.dict" -artifact_prefix="$TEST_DIR/convert-" -print_final_stats=1 corpus-convert
+'
 
 test_done
