@@ -1380,7 +1380,7 @@ int cmd_convert(int argc, char **argv)
 	c->kernel_module = PROFILE_NO_MODULE;
 	/* Memory per sample only for the formats that show time, and for the report of every enriched sample. */
 	c->profile.keep_timeline = format->timeline || options.all_events;
-	c->enricher = enricher_new(&c->profile, reader.size);
+	c->enricher = enricher_new(&c->profile, reader.size, reader.header.version_minor);
 	c->metrics_limit = reader.size / 8 + 1024;
 
 	if (!no_cache)

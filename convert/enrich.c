@@ -32,16 +32,18 @@ struct enricher {
 	uint8_t *location_probe; /* per profile location, see NOT_LOOKED_UP; grown as locations come */
 	size_t location_cap;
 	uint64_t frames_without_cfa;
+	bool empty_strings; /* format 1.6 on: a string of length 0 was read, and is "" */
 	/* Pass 3: the shown hits in file order, and how far the pass has come. */
 	struct hit_key **wanted;
 	size_t wanted_count, wanted_next;
 };
 
-struct enricher *enricher_new(struct profile *p, uint64_t file_size)
+struct enricher *enricher_new(struct profile *p, uint64_t file_size, unsigned int version_minor)
 {
 	struct enricher *e = xcalloc(1, sizeof(*e));
 
 	e->p = p;
+	e->empty_strings = version_minor >= 6;
 	e->hit_limit = file_size / 4 + 1024;
 	return e;
 }
@@ -337,8 +339,8 @@ void enrich_add_hit_values(struct enricher *e, uint64_t ordinal, const void *bod
 	for (uint32_t a = 0; a < probe->arg_count; a++) {
 		out->values[a] = values[a];
 		if (probe->args[a].type == PROFILE_ARG_STR) {
-			/* A string that could not be read has length 0 and a NULL here; an empty one the same. */
-			out->strings[a] = lens[s] ? xstrndup(strings[s], lens[s]) : NULL;
+			/* NULL: a string that could not be read; before format 1.6 an empty one looked the same */
+			out->strings[a] = strings[s] && (lens[s] || e->empty_strings) ? xstrndup(strings[s], lens[s]) : NULL;
 			s++;
 		}
 	}

@@ -40,8 +40,8 @@
 
 struct enricher;
 
-/* An enricher that adds probes and hits to profile p, for a recording of file_size bytes. */
-struct enricher *enricher_new(struct profile *p, uint64_t file_size);
+/* An enricher that adds probes and hits to profile p, for a recording of file_size bytes in format 1.version_minor. */
+struct enricher *enricher_new(struct profile *p, uint64_t file_size, unsigned int version_minor);
 void enricher_free(struct enricher *e);
 
 /* Pass 1, in file order: a PROBE block (-1 when it repeats a probe_id: skipped, count it as bad). */

@@ -1033,6 +1033,11 @@ int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t 
 			return -1;
 		memcpy(&len, strings + off, sizeof(len)); /* packed: not aligned */
 		off += sizeof(len);
+		if (len == SREC_PROBE_STRING_UNREAD) {
+			ptrs[i] = NULL;
+			lens[i] = 0;
+			continue;
+		}
 		if (len > SREC_PROBE_STRING_MAX - 1 || len > size - off)
 			return -1;
 		ptrs[i] = (const char *)strings + off;

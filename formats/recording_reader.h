@@ -197,8 +197,10 @@ int recording_parse_probe_hit(const void *body, uint32_t size, struct srec_probe
 			      const uint8_t **strings);
 /*
  * Splits the packed strings of a probe hit into count strings (one per "str" argument, in order): ptrs[i]
- * and lens[i] (bytes, no NUL; not NUL-terminated in the block). Returns 0, or -1 when they do not fill
- * exactly size bytes or one is longer than SREC_PROBE_STRING_MAX - 1.
+ * and lens[i] (bytes, no NUL; not NUL-terminated in the block); ptrs[i] NULL and lens[i] 0 for one that could
+ * not be read (SREC_PROBE_STRING_UNREAD; in files before 1.6, length 0 said that too: the reader's version
+ * tells). Returns 0, or -1 when they do not fill exactly size bytes or one is longer than
+ * SREC_PROBE_STRING_MAX - 1.
  */
 int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t count, const char **ptrs,
 				uint32_t *lens);

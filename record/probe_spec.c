@@ -65,7 +65,7 @@ static int raw_arg(const char *name)
 
 int probe_parse(struct probe *p, const char *spec)
 {
-	char *copy = xstrdup(spec), *colon, *open, *close, *args, *save = NULL, *tok;
+	char *copy = xstrdup(spec), *colon, *open, *close, *args, *tok;
 	int ret = -1;
 
 	memset(p, 0, sizeof(*p));
@@ -96,12 +96,17 @@ int probe_parse(struct probe *p, const char *spec)
 		ret = 0; /* no arguments: the hit alone (time, thread, CFA) */
 		goto out;
 	}
-	for (tok = strtok_r(args, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* strsep, not strtok: "f(a,,b)" and "f(a,)" have an empty argument, which is an error, not nothing */
+	while ((tok = strsep(&args, ","))) {
 		struct probe_arg *a;
 		char *name = trim(tok);
 		bool str = false;
 		size_t len = strlen(name);
 
+		if (!len) {
+			error("--probe '%s': an empty argument (two commas, or one at the end)", spec);
+			goto out;
+		}
 		if (p->arg_count == PROBE_ARGS_MAX_SPEC) {
 			error("--probe '%s': at most %d arguments", spec, PROBE_ARGS_MAX_SPEC);
 			goto out;
@@ -115,11 +120,17 @@ int probe_parse(struct probe *p, const char *spec)
 			error("--probe '%s': '%s' is not a parameter name, argN or str(NAME)", spec, trim(tok));
 			goto out;
 		}
+		for (unsigned int i = 0; i < p->arg_count; i++)
+			if (!strcmp(p->args[i].name, name) && p->args[i].string == str) {
+				error("--probe '%s': '%s' is named twice", spec, name);
+				goto out;
+			}
 		a = &p->args[p->arg_count++];
 		a->name = xstrdup(name);
 		a->string = str;
 		a->reg = raw_arg(name);
 		a->type = str ? "str" : "u64";
+		a->bytes = 8;
 	}
 	ret = 0;
 out:
@@ -169,13 +180,19 @@ enum param_class {
 };
 
 /* The ABI class of a parameter and, for INTEGER, the TYPE of its PROBE string ("s64", "u64", "ptr"). */
-static enum param_class classify(Dwarf_Die *param, const char **type_name, const char **why)
+/*
+ * How a parameter is passed, its TYPE for the PROBE block, and its size in bytes (*bytes: 8 for a pointer): an
+ * int fills the low 4 bytes of its register, and the ABI leaves the rest undefined (a caller's `mov %edi, %esi`
+ * passes on whatever the upper half held), so the recorder extends the value from its size (probes.c).
+ */
+static enum param_class classify(Dwarf_Die *param, const char **type_name, unsigned int *bytes, const char **why)
 {
-	Dwarf_Die type;
+	Dwarf_Die type, underlying;
 	Dwarf_Word size = 0, encoding = 0;
 	Dwarf_Attribute attr;
 
 	*why = NULL;
+	*bytes = 8;
 	if (!peel_type(param, &type)) {
 		*why = "its type is unknown";
 		return CLASS_UNKNOWN;
@@ -190,7 +207,15 @@ static enum param_class classify(Dwarf_Die *param, const char **type_name, const
 		*type_name = "ptr";
 		return dwarf_tag(&type) == DW_TAG_ptr_to_member_type && size > 8 ? CLASS_UNKNOWN : CLASS_INTEGER;
 	case DW_TAG_enumeration_type:
+		/* signed unless its underlying type (DWARF 5, gcc: unsigned int for an enum without negative values)
+		 * says otherwise */
 		*type_name = "s64";
+		if (peel_type(&type, &underlying) && dwarf_attr_integrate(&underlying, DW_AT_encoding, &attr) &&
+		    dwarf_formudata(&attr, &encoding) == 0 &&
+		    (encoding == DW_ATE_unsigned || encoding == DW_ATE_unsigned_char || encoding == DW_ATE_boolean))
+			*type_name = "u64";
+		if (size == 1 || size == 2 || size == 4)
+			*bytes = (unsigned int)size;
 		return CLASS_INTEGER;
 	case DW_TAG_base_type:
 		if (dwarf_attr_integrate(&type, DW_AT_encoding, &attr))
@@ -201,6 +226,8 @@ static enum param_class classify(Dwarf_Die *param, const char **type_name, const
 			*why = "it is wider than one register";
 			return CLASS_UNKNOWN;
 		}
+		if (size == 1 || size == 2 || size == 4)
+			*bytes = (unsigned int)size;
 		switch (encoding) {
 		case DW_ATE_signed:
 		case DW_ATE_signed_char:
@@ -249,7 +276,8 @@ struct param_info {
 	const char *name; /* "" for an unnamed one */
 	int reg;	  /* 0..5, or -1 */
 	const char *type;
-	const char *why; /* reg -1: why it has none */
+	unsigned int bytes; /* its size: the register's low bytes that hold it */
+	const char *why;    /* reg -1: why it has none */
 	int location;	 /* DWARF register at entry, or -1 */
 };
 
@@ -298,7 +326,7 @@ static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *param
 		pi->name = dwarf_diename(&child) ?: "";
 		pi->reg = -1;
 		pi->location = entry_register(&child, pc);
-		cls = classify(&child, &type, &why);
+		cls = classify(&child, &type, &pi->bytes, &why);
 		pi->type = type;
 		if (blocked) {
 			pi->why = blocked;
@@ -434,8 +462,10 @@ int probe_resolve(struct probe *p)
 			for (j = 0; j < n; j++)
 				if (params[j].reg == a->reg)
 					break;
-			if (!a->string)
-				a->type = j < n ? params[j].type : "u64";
+			if (!a->string && j < n) {
+				a->type = params[j].type;
+				a->bytes = params[j].bytes;
+			}
 			continue;
 		}
 		if (!have_dwarf) {
@@ -469,8 +499,10 @@ int probe_resolve(struct probe *p)
 			goto out;
 		}
 		a->reg = params[j].reg;
-		if (!a->string)
+		if (!a->string) {
 			a->type = params[j].type;
+			a->bytes = params[j].bytes;
+		}
 	}
 	ret = 0;
 out:

@@ -145,6 +145,24 @@ int probes_write_blocks(struct recorder *rec)
 }
 
 /*
+ * An argument register's value as a's type has it: an argument narrower than the register (an int, a char, a
+ * bool) in its low bytes, sign-extended for "s64", zero-extended otherwise. The rest of the register is whatever
+ * the caller left there: an int -2 was shown as 4294967294, a (int)0x500000007 as 21474836487.
+ */
+static uint64_t extended(uint64_t reg, const struct probe_arg *a)
+{
+	unsigned int bits = a->bytes * 8;
+	uint64_t low;
+
+	if (!a->bytes || a->bytes >= sizeof(reg))
+		return reg;
+	low = reg & ((1ull << bits) - 1);
+	if (!strcmp(a->type, "s64") && (low >> (bits - 1)) & 1)
+		low |= ~0ull << bits;
+	return low;
+}
+
+/*
  * A hit as the BPF side sent it — all six registers in register order, the strings of the registers in the
  * cookie's mask in register order — becomes a PROBE_HIT in the probe's argument order.
  */
@@ -184,14 +202,19 @@ void probes_handle_hit(struct recorder *rec, const void *data, size_t size)
 		const struct probe_arg *a = &p->args[i];
 		int slot = slot_of[a->reg];
 		uint16_t len = 0;
+		uint64_t value;
 
-		memcpy(tail + i * sizeof(uint64_t), &e->values[a->reg], sizeof(uint64_t));
+		value = extended(e->values[a->reg], a);
+		memcpy(tail + i * sizeof(uint64_t), &value, sizeof(value));
 		if (!a->string)
 			continue;
-		/* bpf_probe_read_user_str's count includes the NUL; 0 when the pointer could not be read */
+		/* bpf_probe_read_user_str's count includes the NUL (1: ""); 0 when the pointer could not be read */
+		len = SREC_PROBE_STRING_UNREAD;
 		if (e->string_len[slot] > 0 && e->string_len[slot] <= PROBE_STRING_MAX)
 			len = (uint16_t)(e->string_len[slot] - 1);
 		memcpy(tail + at, &len, sizeof(len));
+		if (len == SREC_PROBE_STRING_UNREAD)
+			len = 0; /* no bytes follow */
 		memcpy(tail + at + sizeof(len), e->strings[slot], len);
 		at += sizeof(len) + len;
 	}

@@ -17,6 +17,7 @@ struct probe_arg {
 	int reg;	  /* 0..5: the integer argument register (rdi..r9); -1 until resolved */
 	bool string;	  /* str(NAME): capture the string it points to */
 	const char *type; /* the PROBE block's TYPE: "s64", "u64", "ptr" or "str" */
+	unsigned int bytes; /* the value's size: 1, 2, 4 or 8 (a raw argN: 8), extended to 64 bits by TYPE */
 };
 
 struct probe {

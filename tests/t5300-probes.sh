@@ -35,7 +35,14 @@ test_expect_success GCC 'a function the binary does not have is refused, and so 
 	test_must_fail stackrec record --probe "./crash:parse_record(str(id))" -- ./crash 2>err &&
 	grep -F "str(id): parameter '"'"'id'"'"' of parse_record is not a pointer" err &&
 	test_must_fail stackrec record --metrics-interval -5 -- ./crash 2>err &&
-	grep -F "metrics-interval takes milliseconds" err
+	grep -F "metrics-interval takes milliseconds" err &&
+	# an empty argument was dropped (strtok), and a repeated one taken twice
+	test_must_fail stackrec record --probe "./crash:parse_record(id,,name)" -- ./crash 2>err &&
+	grep -F "an empty argument (two commas, or one at the end)" err &&
+	test_must_fail stackrec record --probe "./crash:parse_record(id, name,)" -- ./crash 2>err &&
+	grep -F "an empty argument" err &&
+	test_must_fail stackrec record --probe "./crash:parse_record(id, id)" -- ./crash 2>err &&
+	grep -F "'"'"'id'"'"' is named twice" err
 '
 
 test_expect_success GCC,BPF 'probe on parse_record(id, str(name)): a PROBE block, then one hit per call in order' '
@@ -53,6 +60,38 @@ test_expect_success GCC,BPF 'probe on parse_record(id, str(name)): a PROBE block
 	# every call is made from the same frame of load_all: one CFA
 	awk "\$1 == \"hit\" { print \$5 }" blocks | sort -u >cfas &&
 	test_line_count cfas = 1
+'
+
+# An int fills the low half of its register; the caller may leave anything in the upper half (here pass()'s
+# `mov %edi, %esi` keeps the long's upper bits). The values were the raw registers: -2 as 4294967294, (int)
+# 0x300000007 as 12884901895. And "" was written as a string that could not be read.
+test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from their own bytes, signed as typed; "" is read' '
+	cat >sized.c <<-\EOF &&
+	#include <stdlib.h>
+	volatile long sink;
+	__attribute__((noinline)) void take(int v, unsigned u, short s, unsigned char c, const char *name)
+	{
+		sink += v + u + s + c + (name[0] != 0);
+	}
+	__attribute__((noinline)) void pass(long x, const char *name)
+	{
+		take((int)x, (unsigned)x, (short)x, (unsigned char)x, name);
+	}
+	int main(int argc, char **argv)
+	{
+		char empty[1] = "", x[2] = "x"; /* on the stack: in memory (a literal'"'"'s page may not be yet) */
+		pass(strtol(argv[1], 0, 0), empty);
+		pass(strtol(argv[2], 0, 0), x);
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -o sized sized.c &&
+	stackrec record --probe "./sized:take(v, u, s, c, str(name))" -o sized.rec -- ./sized 0x3fffffffe 0x300000007 &&
+	dump sized.rec >sized.blocks &&
+	cat sized.blocks &&
+	awk "\$1 == \"hit\" { \$2 = \$3 = \$4 = \$5 = \$10 = \"\"; print }" sized.blocks >hits &&
+	printf "%s\n" "hit     -2 4294967294 -2 254  | \"\"" "hit     7 7 7 7  | x" >expect &&
+	test_cmp expect hits
 '
 
 test_expect_success GCC,BPF 'the SIGSEGV is an event sample: signal 11, SEGV_MAPERR, the bad address, registers and stack' '

@@ -130,7 +130,7 @@ static int visit(void *ctx, uint32_t type, const void *body, uint32_t size)
 			for (uint32_t n = 0; n <= SREC_PROBE_ARGS_MAX; n++)
 				if (recording_split_hit_strings(strings, hit.strings_size, n, ptrs, lens) == 0)
 					for (uint32_t i = 0; i < n; i++) {
-						ASSERT((const uint8_t *)ptrs[i] + lens[i] <= strings + hit.strings_size);
+						ASSERT(!ptrs[i] ? !lens[i] : (const uint8_t *)ptrs[i] + lens[i] <= strings + hit.strings_size);
 						ASSERT(lens[i] < SREC_PROBE_STRING_MAX);
 						if (lens[i])
 							sink += (unsigned char)ptrs[i][lens[i] - 1];

@@ -104,11 +104,16 @@ static void dump_hit(const char *body, uint32_t size)
 		uint16_t len;
 
 		memcpy(&len, s, sizeof(len));
+		if (len == SREC_PROBE_STRING_UNREAD) { /* format 1.6 */
+			printf(" <unreadable>");
+			s += 2;
+			continue;
+		}
 		if (len > end - s - 2)
 			break;
 		printf(" %.*s", (int)len, s + 2);
 		if (!len)
-			printf("<unreadable>");
+			printf("\"\"");
 		s += 2 + len;
 	}
 	printf("\n");

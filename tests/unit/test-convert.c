@@ -931,7 +931,7 @@ static void test_enrich(void)
 	in_hot = profile_intern_location(&p, PROFILE_LOCATION_USER, module, 0x5555001330, 0x1330, true,
 					 PROFILE_UNWIND_CFI);
 	u = unwinder_new(&p, &maps, &search);
-	e = enricher_new(&p, 1 << 20);
+	e = enricher_new(&p, 1 << 20, SREC_VERSION_MINOR);
 	ok(enrich_add_probe(e, &probe) == 0 && enrich_add_probe(e, &probe) < 0, "enrich: a probe id is added once");
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
 		size_t n = hit(buf, calls[i].pid, calls[i].tid, calls[i].time_ns, calls[i].cfa, calls[i].id, calls[i].name);
@@ -991,7 +991,7 @@ static void test_enrich(void)
 
 	/* Lost hits: no frame gets context, and the reason is given; likewise a hit of no probe. */
 	p.lost_probe_hits = 1;
-	e = enricher_new(&p, 1 << 20);
+	e = enricher_new(&p, 1 << 20, SREC_VERSION_MINOR);
 	enrich_add_hit(e, 0, buf, (uint32_t)hit(buf, 10, 11, 100, 0x7000, 1, "one"));
 	enrich_finish_hits(e, false, true);
 	ok(p.context_omitted && !enrich_stack(e, u, 10, 11, 200, locs + 2, cfas + 2, 1, hits),
@@ -999,7 +999,7 @@ static void test_enrich(void)
 	enricher_free(e);
 	p.lost_probe_hits = 0;
 	p.context_omitted = NULL;
-	e = enricher_new(&p, 1 << 20);
+	e = enricher_new(&p, 1 << 20, SREC_VERSION_MINOR);
 	hit(buf, 10, 11, 100, 0x7000, 1, "one");
 	((struct srec_probe_hit *)buf)->probe_id = 8;
 	ok(enrich_add_hit(e, 0, buf, 64) < 0, "enrich: a hit of an unknown probe is refused");
@@ -1010,7 +1010,7 @@ static void test_enrich(void)
 	/* More hits than the file's size can hold (a quarter per byte, plus 1,024): none is trusted. */
 	p.context_omitted = NULL;
 	p.probe_count = 1;
-	e = enricher_new(&p, 0);
+	e = enricher_new(&p, 0, SREC_VERSION_MINOR);
 	for (uint64_t i = 0; i < 1100; i++)
 		enrich_add_hit(e, i, buf, (uint32_t)hit(buf, 10, 11, 100 + i, 0x7000, 1, "x"));
 	enrich_finish_hits(e, false, true);
