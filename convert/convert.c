@@ -299,8 +299,10 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 		}
 		if (task.event == SREC_TASK_EXEC)
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
-		if (task.event == SREC_TASK_FORK)
+		if (task.event == SREC_TASK_FORK) {
 			process_maps_add_fork(&c->maps, task.pid, task.parent_pid, task.time_ns);
+			profile_add_fork(&c->profile, task.pid, task.parent_pid);
+		}
 		if (task.event == SREC_TASK_EXISTING)
 			process_maps_add_existing(&c->maps, task.pid);
 		if (task.pid == task.tid && task.comm[0])
@@ -1173,6 +1175,7 @@ static void keep_profile(struct convert *c, const struct recording_reader *reade
 			      c->profile.modules[modules->list[i].module].path);
 			return;
 		}
+	profile_name_processes(&c->profile); /* forked children's names too: the entry keeps no forks */
 	profile_cache_save(cache_dir, key, &c->profile, modules);
 }
 

@@ -435,6 +435,40 @@ static void sort_processes(struct profile *p)
 	p->process_count = n;
 }
 
+/*
+ * Names the forked children that have none of their own by their parents' (processes sorted), a child of a
+ * child as well: a pass per generation, FORK_GENERATIONS at most (a recording is untrusted: forks may loop).
+ */
+#define FORK_GENERATIONS 16
+static void name_forked_children(struct profile *p)
+{
+	for (int pass = 0; pass < FORK_GENERATIONS && p->fork_count; pass++) {
+		size_t before = p->process_count;
+
+		for (size_t i = 0; i < p->fork_count; i++) {
+			const char *parent = profile_process_name(p, p->forks[i].parent);
+			char name[sizeof(p->processes[0].name)];
+
+			if (!parent || profile_process_name(p, p->forks[i].child))
+				continue;
+			memcpy(name, parent, sizeof(name)); /* the array may move */
+			profile_set_process_name(p, p->forks[i].child, name, 0);
+		}
+		if (p->process_count == before)
+			break;
+		sort_processes(p);
+	}
+	free(p->forks);
+	p->forks = NULL;
+	p->fork_count = p->fork_cap = 0;
+}
+
+void profile_name_processes(struct profile *p)
+{
+	sort_processes(p);
+	name_forked_children(p);
+}
+
 /* Stack indexes, ordered as compare_stacks orders their stacks. */
 static int compare_stack_indexes(const void *a, const void *b, void *stacks)
 {
@@ -532,7 +566,7 @@ void profile_finish(struct profile *p)
 			l->unnamed_reason = "not symbolized";
 	}
 	sort_stacks(p);
-	sort_processes(p);
+	profile_name_processes(p);
 	sort_array(p->metrics, p->metrics_count, sizeof(*p->metrics), compare_metrics);
 }
 
@@ -573,6 +607,14 @@ void profile_set_process_name(struct profile *p, uint32_t pid, const char *name,
 	proc->time_ns = time_ns;
 	memset(proc->name, 0, sizeof(proc->name));
 	memcpy(proc->name, name, strnlen(name, sizeof(proc->name) - 1));
+}
+
+void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent)
+{
+	if (child == parent || !parent)
+		return;
+	GROW(p->forks, p->fork_cap, p->fork_count + 1);
+	p->forks[p->fork_count++] = (struct profile_fork){ child, parent };
 }
 
 const char *profile_process_name(const struct profile *p, uint32_t pid)
@@ -636,6 +678,7 @@ void profile_release(struct profile *p)
 	free(p->stacks);
 	free(p->timeline);
 	free(p->processes);
+	free(p->forks);
 	free(p->info.command_line);
 	free(p->info.hostname);
 	free(p->info.kernel_release);

@@ -220,6 +220,8 @@ struct profile {
 	struct profile_info info;
 	struct profile_process *processes; /* sorted by pid by profile_finish() */
 	size_t process_count, process_cap;
+	struct profile_fork *forks; /* until profile_finish: who forked whom, for names (profile_add_fork) */
+	size_t fork_count, fork_cap;
 	struct profile_module *modules;
 	size_t module_count;
 	struct profile_location *locations;
@@ -341,6 +343,14 @@ void profile_finish(struct profile *p);
 /* Records that process pid is named name since time_ns; the latest name wins (side-band records from
  * different CPUs reach the file out of time order). */
 void profile_set_process_name(struct profile *p, uint32_t pid, const char *name, uint64_t time_ns);
+struct profile_fork {
+	uint32_t child, parent;
+};
+/* Records that process child was forked from parent: a child that exec'd nothing and was never renamed is
+ * named as its parent (the kernel's fork record carries no name). */
+void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent);
+/* Settles the process names: sorted by pid, each pid's latest, forked children named (profile_finish does it). */
+void profile_name_processes(struct profile *p);
 /* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
 const char *profile_process_name(const struct profile *p, uint32_t pid);
 void profile_release(struct profile *p);

@@ -677,6 +677,28 @@ test_expect_success '--explain says why an address has no mapping: frame pointer
 	test_cmp expect actual
 '
 
+# A child forked without exec has no name of its own in the recording (the kernel's fork record carries none):
+# it was nameless, so --thread-names and the report fell back to a thread's name or "?".
+test_expect_success 'a forked child that never exec'"'"'d is named as its parent' '
+	cat >forked.script <<-\EOF &&
+	host hostname=test
+	exec 100 1 app
+	fork 400 100 5
+	fork 500 400 6
+	repeat 2 sample 400 401 worker 10 - ffffffff81000110
+	sample 500 501 helper 11 - ffffffff81000110
+	end
+	EOF
+	write_rec forked.rec <forked.script &&
+	stackrec convert forked.rec --thread-names --no-cache >forked.folded &&
+	cat forked.folded &&
+	grep -E "^app;worker;.* 2$" forked.folded &&
+	grep -E "^app;helper;.* 1$" forked.folded &&
+	stackrec convert forked.rec --thread-names >again.folded &&
+	stackrec convert forked.rec --thread-names >again.folded &&
+	test_cmp forked.folded again.folded
+'
+
 # Stack errors come from the file: any int, INT_MIN included, is a marker and a count, never undefined
 # behaviour (negating INT_MIN was, under UBSan) nor a huge unsigned number.
 test_expect_success 'a hostile stack error (INT_MIN, an unknown errno) is named as a number' '

@@ -6,7 +6,7 @@
  *   test-convert write OUT       writes a recording to OUT from a script on stdin, one block per line:
  *       host KEY=VALUE
  *       mapping PID START END OFFSET PATH BUILD_ID|- TIME
- *       exec PID TIME
+ *       exec PID TIME [NAME]                (a TASK block SREC_TASK_EXEC, NAME the comm it exec'd as)
  *       fork PID PARENT_PID TIME            (a TASK block SREC_TASK_FORK of the main thread)
  *       existing PID TIME                   (a TASK block SREC_TASK_EXISTING: running when recording started)
  *       kallsyms FILE                       (the file's text as one KALLSYMS block)
@@ -1341,7 +1341,7 @@ static int write_recording(const char *path)
 			m.prot = 5;
 			m.path_size = (uint32_t)strlen(a[4]) + 1;
 			recording_writer_add(&w, SREC_BLOCK_MAPPING, &m, sizeof(m), a[4], m.path_size);
-		} else if (sscanf(p, "exec %4095s %4095s", a[0], a[1]) == 2 ||
+		} else if ((n = sscanf(p, "exec %4095s %4095s %4095s", a[0], a[1], a[3])) >= 2 ||
 			   sscanf(p, "existing %4095s %4095s", a[0], a[1]) == 2 ||
 			   sscanf(p, "fork %4095s %4095s %4095s", a[0], a[2], a[1]) == 3) {
 			struct srec_task t = { .pid = (uint32_t)strtoul(a[0], NULL, 0),
@@ -1353,6 +1353,8 @@ static int write_recording(const char *path)
 
 			if (t.event == SREC_TASK_FORK)
 				t.parent_pid = (uint32_t)strtoul(a[2], NULL, 0);
+			if (t.event == SREC_TASK_EXEC && n == 3) /* exec PID TIME NAME: the name it exec'd as */
+				memcpy(t.comm, a[3], strnlen(a[3], sizeof(t.comm) - 1));
 			recording_writer_add(&w, SREC_BLOCK_TASK, &t, sizeof(t), NULL, 0);
 		} else if (sscanf(p, "file %4095s %4095s %4095s %4095s %4095s", a[0], a[1], a[2], a[3], a[4]) == 5) {
 			struct srec_mapping id;
