@@ -1365,6 +1365,11 @@ int cmd_convert(int argc, char **argv)
 		status = 2;
 		goto release_options;
 	}
+	/* A report option elsewhere changes nothing: said, not silently ignored. Not counted by warning(): it is
+	 * said on every run alike, not something of this recording the profile cache would leave unsaid. */
+	if (options.all_events && strcmp(format->name, "report"))
+		fprintf(stderr, "stackrec: warning: --all-events is for -f report; it changes nothing in -f %s\n",
+			format->name);
 	if (format->binary && !out_path && isatty(STDOUT_FILENO)) {
 		error("'%s' is a binary format: use -o FILE or redirect standard output", format_name);
 		status = 2;
@@ -1470,6 +1475,13 @@ int cmd_convert(int argc, char **argv)
 		profile_cache_walk_release(&unwound);
 	}
 	recording_reader_forget(&reader); /* the memory is the symbolizer's now */
+	/* Hits, and frames of probed functions, but none could be told which call it is in: said as the reasons
+	 * enrich.c finds are (docs/convert.md), not only under --explain. Set after the profile cache kept the
+	 * profile, and the same from its entry's count (frames_without_cfa). */
+	if (!c->profile.context_omitted && c->profile.probe_hits && !c->profile.hit_count && frames_without_cfa)
+		c->profile.context_omitted = "no frame of a probed function has a known stack address (CFA) to tell "
+					     "which call it is in (a --call-graph fp recording has none): record with "
+					     "--call-graph dwarf";
 	if (c->profile.context_omitted)
 		warning("'%s': no probe context shown: %s", path, c->profile.context_omitted);
 	/* The kernel records no build ID for [vdso] mappings; the image the recorder embedded has one. */

@@ -88,7 +88,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: stackrec record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [--duration SECONDS]\n"
-		"                      [--probe 'BINARY:FUNCTION(ARG, ...)']... [--signals] [--exceptions]\n"
+		"                      [--probe 'BINARY:FUNCTION(ARG, ...)']... [--signals|--no-signals] [--exceptions]\n"
 		"                      (-- COMMAND [ARGS...] | -p PID[,PID...] | -t TID[,TID...] | -a [-- COMMAND [ARGS...]])\n"
 		"\n"
 		"Samples on-CPU stacks (user and kernel) with eBPF into a recording file. Needs root.\n"

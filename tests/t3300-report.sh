@@ -81,6 +81,7 @@ test_expect_success 'report: the exception demangled, the signal and si_code by 
 	stackrec report: 2 fatal signals or exceptions in the recording of '"'"'record -- ./prog'"'"'
 	warning: 3 events were lost while recording (ring buffer full)
 	probes: work (1 hit); 0 hits lost while recording
+	warning: no frame shows probe values: no frame of a probed function has a known stack address (CFA) to tell which call it is in (a --call-graph fp recording has none): record with --call-graph dwarf
 
 	== 1: C++ exception thrown: app::ParseError (N3app10ParseErrorE), object at 0x7f0000001000
 	  thread:  prog (tid 100) of process 100 (?)
@@ -102,6 +103,13 @@ test_expect_success 'report: the exception demangled, the signal and si_code by 
 	EOF
 	stackrec convert events.rec -f report >actual &&
 	test_cmp expect actual
+'
+
+test_expect_success '--all-events with another format than report: one warning, the output unchanged' '
+	stackrec convert events.rec -o plain.folded 2>/dev/null &&
+	stackrec convert events.rec --all-events -o all.folded 2>err &&
+	grep -x "stackrec: warning: --all-events is for -f report; it changes nothing in -f folded" err &&
+	test_cmp plain.folded all.folded
 '
 
 test_expect_success 'events are no samples: folded, pprof and speedscope count only the two samples' '

@@ -146,6 +146,17 @@ test_expect_success GCC,BPF '--call-graph fp: the event has the frame-pointer wa
 	grep -E "^event 1 11 1 0xdead - user=([3-9]|[1-9][0-9]+) kernel=[0-9]+ regs=1 " fp.blocks
 '
 
+# An fp walk gives no stack addresses: no frame can be told which call it is in, and so none shows values. That
+# was said under --explain only; docs/convert.md promises a warning and the report's top too, cold and warm.
+test_expect_success GCC,BPF '--call-graph fp: no probe values, and the warning and the report say why' '
+	for run in cold warm; do
+		stackrec convert fp.rec -f report -o fp.report 2>err &&
+		grep -x "stackrec: warning: .fp.rec.: no probe context shown: no frame of a probed function has a known stack address (CFA) to tell which call it is in (a --call-graph fp recording has none): record with --call-graph dwarf" err &&
+		grep -x "warning: no frame shows probe values: no frame of a probed function has a known stack address (CFA) to tell which call it is in (a --call-graph fp recording has none): record with --call-graph dwarf" fp.report || return 1
+	done &&
+	! grep -F "id = " fp.report
+'
+
 test_expect_success GCC,BPF '--no-signals: hits, no event' '
 	stackrec record --no-signals --probe "./crash:parse_record(id)" -o nosig.rec -- ./crash 2>err &&
 	dump nosig.rec >nosig.blocks &&
