@@ -91,8 +91,8 @@ static const struct {
 	/* Why an unwound stack stopped short (unwind.c), for explain_unwinding. */
 	{ UNWIND_COPY_TOO_SMALL, "the stacks are deeper than the copy: record with a larger --call-graph dwarf,SIZE" },
 	{ UNWIND_OFF_CPU_COPY_AT_MOST,
-	  "off-CPU samples keep at most 32 KiB of a stack, whatever --call-graph dwarf,SIZE asks: on-CPU samples "
-	  "(up to SIZE) reach further" },
+	  "off-CPU samples keep at most 32 KiB of a stack, whatever --call-graph dwarf,SIZE asks (on-CPU samples "
+	  "keep up to SIZE, at most 64 KiB)" },
 	{ "a stack page not in memory when sampled",
 	  "the unwinder needed bytes of a stack page the kernel had not mapped in (never touched, as in the middle of "
 	  "a large local array, or swapped out), which no copy can read: a larger SIZE does not help" },

@@ -411,7 +411,7 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further, but
 	 * not for off-CPU samples cut at the most they keep, said apart. */
 	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks) {
-		uint64_t off_cpu = rec->stack_size > OFF_CPU_STACK_MAX ? rec->cut_off_cpu_stacks : 0;
+		uint64_t off_cpu = rec->stack_size >= OFF_CPU_STACK_MAX ? rec->cut_off_cpu_stacks : 0;
 		int at = 0;
 
 		if (rec->cut_stacks > off_cpu)

@@ -296,7 +296,12 @@ test_expect_success GCC,BPF 'an off-CPU stack deeper than an off-CPU copy keeps 
 	! grep -F "[incomplete]" deep.folded &&
 	grep "100.0% of samples end in \[truncated\]: off-CPU stack copy at its most" explain &&
 	stackrec info deep.rec >info &&
-	grep -E "cut stack copies +[0-9]+ \(100.0%\): [0-9]+ off-CPU copies at the most one keeps, 32768 bytes" info
+	grep -E "cut stack copies +[0-9]+ \(100.0%\): [0-9]+ off-CPU copies at the most one keeps, 32768 bytes" info &&
+	# the default SIZE is that most: the summary counts them apart too, and does not advise a larger SIZE
+	stackrec record --off-cpu -o deep-default.rec -- ./deep_sleep 120 2>err &&
+	cat err &&
+	grep -E "[1-9][0-9]* off-CPU stacks cut at 32768 bytes \(their most\)\)" err &&
+	! grep -E "[0-9] stacks cut at|warning" err
 '
 
 test_done
