@@ -414,11 +414,14 @@ static bool has_compressed_sections(Elf *elf)
 const char *module_file_elf_damage(Elf *elf, uint64_t size)
 {
 	GElf_Ehdr ehdr;
-	size_t sections, names;
+	size_t sections, names, segments;
 
 	if (!gelf_getehdr(elf, &ehdr))
 		return "its ELF header cannot be read";
-	if (ehdr.e_phnum && (ehdr.e_phoff > size || (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > size - ehdr.e_phoff))
+	/* elf_getphdrnum: e_phnum is PN_XNUM when section 0 holds the count */
+	if (elf_getphdrnum(elf, &segments) < 0)
+		return "its program header table is damaged";
+	if (segments && (ehdr.e_phoff > size || (uint64_t)segments * ehdr.e_phentsize > size - ehdr.e_phoff))
 		return "cut short: its program headers lie past its end";
 	/* The header's own count first: libelf counts no sections where the table lies past the end. */
 	if (ehdr.e_shnum && (ehdr.e_shoff > size || (uint64_t)ehdr.e_shnum * ehdr.e_shentsize > size - ehdr.e_shoff))
