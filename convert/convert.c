@@ -301,7 +301,7 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 			process_maps_add_exec(&c->maps, task.pid, task.time_ns);
 		if (task.event == SREC_TASK_FORK) {
 			process_maps_add_fork(&c->maps, task.pid, task.parent_pid, task.time_ns);
-			profile_add_fork(&c->profile, task.pid, task.parent_pid);
+			profile_add_fork(&c->profile, task.pid, task.parent_pid, task.time_ns);
 		}
 		if (task.event == SREC_TASK_EXISTING)
 			process_maps_add_existing(&c->maps, task.pid);

@@ -412,11 +412,9 @@ static int compare_stacks(const void *a, const void *b)
 	return 0;
 }
 
-/* Orders processes by pid for lookup, keeping each pid's latest name. */
-static void sort_processes(struct profile *p)
+/* Orders the names by pid, then time (stable: names of one time stay in file order). */
+static void sort_process_names(struct profile *p)
 {
-	size_t n = 0;
-
 	for (size_t i = 1; i < p->process_count; i++) { /* insertion sort: stable, and nearly sorted input */
 		struct profile_process x = p->processes[i];
 		size_t j = i;
@@ -427,37 +425,77 @@ static void sort_processes(struct profile *p)
 			p->processes[j] = p->processes[j - 1];
 		p->processes[j] = x;
 	}
-	for (size_t i = 0; i < p->process_count; i++) {
-		if (n && p->processes[n - 1].pid == p->processes[i].pid)
-			n--;
-		p->processes[n++] = p->processes[i];
+}
+
+/* The first of pid's names in the sorted array, or process_count when it has none. */
+static size_t first_name(const struct profile *p, uint32_t pid)
+{
+	size_t lo = 0, hi = p->process_count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->processes[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	p->process_count = n;
+	return lo < p->process_count && p->processes[lo].pid == pid ? lo : p->process_count;
+}
+
+/* pid's name at time t (sorted array): its last name given at or before t, else its first. NULL: none. */
+static const char *name_at(const struct profile *p, uint32_t pid, uint64_t t)
+{
+	size_t i = first_name(p, pid), at;
+
+	if (i == p->process_count)
+		return NULL;
+	for (at = i; i < p->process_count && p->processes[i].pid == pid && p->processes[i].time_ns <= t; i++)
+		at = i;
+	return p->processes[at].name;
+}
+
+static int compare_forks(const void *a, const void *b)
+{
+	const struct profile_fork *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
 /*
- * Names the forked children that have none of their own by their parents' (processes sorted), a child of a
- * child as well: a pass per generation, FORK_GENERATIONS at most (a recording is untrusted: forks may loop).
+ * Names each forked child that has no name of its own as its parent was named when it forked (not the
+ * parent's last name: `sh -c '(spin) & exec python app.py'` forks the subshell as sh), a child of a child
+ * as well: a pass per generation, each looking names up in the array the pass before sorted, FORK_GENERATIONS
+ * passes at most (a recording is untrusted: forks may loop).
  */
 #define FORK_GENERATIONS 16
 static void name_forked_children(struct profile *p)
 {
+	struct profile_process *found = NULL;
+	size_t found_cap = 0;
+
+	if (p->fork_count)
+		sort_array(p->forks, p->fork_count, sizeof(*p->forks), compare_forks);
 	for (int pass = 0; pass < FORK_GENERATIONS && p->fork_count; pass++) {
-		size_t before = p->process_count;
+		size_t found_count = 0;
 
 		for (size_t i = 0; i < p->fork_count; i++) {
-			const char *parent = profile_process_name(p, p->forks[i].parent);
-			char name[sizeof(p->processes[0].name)];
+			const struct profile_fork *f = &p->forks[i];
+			const char *parent;
 
-			if (!parent || profile_process_name(p, p->forks[i].child))
+			if (first_name(p, f->child) != p->process_count || !(parent = name_at(p, f->parent, f->time_ns)))
 				continue;
-			memcpy(name, parent, sizeof(name)); /* the array may move */
-			profile_set_process_name(p, p->forks[i].child, name, 0);
+			GROW(found, found_cap, found_count + 1);
+			found[found_count] = (struct profile_process){ .pid = f->child, .time_ns = f->time_ns };
+			memcpy(found[found_count++].name, parent, sizeof(found[0].name));
 		}
-		if (p->process_count == before)
+		if (!found_count)
 			break;
-		sort_processes(p);
+		for (size_t i = 0; i < found_count; i++)
+			profile_set_process_name(p, found[i].pid, found[i].name, found[i].time_ns);
+		sort_process_names(p);
 	}
+	free(found);
 	free(p->forks);
 	p->forks = NULL;
 	p->fork_count = p->fork_cap = 0;
@@ -465,8 +503,17 @@ static void name_forked_children(struct profile *p)
 
 void profile_name_processes(struct profile *p)
 {
-	sort_processes(p);
+	size_t n = 0;
+
+	sort_process_names(p);
 	name_forked_children(p);
+	/* each pid's latest name, for profile_process_name */
+	for (size_t i = 0; i < p->process_count; i++) {
+		if (n && p->processes[n - 1].pid == p->processes[i].pid)
+			n--;
+		p->processes[n++] = p->processes[i];
+	}
+	p->process_count = n;
 }
 
 /* Stack indexes, ordered as compare_stacks orders their stacks. */
@@ -609,12 +656,12 @@ void profile_set_process_name(struct profile *p, uint32_t pid, const char *name,
 	memcpy(proc->name, name, strnlen(name, sizeof(proc->name) - 1));
 }
 
-void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent)
+void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent, uint64_t time_ns)
 {
 	if (child == parent || !parent)
 		return;
 	GROW(p->forks, p->fork_cap, p->fork_count + 1);
-	p->forks[p->fork_count++] = (struct profile_fork){ child, parent };
+	p->forks[p->fork_count++] = (struct profile_fork){ child, parent, time_ns };
 }
 
 const char *profile_process_name(const struct profile *p, uint32_t pid)

@@ -345,10 +345,11 @@ void profile_finish(struct profile *p);
 void profile_set_process_name(struct profile *p, uint32_t pid, const char *name, uint64_t time_ns);
 struct profile_fork {
 	uint32_t child, parent;
+	uint64_t time_ns;
 };
-/* Records that process child was forked from parent: a child that exec'd nothing and was never renamed is
- * named as its parent (the kernel's fork record carries no name). */
-void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent);
+/* Records that process child was forked from parent at time_ns: a child that exec'd nothing and was never
+ * renamed is named as its parent was then (the kernel's fork record carries no name). */
+void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent, uint64_t time_ns);
 /* Settles the process names: sorted by pid, each pid's latest, forked children named (profile_finish does it). */
 void profile_name_processes(struct profile *p);
 /* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */

@@ -678,13 +678,15 @@ test_expect_success '--explain says why an address has no mapping: frame pointer
 '
 
 # A child forked without exec has no name of its own in the recording (the kernel's fork record carries none):
-# it was nameless, so --thread-names and the report fell back to a thread's name or "?".
+# it was nameless, so --thread-names and the report fell back to a thread's name or "?". It is named as its
+# parent was when it forked, not as the parent exec'd later (sh -c '"'"'(spin) & exec python app.py'"'"').
 test_expect_success 'a forked child that never exec'"'"'d is named as its parent' '
 	cat >forked.script <<-\EOF &&
 	host hostname=test
 	exec 100 1 app
 	fork 400 100 5
 	fork 500 400 6
+	exec 100 7 python
 	repeat 2 sample 400 401 worker 10 - ffffffff81000110
 	sample 500 501 helper 11 - ffffffff81000110
 	end
