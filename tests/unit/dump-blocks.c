@@ -78,6 +78,8 @@ static void dump_probe(const char *body, uint32_t size)
 	printf("\n");
 }
 
+static unsigned int version_minor; /* the file's: what a string's length 0 means */
+
 static void dump_hit(const char *body, uint32_t size)
 {
 	struct srec_probe_hit h;
@@ -113,7 +115,7 @@ static void dump_hit(const char *body, uint32_t size)
 			break;
 		printf(" %.*s", (int)len, s + 2);
 		if (!len)
-			printf("\"\"");
+			printf(version_minor >= 6 ? "\"\"" : "<unreadable>"); /* before 1.6, 0 was "not read" */
 		s += 2 + len;
 	}
 	printf("\n");
@@ -189,6 +191,7 @@ int main(int argc, char **argv)
 	}
 	if (recording_reader_open(&r, argv[argc - 1]) < 0)
 		return 1;
+	version_minor = r.header.version_minor;
 	ret = recording_reader_for_each(&r, order ? dump_order : dump, NULL, RECORDING_WARN_SUMMARY);
 	ret = ret || recording_reader_report_damage(&r);
 	recording_reader_close(&r);
