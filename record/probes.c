@@ -220,6 +220,7 @@ void probes_handle_hit(struct recorder *rec, const void *data, size_t size)
 	}
 	head.strings_size = (uint16_t)(at - p->arg_count * sizeof(uint64_t));
 	rec->probe_hits++;
+	u64_set_add(&rec->hit_pids, e->pid);
 	recording_writer_add(&rec->writer, SREC_BLOCK_PROBE_HIT, &head, sizeof(head), tail, at);
 }
 

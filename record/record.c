@@ -399,8 +399,24 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	return 0;
 }
 
+/* Processes counted by the summary: those with samples, and those with probe hits alone (a probed program that
+ * ran for less than a sampling period, or was killed before one: "from 0 processes" though it was recorded). */
+struct process_count {
+	const struct u64_set *sampled;
+	size_t count;
+};
+
+static void count_unsampled(void *ctx, uint64_t pid)
+{
+	struct process_count *c = ctx;
+
+	c->count += !u64_set_has(c->sampled, pid);
+}
+
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
+	struct process_count processes = { &rec->sampled_pids, rec->sampled_pids.count + rec->sampled_pids.has_zero };
+
 	char failed[512] = "", cut[160] = "", kinds[64] = "", untracked[96] = "";
 	size_t len = 0;
 
@@ -425,13 +441,16 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 	if (rec->lost_targets)
 		snprintf(untracked, sizeof(untracked), ", %llu processes not followed: the targets map was full",
 			 (unsigned long long)rec->lost_targets);
+	/* Events (signals, exceptions) are samples in the file (STATS counts them so) but said on the line after,
+	 * with the probe hits: a crash 1 ms in was "1 samples ... 1 events". */
 	if (rec->off_cpu)
 		snprintf(kinds, sizeof(kinds), " (%llu on-CPU, %llu off-CPU)",
-			 (unsigned long long)(rec->sample_count - rec->off_cpu_count),
+			 (unsigned long long)(rec->sample_count - rec->off_cpu_count - rec->event_count),
 			 (unsigned long long)rec->off_cpu_count);
+	u64_set_for_each(&rec->hit_pids, count_unsampled, &processes);
 	fprintf(stderr,
 		"stackrec: recorded %llu samples%s from %zu processes in %.2f s to '%s' (%llu lost, %llu failed stacks%s%s%s)\n",
-		(unsigned long long)rec->sample_count, kinds, rec->sampled_pids.count + rec->sampled_pids.has_zero, seconds,
+		(unsigned long long)(rec->sample_count - rec->event_count), kinds, processes.count, seconds,
 		rec->output, (unsigned long long)(lost + rec->lost_events),
 		(unsigned long long)(rec->user_stack_errors + rec->kernel_stack_errors), failed, cut, untracked);
 }
@@ -719,6 +738,7 @@ int cmd_record(int argc, char **argv)
 	build_id_cache_report();
 	embedded_release();
 	u64_set_release(&rec.sampled_pids);
+	u64_set_release(&rec.hit_pids);
 	u64_set_release(&rec.mapped_pids);
 	free(rec.cache_dir);
 	u64_set_release(&rec.kernel_ips);

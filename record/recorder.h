@@ -134,6 +134,7 @@ struct recorder {
 	uint64_t last_metrics_ns;
 	char *libstdcxx;      /* --exceptions: the libstdc++ whose __cxa_throw is probed */
 	struct u64_set sampled_pids;
+	struct u64_set hit_pids; /* processes with probe hits: the summary counts those without samples too */
 	struct u64_set mapped_pids; /* processes with a MAPPING block: their perf maps are captured */
 	struct u64_set kernel_ips;
 	struct stack_error_count *errors;
