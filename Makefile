@@ -215,6 +215,23 @@ $(OUT)/fuzz/fuzz-convert: tests/fuzz/fuzz-convert.c tests/fuzz/fuzz-input.h $(FU
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUT) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_CONVERT_SRCS) \
 		$(PROTO_C) $(FUZZ_LIBS) -lprotobuf-c
 
+# symbolize's reading of addresses (tests/fuzz/fuzz-symbolize.c), which includes convert/symbolize.c for its
+# static functions: every other source of convert.
+FUZZ_SYMBOLIZE_SRCS := $(filter-out convert/symbolize.c,$(FUZZ_CONVERT_SRCS))
+$(OUT)/fuzz/fuzz-symbolize: tests/fuzz/fuzz-symbolize.c tests/fuzz/fuzz-input.h convert/symbolize.c $(FUZZ_SYMBOLIZE_SRCS) \
+		$(PROTO_C) $(wildcard convert/*.h formats/*.h) util.h cache_dir.h commands.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUT) -DFUZZ_FIXTURES_DIR='"$(CURDIR)/fixtures"' -o $@ $< $(FUZZ_SYMBOLIZE_SRCS) \
+		$(PROTO_C) $(FUZZ_LIBS) -lprotobuf-c
+
+fuzz-symbolize-build: $(OUT)/fuzz/fuzz-symbolize
+fuzz-symbolize: fuzz-symbolize-build
+	$(Q)mkdir -p $(OUT)/fuzz/symbolize-corpus
+	$(Q)$(OUT)/fuzz/fuzz-symbolize -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		-artifact_prefix=$(OUT)/fuzz/symbolize- -print_final_stats=1 $(OUT)/fuzz/symbolize-corpus \
+		tests/fuzz/symbolize-corpus
+
 fuzz-convert-build: $(OUT)/fuzz/fuzz-convert
 fuzz-convert: fuzz-convert-build
 	$(Q)mkdir -p $(OUT)/fuzz/convert-corpus
@@ -235,7 +252,7 @@ $(OUT)/fuzz/damage: tests/fuzz/damage.c $(FUZZ_LIB_SRCS) $(wildcard formats/reco
 DAMAGE_VARIANTS ?= 400
 DAMAGE_VARIANTS_SANITIZE ?= 250
 
-.PHONY: fuzz fuzz-build fuzz-convert fuzz-convert-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-symbol-cache-seeds fuzz-damage-build fuzz-damage \
+.PHONY: fuzz fuzz-build fuzz-convert fuzz-convert-build fuzz-symbolize fuzz-symbolize-build fuzz-unwind fuzz-unwind-build fuzz-unwind-seeds fuzz-profile-cache-seeds fuzz-symbol-cache-seeds fuzz-damage-build fuzz-damage \
 	$(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)) fuzz-parsers fuzz-symbol-cache fuzz-symbol-cache-build
 fuzz-build: $(OUT)/fuzz/fuzz-recording
 fuzz-unwind-build: $(OUT)/fuzz/fuzz-unwind
@@ -243,7 +260,7 @@ fuzz-damage-build: $(OUT)/fuzz/damage
 fuzz-symbol-cache-build: $(OUT)/fuzz/fuzz-symbol-cache
 $(patsubst %,fuzz-%-build,$(FUZZ_PARSERS)): fuzz-%-build: $(OUT)/fuzz/fuzz-%
 
-fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-symbol-cache fuzz-convert fuzz-damage
+fuzz: fuzz-build fuzz-parsers fuzz-unwind fuzz-symbol-cache fuzz-convert fuzz-symbolize fuzz-damage
 	$(Q)mkdir -p $(OUT)/fuzz/corpus
 	$(Q)$(OUT)/fuzz/fuzz-recording -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -max_len=16384 \
 		-dict=tests/fuzz/fuzz-recording.dict -artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 \

@@ -882,13 +882,16 @@ static size_t read_lines(struct symbolize *s, char *buf, size_t *start, size_t s
  */
 static void answer_stdin(struct symbolize *s)
 {
-	size_t size = 0, capacity = 1 << 14, start = 0;
+	size_t size = 0, capacity = 1 << 14, start = 0, lines;
 	char *buf = xmalloc(capacity + 1);
 
 	for (;;) {
 		ssize_t n;
 
-		answer_batch(s, s->lines, read_lines(s, buf, &start, size));
+		/* Not answer_batch(s, s->lines, read_lines(...)): the order arguments are evaluated in is the
+		 * compiler's, and read_lines may move s->lines (clang read the old pointer: a use after free). */
+		lines = read_lines(s, buf, &start, size);
+		answer_batch(s, s->lines, lines);
 		memmove(buf, buf + start, size - start); /* the part of a line read so far */
 		size -= start;
 		start = 0;

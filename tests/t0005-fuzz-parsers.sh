@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading, the profile cache, convert as a whole'
+test_description='fuzz the parsers: perf maps, kallsyms, the archive reader, ELF and debug-file loading, the profile cache, convert as a whole, the addresses symbolize reads'
 # The targets are tests/fuzz/fuzz-{jit-maps,kallsyms,archive,elf,profile-cache}.c, built by `make fuzz-NAME-build` next to
 # the unit tests (in the directory above $UNIT_DIR), with clang's libFuzzer runtime (Debian:
 # libclang-rt-14-dev; without it the tests are skipped with that reason). Each replays its seed corpus
@@ -40,6 +40,22 @@ test_expect_success FUZZER "fuzz-convert: $FUZZ_RUNS mutated inputs without one"
 	cp "$SRC_DIR"/fixtures/*.rec "$TESTS"/fuzz/convert-corpus/* corpus-convert/ &&
 	"$BUILD_DIR/fuzz/fuzz-convert" -runs="$FUZZ_RUNS" -seed=1 -close_fd_mask=3 -max_len=65536 \
 		-dict="$TESTS/fuzz/fuzz-recording.dict" -artifact_prefix="$TEST_DIR/convert-" -print_final_stats=1 corpus-convert
+'
+
+# symbolize's reading of addresses on standard input (tests/fuzz/fuzz-symbolize.c): as strtoull reads them,
+# and answered whatever the bytes.
+test_expect_success FUZZER "fuzz-symbolize builds" '
+	make -s -C "$SRC_DIR" OUT="$BUILD_DIR" CLANG="$CLANG" fuzz-symbolize-build &&
+	test -x "$BUILD_DIR/fuzz/fuzz-symbolize"
+'
+test_expect_success FUZZER "fuzz-symbolize: every seed without a crash, a leak or a UBSan report" '
+	"$BUILD_DIR/fuzz/fuzz-symbolize" "$TESTS"/fuzz/symbolize-corpus/*
+'
+test_expect_success FUZZER "fuzz-symbolize: $FUZZ_RUNS mutated inputs without one" '
+	mkdir -p corpus-symbolize &&
+	cp "$TESTS"/fuzz/symbolize-corpus/* corpus-symbolize/ &&
+	"$BUILD_DIR/fuzz/fuzz-symbolize" -runs="$FUZZ_RUNS" -seed=1 -max_len=4096 \
+		-artifact_prefix="$TEST_DIR/symbolize-" -print_final_stats=1 corpus-symbolize
 '
 
 test_done
