@@ -265,6 +265,26 @@ size_t utf8_sequence_length(const unsigned char *s, size_t n)
 	return len;
 }
 
+char *utf8_replace_invalid(const char *s, const char *replacement)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	size_t n = strlen(s), at = 0, len, r = strlen(replacement);
+	char *out, *o;
+
+	while (at < n && (len = utf8_sequence_length(c + at, n - at)))
+		at += len;
+	if (at == n)
+		return NULL;
+	o = out = xmalloc(n * (r > 1 ? r : 1) + 1);
+	for (at = 0; at < n; at += len ? len : 1) {
+		len = utf8_sequence_length(c + at, n - at);
+		memcpy(o, len ? s + at : replacement, len ? len : r);
+		o += len ? len : r;
+	}
+	*o = '\0';
+	return out;
+}
+
 void terminal_text_into(char *out, const char *s)
 {
 	static const char digits[] = "0123456789abcdef";

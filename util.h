@@ -123,6 +123,12 @@ bool sudo_invoker(uid_t *uid, gid_t *gid);
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not one. */
 size_t utf8_sequence_length(const unsigned char *s, size_t n);
 /*
+ * NULL when s is valid UTF-8; else a copy (to free) with each byte that begins no valid sequence replaced by
+ * replacement (U+FFFD's "\xef\xbf\xbd" for the pprof writer, "?" where one byte must stay one byte). A
+ * thread name the kernel cut at 15 bytes in the middle of a character, a perf map's or a symbol's bytes.
+ */
+char *utf8_replace_invalid(const char *s, const char *replacement);
+/*
  * s as it may be printed to a terminal, or in a line of `info`: a name or path from a recording (a thread
  * name, a mapped file's path: another user's to choose) could otherwise move the cursor, retitle the window or
  * forge a line. C0 and C1 controls, DEL and bytes of no valid UTF-8 sequence become \xNN, a backslash \\;

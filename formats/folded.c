@@ -17,7 +17,8 @@
  * [module <0xOFFSET>].
  *
  * Names are escaped so that no name can break flamegraph.pl's line rule ^(.*)\s+?(\d+(?:\.\d*)?)$ or its
- * frame separator: ';' becomes ':' (as stackcollapse does), control characters (newlines, tabs) become '?',
+ * frame separator: ';' becomes ':' (as stackcollapse does), control characters (newlines, tabs) and bytes
+ * that begin no UTF-8 sequence (flamegraph.pl reads UTF-8) become '?',
  * and a name ending in whitespace + digits (which flamegraph.pl would read as a second, differential
  * count) has that whitespace turned into '_'. In the comm, spaces become '_' as stackcollapse-perf.pl does.
  */
@@ -70,6 +71,7 @@ static bool word_has_escaped(uint64_t w, bool is_comm)
 static void add_escaped(struct buf *b, const char *name, bool is_comm)
 {
 	size_t start, end, digits, i;
+	uint64_t high = 0;
 
 	if (!*name)
 		name = "[unknown]";
@@ -80,6 +82,7 @@ static void add_escaped(struct buf *b, const char *name, bool is_comm)
 		uint64_t w = 0;
 
 		memcpy(&w, b->s + i, end - i < 8 ? end - i : 8); /* the NUL and zeros past the end: escaped, not here */
+		high |= w & 0x8080808080808080ull;
 		if (!word_has_escaped(w, is_comm) && end - i >= 8)
 			continue;
 		for (size_t j = i; j < i + 8 && j < end; j++) {
@@ -94,6 +97,15 @@ static void add_escaped(struct buf *b, const char *name, bool is_comm)
 			else
 				b->s[j] = '?';
 		}
+	}
+	/* Bytes past ASCII must be UTF-8: flamegraph.pl reads its input so, and dies on a thread name the kernel
+	 * cut at 15 bytes in the middle of a character. A byte that begins no sequence becomes '?' too. */
+	for (i = start; high && i < end;) {
+		size_t len = utf8_sequence_length((const unsigned char *)b->s + i, end - i);
+
+		if (!len)
+			b->s[i] = '?';
+		i += len ? len : 1;
 	}
 	for (digits = end; digits > start && ((b->s[digits - 1] >= '0' && b->s[digits - 1] <= '9') ||
 					      b->s[digits - 1] == '.');

@@ -701,6 +701,21 @@ test_expect_success 'a forked child that never exec'"'"'d is named as its parent
 	test_cmp forked.folded again.folded
 '
 
+# A thread name the kernel cut at 15 bytes in the middle of a character ("Работни" and half of "к"): flamegraph.pl
+# reads its input as UTF-8 and died on it, and profile.proto'"'"'s strings must be UTF-8 (Python'"'"'s protobuf refused
+# the whole file). folded writes '"'"'?'"'"' for a byte that begins no sequence, pprof U+FFFD, as the JSON formats do.
+test_expect_success 'a name cut in the middle of a UTF-8 character: ? in folded, U+FFFD in pprof' '
+	printf "%s\n" "host hostname=test" "sample 100 100 $(printf "\320\240\320\260\320\261\320\276\321\202\320\275\320\270\320") 10 - ffffffff81000110" end >cut-utf8.script &&
+	write_rec cut-utf8.rec <cut-utf8.script &&
+	stackrec convert cut-utf8.rec -o cut-utf8.folded &&
+	printf "\320\240\320\260\320\261\320\276\321\202\320\275\320\270?;[kernel.kallsyms]_[k] 1\n" >expect &&
+	test_cmp expect cut-utf8.folded &&
+	stackrec convert cut-utf8.rec -f pprof -o cut-utf8.pb.gz &&
+	gzip -dc cut-utf8.pb.gz >cut-utf8.pb &&
+	grep -c "$(printf "\320\270\357\277\275")" cut-utf8.pb &&
+	! grep -q "$(printf "\320\270\320")" cut-utf8.pb
+'
+
 # Stack errors come from the file: any int, INT_MIN included, is a marker and a count, never undefined
 # behaviour (negating INT_MIN was, under UBSan) nor a huge unsigned number.
 test_expect_success 'a hostile stack error (INT_MIN, an unknown errno) is named as a number' '
