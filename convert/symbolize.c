@@ -139,6 +139,7 @@ static int read_build_id(const char *path, char *hex, size_t hex_size)
 {
 	const void *id = NULL;
 	const char *damage;
+	GElf_Ehdr ehdr;
 	struct stat st;
 	ssize_t n;
 	Elf *elf;
@@ -161,6 +162,14 @@ static int read_build_id(const char *path, char *hex, size_t hex_size)
 		elf_end(elf);
 		close(fd);
 		return error("cannot use '%s': %s", path, damage);
+	}
+	/* A .o or .ko: libdwfl lays its sections out where it likes, not at their (all zero) addresses, so offsets
+	 * would name other code than addr2line's. Refused rather than answered wrongly. */
+	if (gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_REL) {
+		elf_end(elf);
+		close(fd);
+		return error("cannot use '%s': a relocatable object file (.o, .ko): symbolize reads executables and "
+			     "shared objects", path);
 	}
 	hex[0] = '\0';
 	n = dwelf_elf_gnu_build_id(elf, &id);
@@ -241,8 +250,10 @@ static bool named_section(struct symbolize *s)
 		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
 
 		if (name && !strcmp(name, s->section_name)) {
+			/* A section not loaded (.debug_info, .comment) holds no code: every offset in it is ??:0, as
+			 * addr2line answers; its address 0 would have made its offsets the text's. */
 			s->section_low = sh->sh_addr;
-			s->section_high = sh->sh_addr + sh->sh_size;
+			s->section_high = sh->sh_flags & SHF_ALLOC ? sh->sh_addr + sh->sh_size : sh->sh_addr;
 			return true;
 		}
 	}

@@ -402,4 +402,22 @@ test_expect_success 'a binary cut short, or with a damaged section count or name
 	stackrec symbolize -e /bin/true 1000 >out
 '
 
+# A .o: libdwfl lays its sections out elsewhere than at their zero addresses, and offsets named other code than
+# addr2line reads there (main at 0x111, past .text). -j of a section not loaded: its address 0 made its offsets
+# the text'"'"'s (main, where addr2line prints ??:0).
+test_expect_success ADDR2LINE 'a relocatable object is refused in one line; -j of a section not loaded names nothing' '
+	printf "%s\n" "int f(int x) { return x * 3; }" "int main(void) { return f(2); }" >rel.c &&
+	gcc -O2 -g -c rel.c -o rel.o &&
+	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
+	test_expect_code 1 stackrec symbolize -e rel.o 10 >out 2>err &&
+	test_line_count out = 0 && test_line_count err = 1 &&
+	grep -x "stackrec: error: cannot use .rel.o.: a relocatable object file (.o, .ko): symbolize reads executables and shared objects" err &&
+	gcc -O2 -g -o rel rel.c &&
+	main=$(nm rel | sed -n "s/^0*\([0-9a-f]*\) T main$/\1/p") &&
+	addr2line -e rel -f -j .debug_info "$main" >expect &&
+	stackrec symbolize -e rel -f -j .debug_info "$main" >actual &&
+	test_cmp expect actual &&
+	printf "%s\n" "??" "??:0" >expect && test_cmp expect actual
+'
+
 test_done
