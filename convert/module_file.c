@@ -743,6 +743,15 @@ char *module_file_identity(const struct module_file *mf, const char *build_id, c
 	identify_file(&identity, mf->path);
 	if (!identity)
 		return NULL;
+	/* The debuginfod servers asked (convert --debuginfod sets DEBUGINFOD_URLS): an entry made without them,
+	 * from the symbol table alone, kept them from ever being asked for the DWARF they have. */
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (urls && *urls) {
+		char *more = xasprintf("%s; debuginfod %s", identity, urls);
+
+		free(identity);
+		identity = more;
+	}
 	/* By build ID in each debug directory: also where a module without a Dwfl_Module yet would be found. */
 	for (size_t i = 0; i <= search->dir_count; i++) {
 		char *rel = build_id_hex_rel_path(build_id, ".debug"), *dir = debug_file_dir(search, i);

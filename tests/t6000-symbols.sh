@@ -345,7 +345,7 @@ else
 	test_unset_prereq DEBUGINFOD "Debian's debuginfod and curl are not installed"
 fi
 
-test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on loopback, with no debug dir and no cache' '
+test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on loopback: named with no debug dir, and after a cache entry made without the server' '
 	mkdir -p served &&
 	cat >served.c <<-\EOF &&
 	#include <time.h>
@@ -371,12 +371,19 @@ test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on lo
 		curl -sf -o /dev/null "http://127.0.0.1:$port/buildid/$id/executable" && break
 		sleep 0.5
 	done &&
-	DEBUGINFOD_CACHE_PATH=$PWD/dcache stackrec convert --no-cache --debuginfod "http://127.0.0.1:$port" served.rec >served.folded
+	DEBUGINFOD_CACHE_PATH=$PWD/dcache stackrec convert --no-cache --debuginfod "http://127.0.0.1:$port" served.rec >served.folded &&
+	# A stripped copy where the program ran: a conversion without a server keeps a symbol cache entry made
+	# from its symbol table alone, which kept a later one with the server from ever asking it
+	strip -o served_prog served/served_prog &&
+	stackrec convert served.rec >stripped.folded &&
+	! grep -q served_spin stripped.folded &&
+	DEBUGINFOD_CACHE_PATH=$PWD/dcache2 stackrec convert --debuginfod "http://127.0.0.1:$port" served.rec >cached.folded
 	rc=$?
 	kill $dpid 2>/dev/null; wait $dpid 2>/dev/null
 	test $rc -eq 0 &&
-	cat served.folded &&
-	grep -q "main;served_spin [0-9]*$" served.folded
+	cat served.folded cached.folded &&
+	grep -q "main;served_spin [0-9]*$" served.folded &&
+	grep -q "main;served_spin [0-9]*$" cached.folded
 '
 
 # libdebuginfod is loaded with dlopen only when a server is to be asked (convert/debuginfod_client.h): a run
