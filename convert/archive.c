@@ -20,6 +20,7 @@
 #include "../formats/recording_writer.h"
 #include "../util.h"
 #include "debug_file.h"
+#include "debuginfod_client.h"
 #include "input_file.h"
 
 #define ARCHIVE_CHUNK (32u << 20) /* FILE blocks stay well below a frame's limit */
@@ -246,7 +247,9 @@ static void archive_file(struct archiving *a, int fd, const char *path, const ch
 
 /*
  * The separate debug file of the file found for build ID hex (open on fd at path): by build ID in a debug
- * directory, else through its .gnu_debuglink as libdwfl follows it. An fd with its path in *debug_path, or -1.
+ * directory, else through its .gnu_debuglink as libdwfl follows it, else from the debuginfod servers of
+ * DEBUGINFOD_URLS, which convert asks too (a debug file only a server had was left out, and the other machine
+ * got unnamed frames). An fd with its path in *debug_path, or -1.
  * As in convert (module_file.c), a refused candidate (a FIFO in a debug directory) means no debug file at all.
  */
 static int find_debug_file(const struct debug_file_search *search, const char *path_list, int fd, const char *path,
@@ -277,6 +280,19 @@ static int find_debug_file(const struct debug_file_search *search, const char *p
 	if (link)
 		debug_fd = debug_file_find_by_link(NULL, path_list, path, link, crc, hex, debug_path);
 	elf_end(elf);
+	if (debug_fd < 0 && debuginfod_client_wanted()) {
+		debug_fd = debuginfod_client_find_debuginfo(hex, debug_path);
+		if (debug_fd < 0) {
+			free(*debug_path);
+			*debug_path = NULL;
+			debug_fd = -1;
+		} else if (!strcmp(*debug_path, path)) { /* the file found already came from there */
+			close(debug_fd);
+			free(*debug_path);
+			*debug_path = NULL;
+			debug_fd = -1;
+		}
+	}
 	return debug_fd;
 }
 
@@ -285,7 +301,7 @@ int cmd_archive(int argc, char **argv)
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },   { "debug-dir", required_argument, NULL, 'd' },
 		{ "no-cache", no_argument, NULL, 'K' },	      { "cache-dir", required_argument, NULL, 'C' },
-		{ "verbose", no_argument, NULL, 'v' },
+		{ "verbose", no_argument, NULL, 'v' },	      { "debuginfod", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
 	};
 	struct debug_file_search search = { 0 };
@@ -307,17 +323,21 @@ int cmd_archive(int argc, char **argv)
 			break;
 		case 'K': no_cache = true; break;
 		case 'C': cache_opt = optarg; break;
+		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* as convert --debuginfod */
 		case 'v': verbose = true; break;
 		case 'h':
-			printf("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--cache-dir DIR | --no-cache]\n\n"
-			       "Bundles the binaries and debug files REC needs (found as convert finds them) into OUT\n"
-			       "(default REC.archive), for `stackrec convert REC --archive OUT` on another machine.\n");
+			printf("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--debuginfod URL] [--cache-dir DIR | "
+			       "--no-cache]\n\n"
+			       "Bundles the binaries and debug files REC needs (found as convert finds them, debuginfod\n"
+			       "servers too: --debuginfod URL or $DEBUGINFOD_URLS) into OUT (default REC.archive), for\n"
+			       "`stackrec convert REC --archive OUT` on another machine.\n");
 			return 0;
 		default: return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		error("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--cache-dir DIR | --no-cache]");
+		error("usage: stackrec archive REC [-o OUT] [--debug-dir DIR] [--debuginfod URL] [--cache-dir DIR | "
+		      "--no-cache]");
 		return 2;
 	}
 	if (recording_reader_open(&reader, argv[optind]) < 0)

@@ -63,10 +63,11 @@ bool debuginfod_client_wanted(void)
 	return urls && *urls;
 }
 
-int debuginfod_client_find(const char *build_id, char **path)
+/* debuginfod_client_find, or its debug file alone (debuginfo_only). */
+static int find(const char *build_id, char **path, bool debuginfo_only)
 {
 	debuginfod_client *client;
-	int fd;
+	int fd = -1;
 
 	*path = NULL;
 	if (!load())
@@ -74,9 +75,20 @@ int debuginfod_client_find(const char *build_id, char **path)
 	client = lib.begin();
 	if (!client)
 		return -ENOMEM;
-	fd = lib.find_executable(client, (const unsigned char *)build_id, 0, path);
+	if (!debuginfo_only)
+		fd = lib.find_executable(client, (const unsigned char *)build_id, 0, path);
 	if (fd < 0)
 		fd = lib.find_debuginfo(client, (const unsigned char *)build_id, 0, path);
 	lib.end(client);
 	return fd;
+}
+
+int debuginfod_client_find(const char *build_id, char **path)
+{
+	return find(build_id, path, false);
+}
+
+int debuginfod_client_find_debuginfo(const char *build_id, char **path)
+{
+	return find(build_id, path, true);
 }

@@ -21,6 +21,8 @@
  * loaded).
  */
 int debuginfod_client_find(const char *build_id, char **path);
+/* The same for the debug file alone: what `stackrec archive` adds beside an executable found elsewhere. */
+int debuginfod_client_find_debuginfo(const char *build_id, char **path);
 
 /* Whether there are servers to ask: DEBUGINFOD_URLS is set and not empty (libdebuginfod's own rule). */
 bool debuginfod_client_wanted(void);

@@ -377,13 +377,18 @@ test_expect_success BPF,DEBUGINFOD 'a binary served by a debuginfod server on lo
 	strip -o served_prog served/served_prog &&
 	stackrec convert served.rec >stripped.folded &&
 	! grep -q served_spin stripped.folded &&
-	DEBUGINFOD_CACHE_PATH=$PWD/dcache2 stackrec convert --debuginfod "http://127.0.0.1:$port" served.rec >cached.folded
+	DEBUGINFOD_CACHE_PATH=$PWD/dcache2 stackrec convert --debuginfod "http://127.0.0.1:$port" served.rec >cached.folded &&
+	# the archive carries the debug file only the server has, as convert here used it (it was left out)
+	DEBUGINFOD_CACHE_PATH=$PWD/dcache3 stackrec archive --no-cache --debuginfod "http://127.0.0.1:$port" -o served.arc served.rec
 	rc=$?
 	kill $dpid 2>/dev/null; wait $dpid 2>/dev/null
 	test $rc -eq 0 &&
-	cat served.folded cached.folded &&
+	mkdir -p empty-root &&
+	stackrec convert --no-cache --symfs empty-root --archive served.arc served.rec >archived.folded &&
+	cat served.folded cached.folded archived.folded &&
 	grep -q "main;served_spin [0-9]*$" served.folded &&
-	grep -q "main;served_spin [0-9]*$" cached.folded
+	grep -q "main;served_spin [0-9]*$" cached.folded &&
+	grep -q "main;served_spin [0-9]*$" archived.folded
 '
 
 # libdebuginfod is loaded with dlopen only when a server is to be asked (convert/debuginfod_client.h): a run
