@@ -408,6 +408,7 @@ struct extract {
 	const char *archive_path;
 	char *dir;
 	int failed;
+	bool is_archive; /* its HOST block says archive_of=: made by `stackrec archive` */
 	uint64_t written, limit; /* bytes extracted so far (not counting holes), and at most (archive_extract) */
 };
 
@@ -443,9 +444,19 @@ static bool write_with_holes(int fd, const unsigned char *data, size_t size, uin
 	return ftruncate(fd, (off_t)(offset + size)) == 0; /* the holes at the end too */
 }
 
+static void archive_of(void *ctx, const char *key, const char *value)
+{
+	(void)value;
+	if (!strcmp(key, "archive_of"))
+		((struct extract *)ctx)->is_archive = true;
+}
+
 static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct extract *x = ctx;
+
+	if (type == SREC_BLOCK_HOST)
+		recording_parse_host(body, size, archive_of, x);
 	struct srec_file f;
 	const char *path;
 	const void *data;
@@ -546,6 +557,11 @@ char *archive_extract(const char *archive_path, bool *damaged)
 	if (*damaged)
 		warning("'%s': using the files that were intact", archive_path);
 	recording_reader_close(&reader);
+	/* A recording given for its archive (--archive app.rec) has nothing to give: said, not silently ignored. */
+	if (!x.is_archive && !*damaged && !x.failed) {
+		error("'%s' is not an archive made by `stackrec archive` (no archive_of): not used", archive_path);
+		x.failed = 1;
+	}
 	if (x.failed) {
 		/* Its files cannot be trusted whole: none is used, and convert says so in its exit status. */
 		archive_remove_dir(x.dir);

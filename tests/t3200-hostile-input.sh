@@ -213,6 +213,17 @@ test_expect_success 'an archive block at an absurd offset makes convert --archiv
 
 # A repeated byte compresses a thousand times and more: what an archive's blocks may fill the disk with is
 # bounded (zeros are written as holes, which take no disk: they do not count).
+# A recording given for its archive (--archive app.rec, the wrong file of the two) gave nothing and said nothing.
+test_expect_success 'a recording given as --archive: one line naming it, the conversion done without it, exit 3' '
+	rec_of plain.rec /nonexistent/prog - &&
+	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
+	test_expect_code 3 stackrec convert plain.rec --no-cache --archive plain.rec -o plain.folded 2>err &&
+	cat err &&
+	grep -x "stackrec: error: .plain.rec. is not an archive made by .stackrec archive. (no archive_of): not used" err &&
+	echo "prog;[prog] 1" >expect &&
+	test_cmp expect plain.folded
+'
+
 test_expect_success 'an archive whose files would extract to more than 64 times its size is refused, nothing left' '
 	id=$(build_id prog) &&
 	head -c 4194304 /dev/zero | tr "\000" A >repeated &&
