@@ -124,8 +124,9 @@ bool sudo_invoker(uid_t *uid, gid_t *gid);
 size_t utf8_sequence_length(const unsigned char *s, size_t n);
 /*
  * NULL when s is valid UTF-8; else a copy (to free) with each byte that begins no valid sequence replaced by
- * replacement (U+FFFD's "\xef\xbf\xbd" for the pprof writer, "?" where one byte must stay one byte). A
- * thread name the kernel cut at 15 bytes in the middle of a character, a perf map's or a symbol's bytes.
+ * replacement (U+FFFD's "\xef\xbf\xbd" for the pprof writer; folded.c replaces such bytes with '?' in place,
+ * in its own buffer). A thread name the kernel cut at 15 bytes in the middle of a character, a perf map's or a
+ * symbol's bytes.
  */
 char *utf8_replace_invalid(const char *s, const char *replacement);
 /*

@@ -282,15 +282,14 @@ static int find_debug_file(const struct debug_file_search *search, const char *p
 	elf_end(elf);
 	if (debug_fd < 0 && debuginfod_client_wanted()) {
 		debug_fd = debuginfod_client_find_debuginfo(hex, debug_path);
+		if (debug_fd >= 0 && !strcmp(*debug_path, path)) { /* the file found already came from there */
+			close(debug_fd);
+			debug_fd = -1;
+		}
 		if (debug_fd < 0) {
 			free(*debug_path);
 			*debug_path = NULL;
-			debug_fd = -1;
-		} else if (!strcmp(*debug_path, path)) { /* the file found already came from there */
-			close(debug_fd);
-			free(*debug_path);
-			*debug_path = NULL;
-			debug_fd = -1;
+			debug_fd = -1; /* not a negative errno */
 		}
 	}
 	return debug_fd;
@@ -454,9 +453,6 @@ static void archive_of(void *ctx, const char *key, const char *value)
 static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 {
 	struct extract *x = ctx;
-
-	if (type == SREC_BLOCK_HOST)
-		recording_parse_host(body, size, archive_of, x);
 	struct srec_file f;
 	const char *path;
 	const void *data;
@@ -465,6 +461,9 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	struct stat st;
 	char *rel, *target, *slash;
 	int fd;
+
+	if (type == SREC_BLOCK_HOST)
+		recording_parse_host(body, size, archive_of, x);
 
 	if (type != SREC_BLOCK_FILE || recording_parse_file(body, size, &f, &path, &data) < 0 ||
 	    f.kind != SREC_FILE_DEBUG || f.build_id_size < 2)

@@ -288,7 +288,7 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 		*reason = refused;
 	else if (at_path == CANDIDATE_NOT_ELF)
 		*reason = "not an ELF file";
-	else if (!strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5))
+	else if (debug_file_anonymous(path))
 		*reason = "JIT map missing"; /* anonymous executable memory, and no perf map named it */
 	else if (!build_id)
 		*reason = path[0] == '/' ? "no file at the recorded path" : "no file for this mapping";
@@ -525,6 +525,11 @@ int debug_file_debuginfo_by_link(const char *root, const char *path_list, const 
 		*path = NULL;
 	}
 	return copy;
+}
+
+bool debug_file_anonymous(const char *path)
+{
+	return !strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5);
 }
 
 void debug_file_release(struct debug_file *f)

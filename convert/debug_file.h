@@ -51,6 +51,9 @@ int debug_file_find(const struct debug_file_search *search, const char *path, co
 
 void debug_file_release(struct debug_file *f);
 
+/* Whether a recorded path names anonymous memory ("//anon", "[anon:NAME]"): a JIT's code, which no file backs. */
+bool debug_file_anonymous(const char *path);
+
 /*
  * For a module whose file was found but for which libdwfl found no DWARF: whether a separate debug file was
  * there and passed over because it belongs to another build — DIR/.build-id/xx/rest.debug with another build

@@ -666,19 +666,9 @@ void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent, uint64
 
 const char *profile_process_name(const struct profile *p, uint32_t pid)
 {
-	size_t lo = 0, hi = p->process_count;
+	size_t i = first_name(p, pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->processes[mid].pid == pid)
-			return p->processes[mid].name;
-		if (p->processes[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < p->process_count ? p->processes[i].name : NULL;
 }
 
 const struct profile_frame profile_unnamed_frame;

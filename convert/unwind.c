@@ -582,21 +582,21 @@ const struct module_file *unwind_module_file(struct unwinder *u, uint32_t module
 }
 
 /*
+ * Whether path names memory no file backs (anonymous executable memory: a JIT's code, or a memfd), whose CFI
+ * no file could give: a frame there takes a frame-pointer step, as without CFI, and is not a module whose file
+ * was not found, which ended the walk (94.9% of node --perf-basic-prof's dwarf samples ended at their first JIT
+ * frame).
+ */
+static bool anonymous_memory(const char *path)
+{
+	return debug_file_anonymous(path) || !strncmp(path, "/memfd:", 7);
+}
+
+/*
  * The CFI rule for frame f, or NULL when none covers it. *missing is set when the frame is in a file that
  * could not be found: its CFI is unknown, not absent, and guessing with the frame pointer there would skip
  * callers of its frameless functions (most of Debian's libc) without a trace.
  */
-/*
- * Whether path names memory no file backs (anonymous executable memory: a JIT's code, "//anon", or a memfd),
- * whose CFI no file could give: a frame there takes a frame-pointer step, as without CFI, and is not a module
- * whose file was not found, which ended the walk (94.9% of node --perf-basic-prof's dwarf samples ended at
- * their first JIT frame).
- */
-static bool anonymous_memory(const char *path)
-{
-	return !strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5) || !strncmp(path, "/memfd:", 7);
-}
-
 static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_frame *f, bool *missing)
 {
 	struct unwind_module *m;

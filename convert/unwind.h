@@ -56,12 +56,12 @@ struct unwind_frame {
 	uint64_t placed_stamp;
 };
 
-/* What a sample kept of its user context. */
 /* Why a stack ends in [truncated] (unwind_user_stack's why): the copy ended before the stack did. */
 #define UNWIND_COPY_TOO_SMALL "stack copy too small"
 /* ... an off-CPU sample's copy, at the most one keeps (SREC_OFF_CPU_STACK_MAX): convert's, not the unwinder's. */
 #define UNWIND_OFF_CPU_COPY_AT_MOST "off-CPU stack copy at its most"
 
+/* What a sample kept of its user context. */
 struct unwind_input {
 	uint32_t pid;
 	uint64_t time_ns;
@@ -74,12 +74,12 @@ struct unwinder;
 
 struct unwinder *unwinder_new(struct profile *profile, const struct process_maps *maps,
 			      const struct debug_file_search *search);
+/* The interrupted pc among in's registers (DWARF register 16 on x86-64): false when it was not kept. */
+bool unwind_input_pc(const struct unwind_input *in, uint64_t *pc);
 /*
  * Unwinds the user stack of a dwarf-mode sample into frames (leaf first, at most max). Returns the count;
  * *end says how the walk ended. *why, when not NULL, gets a static string for an end that is not complete.
  */
-/* The interrupted pc among in's registers (DWARF register 16 on x86-64): false when it was not kept. */
-bool unwind_input_pc(const struct unwind_input *in, uint64_t *pc);
 uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, struct unwind_frame *frames,
 			   uint32_t max, enum unwind_end *end, const char **why);
 /*

@@ -81,25 +81,6 @@ static void string_table_rehash(struct string_table *t)
 	}
 }
 
-static int64_t intern_valid(struct string_table *t, const char *s);
-
-/*
- * The index of s in t, added if new. profile.proto is proto3, whose string fields must be valid UTF-8: strict
- * readers (Python's protobuf) refuse the whole file otherwise, so bytes that begin no sequence become U+FFFD,
- * as in the JSON formats.
- */
-static int64_t intern(struct string_table *t, const char *s)
-{
-	char *valid = s ? utf8_replace_invalid(s, "\xef\xbf\xbd") : NULL;
-	int64_t index;
-
-	if (!valid)
-		return intern_valid(t, s);
-	index = intern_valid(t, valid);
-	free(valid);
-	return index;
-}
-
 static int64_t intern_valid(struct string_table *t, const char *s)
 {
 	size_t slot;
@@ -120,6 +101,23 @@ static int64_t intern_valid(struct string_table *t, const char *s)
 	t->strings[t->count] = xstrdup(s);
 	t->slots[slot] = t->count + 1;
 	return t->count++;
+}
+
+/*
+ * The index of s in t, added if new. profile.proto is proto3, whose string fields must be valid UTF-8: strict
+ * readers (Python's protobuf) refuse the whole file otherwise, so bytes that begin no sequence become U+FFFD,
+ * as in the JSON formats.
+ */
+static int64_t intern(struct string_table *t, const char *s)
+{
+	char *valid = s ? utf8_replace_invalid(s, "\xef\xbf\xbd") : NULL;
+	int64_t index;
+
+	if (!valid)
+		return intern_valid(t, s);
+	index = intern_valid(t, valid);
+	free(valid);
+	return index;
 }
 
 static void string_table_init(struct string_table *t)

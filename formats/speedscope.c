@@ -6,9 +6,9 @@
  * real time order, each sample an interval in which its stack's frames are open: an on-CPU sample covers
  * [time - period, time), the period its tick ends, an off-CPU sample [time, time + time off the CPU).
  * --kind picks the intervals: on-CPU (on), off-CPU (off) or both (wall); the unit is nanoseconds, counted
- * from the profile's earliest interval, so that every thread shares one time axis. speedscope's time order view is then the thread's
- * real timeline, and its flame graph ("left heavy") and sandwich views sum the intervals: time on-CPU (for
- * a constant period proportional to folded's sample counts), off-CPU or both.
+ * from the profile's earliest interval, so that every thread shares one time axis. speedscope's time order
+ * view is then the thread's real timeline, and its flame graph ("left heavy") and sandwich views sum the
+ * intervals: time on-CPU (for a constant period proportional to folded's sample counts), off-CPU or both.
  *
  * Events: one sample's interval opens its frames root first and closes them leaf first. An interval that
  * starts where the previous one ended closes and opens only the frames in which the two stacks differ, as

@@ -179,11 +179,11 @@ enum param_class {
 	CLASS_UNKNOWN  /* anything else: struct or union by value, long double, __int128, ... */
 };
 
-/* The ABI class of a parameter and, for INTEGER, the TYPE of its PROBE string ("s64", "u64", "ptr"). */
 /*
- * How a parameter is passed, its TYPE for the PROBE block, and its size in bytes (*bytes: 8 for a pointer): an
- * int fills the low 4 bytes of its register, and the ABI leaves the rest undefined (a caller's `mov %edi, %esi`
- * passes on whatever the upper half held), so the recorder extends the value from its size (probes.c).
+ * The ABI class of a parameter and, for INTEGER, the TYPE of its PROBE string ("s64", "u64", "ptr") and its
+ * size in bytes (*bytes: 8 for a pointer): an int fills the low 4 bytes of its register, and the ABI leaves the
+ * rest undefined (a caller's `mov %edi, %esi` passes on whatever the upper half held), so the recorder extends
+ * the value from its size (probes.c).
  */
 static enum param_class classify(Dwarf_Die *param, const char **type_name, unsigned int *bytes, const char **why)
 {
@@ -199,6 +199,8 @@ static enum param_class classify(Dwarf_Die *param, const char **type_name, unsig
 	}
 	if (dwarf_attr_integrate(&type, DW_AT_byte_size, &attr))
 		dwarf_formudata(&attr, &size);
+	if (size == 1 || size == 2 || size == 4) /* an integer's or an enum's: a pointer takes the whole register */
+		*bytes = (unsigned int)size;
 	switch (dwarf_tag(&type)) {
 	case DW_TAG_pointer_type:
 	case DW_TAG_reference_type:
@@ -214,8 +216,6 @@ static enum param_class classify(Dwarf_Die *param, const char **type_name, unsig
 		    dwarf_formudata(&attr, &encoding) == 0 &&
 		    (encoding == DW_ATE_unsigned || encoding == DW_ATE_unsigned_char || encoding == DW_ATE_boolean))
 			*type_name = "u64";
-		if (size == 1 || size == 2 || size == 4)
-			*bytes = (unsigned int)size;
 		return CLASS_INTEGER;
 	case DW_TAG_base_type:
 		if (dwarf_attr_integrate(&type, DW_AT_encoding, &attr))
@@ -226,8 +226,6 @@ static enum param_class classify(Dwarf_Die *param, const char **type_name, unsig
 			*why = "it is wider than one register";
 			return CLASS_UNKNOWN;
 		}
-		if (size == 1 || size == 2 || size == 4)
-			*bytes = (unsigned int)size;
 		switch (encoding) {
 		case DW_ATE_signed:
 		case DW_ATE_signed_char:

@@ -416,7 +416,6 @@ static void count_unsampled(void *ctx, uint64_t pid)
 static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 {
 	struct process_count processes = { &rec->sampled_pids, rec->sampled_pids.count + rec->sampled_pids.has_zero };
-
 	char failed[512] = "", cut[160] = "", kinds[64] = "", untracked[96] = "";
 	size_t len = 0;
 
