@@ -113,7 +113,7 @@ static void usage(FILE *out)
 		"ADDRs are hexadecimal ELF virtual addresses, with or without 0x; without any, one per line is read\n"
 		"from stdin and each answer is written and flushed before the next line is read.\n"
 		"\n"
-		"  -e, --exe BINARY      the binary whose addresses these are\n"
+		"  -e, --exe BINARY      the executable or shared object whose addresses these are (not a .o or .ko)\n"
 		"  -a, --addresses       print each address first\n"
 		"  -f, --functions       print the function name before FILE:LINE\n"
 		"  -i, --inlines         also print the functions the one at the address was inlined into\n"
