@@ -948,6 +948,7 @@ int probe_hit(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), cookie;
 	struct probe_hit_event *e;
 	__u32 zero = 0, mask, n = 0, *busy;
+	char more;
 	long len;
 
 	if (!followed(id >> 32))
@@ -980,6 +981,11 @@ int probe_hit(struct pt_regs *ctx)
 		if (!(mask & (1u << i)) || n >= PROBE_ARGS_MAX)
 			continue;
 		len = bpf_probe_read_user_str(e->strings[n], PROBE_STRING_MAX, (void *)e->values[i]);
+		/* A full buffer holds a string of exactly PROBE_STRING_MAX - 1 bytes, or the start of a longer one:
+		 * the byte the NUL took the place of tells. */
+		if (len == PROBE_STRING_MAX &&
+		    !bpf_probe_read_user(&more, 1, (const char *)e->values[i] + PROBE_STRING_MAX - 1) && more)
+			len = PROBE_STRING_CUT;
 		e->string_len[n] = len > 0 ? len : 0;
 		n++;
 	}

@@ -144,6 +144,7 @@ struct event_info {
 #define PROBE_MAX 16
 #define PROBE_ARGS_MAX 6	 /* SREC_PROBE_ARGS_MAX: rdi rsi rdx rcx r8 r9 */
 #define PROBE_STRING_MAX 128 /* SREC_PROBE_STRING_MAX */
+#define PROBE_STRING_CUT (PROBE_STRING_MAX + 1) /* a string_len: the buffer is full and the string goes on */
 #define PROBE_COOKIE(id, args, str_mask) ((__u64)(id) | (__u64)(args) << 16 | (__u64)(str_mask) << 24)
 #define PROBE_COOKIE_ID(c) ((__u32)((c)&0xffff))
 #define PROBE_COOKIE_ARGS(c) ((__u32)(((c) >> 16) & 0xff))
@@ -161,7 +162,7 @@ struct probe_hit_event {
 	__u16 reserved;
 	__u32 cpu;
 	__u64 values[PROBE_ARGS_MAX];
-	__u16 string_len[PROBE_ARGS_MAX]; /* bytes read, NUL included; 0: unreadable */
+	__u16 string_len[PROBE_ARGS_MAX]; /* bytes read, NUL included; 0: unreadable; PROBE_STRING_CUT */
 	__u32 reserved2;
 	char strings[PROBE_ARGS_MAX][PROBE_STRING_MAX];
 };

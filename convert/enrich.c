@@ -105,7 +105,7 @@ static uint32_t string_args(const struct profile_probe *probe)
 
 /* The hit's block checked against its probe; *probe its profile index. */
 static int parse_hit(const struct profile *p, const void *body, uint32_t size, struct srec_probe_hit *hit,
-		     const uint64_t **values, const char **strings, uint32_t *lens, int *probe)
+		     const uint64_t **values, const char **strings, uint32_t *lens, bool *cut, int *probe)
 {
 	const uint8_t *packed;
 	uint32_t n;
@@ -114,19 +114,20 @@ static int parse_hit(const struct profile *p, const void *body, uint32_t size, s
 	    (*probe = probe_index(p, hit->probe_id)) < 0 || hit->value_count != p->probes[*probe].arg_count)
 		return -1;
 	n = string_args(&p->probes[*probe]);
-	return recording_split_hit_strings(packed, hit->strings_size, n, strings, lens);
+	return recording_split_hit_strings(packed, hit->strings_size, n, strings, lens, cut);
 }
 
 int enrich_add_hit(struct enricher *e, uint64_t ordinal, const void *body, uint32_t size)
 {
 	const char *strings[SREC_PROBE_ARGS_MAX];
 	uint32_t lens[SREC_PROBE_ARGS_MAX];
+	bool cut[SREC_PROBE_ARGS_MAX];
 	struct srec_probe_hit hit;
 	const uint64_t *values;
 	int probe;
 
 	e->p->probe_hits++;
-	if (parse_hit(e->p, body, size, &hit, &values, strings, lens, &probe) < 0) {
+	if (parse_hit(e->p, body, size, &hit, &values, strings, lens, cut, &probe) < 0) {
 		e->bad_hits++;
 		return -1;
 	}
@@ -314,6 +315,7 @@ void enrich_add_hit_values(struct enricher *e, uint64_t ordinal, const void *bod
 {
 	const char *strings[SREC_PROBE_ARGS_MAX];
 	uint32_t lens[SREC_PROBE_ARGS_MAX], s = 0;
+	bool cut[SREC_PROBE_ARGS_MAX];
 	struct srec_probe_hit hit;
 	const uint64_t *values;
 	struct profile_hit *out;
@@ -332,7 +334,7 @@ void enrich_add_hit_values(struct enricher *e, uint64_t ordinal, const void *bod
 	if (e->wanted_next == e->wanted_count || e->wanted[e->wanted_next]->ordinal != ordinal)
 		return;
 	/* The same bytes as in pass 1, which read them without fault. */
-	if (parse_hit(e->p, body, size, &hit, &values, strings, lens, &index) < 0)
+	if (parse_hit(e->p, body, size, &hit, &values, strings, lens, cut, &index) < 0)
 		return;
 	out = &e->p->hits[e->wanted[e->wanted_next]->shown];
 	probe = &e->p->probes[index];
@@ -341,6 +343,8 @@ void enrich_add_hit_values(struct enricher *e, uint64_t ordinal, const void *bod
 		if (probe->args[a].type == PROFILE_ARG_STR) {
 			/* NULL: a string that could not be read; before format 1.6 an empty one looked the same */
 			out->strings[a] = strings[s] && (lens[s] || e->empty_strings) ? xstrndup(strings[s], lens[s]) : NULL;
+			if (cut[s])
+				out->strings_cut |= (uint8_t)(1u << a);
 			s++;
 		}
 	}

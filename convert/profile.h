@@ -135,6 +135,7 @@ struct profile_hit {
 	uint64_t values[PROFILE_PROBE_ARGS]; /* raw argument registers, probe->arg_count of them */
 	char *strings[PROFILE_PROBE_ARGS];   /* PROFILE_ARG_STR arguments: the captured string (up to a NUL), or
 						NULL when it could not be read */
+	uint8_t strings_cut;		     /* bit a: strings[a] is the start of a longer string */
 };
 
 /* What happened at an event (the recording's enum srec_event_type). */

@@ -322,6 +322,7 @@ static void save_profile(struct out *o, const struct profile *p)
 			put64(o, h->values[a]);
 		for (int a = 0; a < PROFILE_PROBE_ARGS; a++)
 			put_string(o, h->strings[a]);
+		put8(o, h->strings_cut);
 	}
 	put64(o, p->metrics_count);
 	for (size_t i = 0; i < p->metrics_count; i++) {
@@ -710,7 +711,7 @@ static void load_profile(struct in *in, struct profile *p)
 			in->bad = true;
 	}
 
-	p->hits = get_array(in, 4 + 8 + 8 * PROFILE_PROBE_ARGS + 4 * PROFILE_PROBE_ARGS, sizeof(*p->hits), &p->hit_cap);
+	p->hits = get_array(in, 4 + 8 + 8 * PROFILE_PROBE_ARGS + 4 * PROFILE_PROBE_ARGS + 1, sizeof(*p->hits), &p->hit_cap);
 	for (size_t i = 0; i < p->hit_cap && !in->bad; i++, p->hit_count++) {
 		struct profile_hit *h = &p->hits[i];
 
@@ -720,6 +721,7 @@ static void load_profile(struct in *in, struct profile *p)
 			h->values[a] = get64(in);
 		for (int a = 0; a < PROFILE_PROBE_ARGS; a++)
 			h->strings[a] = get_string(in);
+		h->strings_cut = get8(in);
 		if (h->probe >= p->probe_count)
 			in->bad = true;
 	}

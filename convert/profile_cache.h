@@ -52,7 +52,7 @@
 #include "profile.h"
 
 #define PROFILE_CACHE_MAGIC "STKPROF\n"
-#define PROFILE_CACHE_VERSION 2
+#define PROFILE_CACHE_VERSION 3
 
 struct profile_cache_header {
 	char magic[8];

@@ -422,7 +422,14 @@ static size_t context_labels(const struct profile *profile, const struct profile
 			label->str = intern(strings, hex);
 			break;
 		case PROFILE_ARG_STR:
-			label->str = intern(strings, hit->strings[a] ? hit->strings[a] : "");
+			if (hit->strings_cut & (1u << a)) {
+				char *start = xasprintf("%s…", hit->strings[a]); /* a label is only text: "…" says it went on */
+
+				label->str = intern(strings, start);
+				free(start);
+			} else {
+				label->str = intern(strings, hit->strings[a] ? hit->strings[a] : "");
+			}
 			break;
 		}
 		free(key);

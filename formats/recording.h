@@ -45,14 +45,15 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 6 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+#define SREC_VERSION_MINOR 7 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
 				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
 				*      FRAME blocks: frame numbers;
 				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before;
 				* 1.4: SAMPLE_TIMED_BY_FRAME and SAMPLE_TIMES blocks: the deltas in a column;
 				* 1.5: user_regs flags STACK_HOLES: pages of a stack copy not read;
 				* 1.6: PROBE_HIT: a string not read has length SREC_PROBE_STRING_UNREAD, 0 is "";
-				*      values extended from the argument's size */
+				*      values extended from the argument's size;
+				* 1.7: PROBE_HIT: SREC_PROBE_STRING_CUT marks a string cut at the most bytes kept */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -366,6 +367,7 @@ _Static_assert(sizeof(struct srec_file) == 64 && offsetof(struct srec_file, path
 #define SREC_PROBE_ARGS_MAX 6	   /* the integer argument registers of the x86-64 System V ABI */
 #define SREC_PROBE_STRING_MAX 128  /* the most bytes of one captured string, including its NUL */
 #define SREC_PROBE_STRING_UNREAD 0xffffu /* a PROBE_HIT string's length when it could not be read (from 1.6) */
+#define SREC_PROBE_STRING_CUT 0x8000u	 /* or'ed into a PROBE_HIT string's length: the string went on (from 1.7) */
 
 struct srec_probe {
 	uint32_t probe_id;		     /* names this probe in PROBE_HIT blocks; unique in the file */
@@ -389,7 +391,8 @@ _Static_assert(sizeof(struct srec_probe) == 48, "probe block header is 48 bytes"
  * from 1.6; before, the raw registers, whose bytes above an int's are the caller's leftovers); for "str" the
  * pointer. Then, for each "str" argument in order: uint16_t length (bytes of string, no NUL;
  * SREC_PROBE_STRING_UNREAD when it could not be read, and no bytes; before 1.6, 0 said that, and an empty
- * string looked the same) and the bytes, packed without padding. strings_size is the total of those.
+ * string looked the same; with SREC_PROBE_STRING_CUT set, the bytes are the start of a longer string, from
+ * 1.7; before, such a string looked whole) and the bytes, packed without padding. strings_size is the total of those.
  */
 struct srec_probe_hit {
 	uint64_t time_ns;      /* on the host's clock */

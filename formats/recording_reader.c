@@ -1022,7 +1022,7 @@ int recording_parse_probe_hit(const void *body, uint32_t size, struct srec_probe
 }
 
 int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t count, const char **ptrs,
-				uint32_t *lens)
+				uint32_t *lens, bool *cut)
 {
 	uint32_t off = 0;
 
@@ -1033,10 +1033,18 @@ int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t 
 			return -1;
 		memcpy(&len, strings + off, sizeof(len)); /* packed: not aligned */
 		off += sizeof(len);
+		cut[i] = false;
 		if (len == SREC_PROBE_STRING_UNREAD) {
 			ptrs[i] = NULL;
 			lens[i] = 0;
 			continue;
+		}
+		if (len & SREC_PROBE_STRING_CUT) {
+			/* only a full buffer is cut */
+			len &= (uint16_t)~SREC_PROBE_STRING_CUT;
+			if (len != SREC_PROBE_STRING_MAX - 1)
+				return -1;
+			cut[i] = true;
 		}
 		if (len > SREC_PROBE_STRING_MAX - 1 || len > size - off)
 			return -1;

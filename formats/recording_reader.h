@@ -199,11 +199,12 @@ int recording_parse_probe_hit(const void *body, uint32_t size, struct srec_probe
  * Splits the packed strings of a probe hit into count strings (one per "str" argument, in order): ptrs[i]
  * and lens[i] (bytes, no NUL; not NUL-terminated in the block); ptrs[i] NULL and lens[i] 0 for one that could
  * not be read (SREC_PROBE_STRING_UNREAD; in files before 1.6, length 0 said that too: the reader's version
- * tells). Returns 0, or -1 when they do not fill exactly size bytes or one is longer than
- * SREC_PROBE_STRING_MAX - 1.
+ * tells); cut[i] true when the string went on past the bytes kept (SREC_PROBE_STRING_CUT). Returns 0, or -1
+ * when they do not fill exactly size bytes, one is longer than SREC_PROBE_STRING_MAX - 1, or one shorter than
+ * that is marked cut.
  */
 int recording_split_hit_strings(const uint8_t *strings, uint32_t size, uint32_t count, const char **ptrs,
-				uint32_t *lens);
+				uint32_t *lens, bool *cut);
 /* A PROCESS_METRICS block (a shorter body is zero-filled past its thread count). */
 int recording_parse_process_metrics(const void *body, uint32_t size, struct srec_process_metrics *out);
 

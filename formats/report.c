@@ -96,9 +96,11 @@ static void write_context(FILE *out, const struct profile *p, const struct profi
 		case PROFILE_ARG_U64: fprintf(out, "%" PRIu64, hit->values[a]); break;
 		case PROFILE_ARG_PTR: fprintf(out, "0x%" PRIx64, hit->values[a]); break;
 		case PROFILE_ARG_STR:
-			if (hit->strings[a])
+			if (hit->strings[a]) {
 				write_quoted(out, hit->strings[a]);
-			else
+				if (hit->strings_cut & (1u << a))
+					fputs("...", out); /* as gdb marks a string it did not print whole */
+			} else
 				fprintf(out, "(not read; pointer 0x%" PRIx64 ")", hit->values[a]);
 			break;
 		}

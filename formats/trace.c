@@ -183,6 +183,14 @@ static void write_context(struct json_writer *w, const struct profile *profile, 
 		}
 	}
 	json_end_object(w);
+	if (hit->strings_cut) {
+		json_key(w, "cut");
+		json_begin_array(w);
+		for (uint32_t a = 0; a < probe->arg_count; a++)
+			if (hit->strings_cut & (1u << a))
+				json_string(w, probe->args[a].name);
+		json_end_array(w);
+	}
 	json_end_object(w);
 }
 

@@ -201,7 +201,7 @@ void probes_handle_hit(struct recorder *rec, const void *data, size_t size)
 	for (unsigned int i = 0; i < p->arg_count; i++) {
 		const struct probe_arg *a = &p->args[i];
 		int slot = slot_of[a->reg];
-		uint16_t len = 0;
+		uint16_t len = 0, field;
 		uint64_t value;
 
 		value = extended(e->values[a->reg], a);
@@ -212,7 +212,10 @@ void probes_handle_hit(struct recorder *rec, const void *data, size_t size)
 		len = SREC_PROBE_STRING_UNREAD;
 		if (e->string_len[slot] > 0 && e->string_len[slot] <= PROBE_STRING_MAX)
 			len = (uint16_t)(e->string_len[slot] - 1);
-		memcpy(tail + at, &len, sizeof(len));
+		else if (e->string_len[slot] == PROBE_STRING_CUT)
+			len = PROBE_STRING_MAX - 1;
+		field = e->string_len[slot] == PROBE_STRING_CUT ? len | SREC_PROBE_STRING_CUT : len;
+		memcpy(tail + at, &field, sizeof(field));
 		if (len == SREC_PROBE_STRING_UNREAD)
 			len = 0; /* no bytes follow */
 		memcpy(tail + at + sizeof(len), e->strings[slot], len);

@@ -97,6 +97,49 @@ test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from 
 	test_cmp expect hits
 '
 
+# A string is kept up to 127 bytes. A longer one looked whole: 128 or 200 bytes showed as 127, unmarked.
+test_expect_success GCC,BPF 'a probe string longer than the 127 bytes kept is marked cut, one of 127 is not' '
+	cat >long.c <<-\EOF &&
+	#include <string.h>
+	volatile long sink;
+	__attribute__((noinline)) void take(int crash, const char *name)
+	{
+		sink += strlen(name);
+		if (crash) {
+			for (long i = 0; i < 300000000; i++) /* samples in this call, for pprof */
+				sink += i;
+			*(volatile int *)0 = 0;
+		}
+	}
+	int main(void)
+	{
+		static const int sizes[] = { 126, 127, 128, 200 };
+		char name[201];
+
+		for (int i = 0; i < 4; i++) {
+			memset(name, '"'"'a'"'"' + i, sizes[i]);
+			name[sizes[i]] = 0;
+			take(i == 3, name);
+		}
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -fno-omit-frame-pointer -o long long.c &&
+	stackrec record -F 999 --probe "./long:take(str(name))" -o long.rec -- ./long 2>err &&
+	cat err &&
+	dump long.rec >long.blocks &&
+	awk "\$1 == \"hit\" { print length(\$8), \$8 ~ /<cut>$/ }" long.blocks >hits &&
+	printf "%s\n" "126 0" "127 0" "132 1" "132 1" >expect &&
+	test_cmp expect hits &&
+	stackrec convert long.rec -f report >report &&
+	cat report &&
+	grep -E "^ +name = \"d{127}\"\.\.\.$" report &&
+	stackrec convert long.rec -f trace >trace &&
+	grep -F "\"cut\":[\"name\"]" trace &&
+	stackrec convert long.rec -f pprof -o long.pb.gz &&
+	gzip -dc long.pb.gz | grep -a -F "$(printf "%0127d" 0 | tr 0 d)…"
+'
+
 test_expect_success GCC,BPF 'the SIGSEGV is an event sample: signal 11, SEGV_MAPERR, the bad address, registers and stack' '
 	grep -E "^event 1 11 1 0xdead - user=0 kernel=[0-9]+ regs=1 " blocks &&
 	pid=$(awk "\$1 == \"hit\" { print \$3; exit }" blocks) &&

@@ -104,6 +104,7 @@ static void dump_hit(const char *body, uint32_t size)
 	end = s + h.strings_size;
 	while (end - s >= 2) {
 		uint16_t len;
+		bool cut;
 
 		memcpy(&len, s, sizeof(len));
 		if (len == SREC_PROBE_STRING_UNREAD) { /* format 1.6 */
@@ -111,9 +112,11 @@ static void dump_hit(const char *body, uint32_t size)
 			s += 2;
 			continue;
 		}
+		cut = len & SREC_PROBE_STRING_CUT; /* format 1.7 */
+		len &= (uint16_t)~SREC_PROBE_STRING_CUT;
 		if (len > end - s - 2)
 			break;
-		printf(" %.*s", (int)len, s + 2);
+		printf(" %.*s%s", (int)len, s + 2, cut ? "<cut>" : "");
 		if (!len)
 			printf(version_minor >= 6 ? "\"\"" : "<unreadable>"); /* before 1.6, 0 was "not read" */
 		s += 2 + len;

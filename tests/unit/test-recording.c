@@ -2416,19 +2416,20 @@ static void test_parse_probe_hit(void)
 	const uint8_t *strings;
 	const char *ptrs[SREC_PROBE_ARGS_MAX];
 	uint32_t lens[SREC_PROBE_ARGS_MAX];
+	bool cut[SREC_PROBE_ARGS_MAX];
 	size_t n = hit_body(body, 7, 100, 0x7ffc1000, -3, "rec-3");
 
 	REQUIRE(recording_parse_probe_hit(body, (uint32_t)n, &h, &values, &strings) == 0);
 	CHECK(h.probe_id == 7 && h.cfa == 0x7ffc1000 && h.time_ns == 100 && h.value_count == 2);
 	CHECK((int64_t)values[0] == -3);
-	REQUIRE(recording_split_hit_strings(strings, h.strings_size, 1, ptrs, lens) == 0);
-	CHECK(lens[0] == 5 && !memcmp(ptrs[0], "rec-3", 5));
+	REQUIRE(recording_split_hit_strings(strings, h.strings_size, 1, ptrs, lens, cut) == 0);
+	CHECK(lens[0] == 5 && !memcmp(ptrs[0], "rec-3", 5) && !cut[0]);
 	/* Strings that do not fill their size exactly, in either direction, are refused. */
-	CHECK(recording_split_hit_strings(strings, h.strings_size, 0, ptrs, lens) < 0);
-	CHECK(recording_split_hit_strings(strings, h.strings_size, 2, ptrs, lens) < 0);
-	CHECK(recording_split_hit_strings(strings, h.strings_size - 1, 1, ptrs, lens) < 0);
-	for (size_t cut = 0; cut < n; cut++)
-		CHECK(recording_parse_probe_hit(body, (uint32_t)cut, &h, &values, &strings) < 0);
+	CHECK(recording_split_hit_strings(strings, h.strings_size, 0, ptrs, lens, cut) < 0);
+	CHECK(recording_split_hit_strings(strings, h.strings_size, 2, ptrs, lens, cut) < 0);
+	CHECK(recording_split_hit_strings(strings, h.strings_size - 1, 1, ptrs, lens, cut) < 0);
+	for (size_t size = 0; size < n; size++)
+		CHECK(recording_parse_probe_hit(body, (uint32_t)size, &h, &values, &strings) < 0);
 	((struct srec_probe_hit *)body)->value_count = SREC_PROBE_ARGS_MAX + 1;
 	CHECK(recording_parse_probe_hit(body, (uint32_t)n + 64, &h, &values, &strings) < 0);
 	{
@@ -2438,7 +2439,16 @@ static void test_parse_probe_hit(void)
 
 		memcpy(packed, &len, 2);
 		memset(packed + 2, 'x', SREC_PROBE_STRING_MAX);
-		CHECK(recording_split_hit_strings(packed, sizeof(packed), 1, ptrs, lens) < 0);
+		CHECK(recording_split_hit_strings(packed, sizeof(packed), 1, ptrs, lens, cut) < 0);
+		/* The start of a longer string: a full capture, marked cut (1.7). */
+		len = (SREC_PROBE_STRING_MAX - 1) | SREC_PROBE_STRING_CUT;
+		memcpy(packed, &len, 2);
+		REQUIRE(recording_split_hit_strings(packed, sizeof(packed) - 1, 1, ptrs, lens, cut) == 0);
+		CHECK(lens[0] == SREC_PROBE_STRING_MAX - 1 && cut[0]);
+		/* Only a full capture can have been cut. */
+		len = 5 | SREC_PROBE_STRING_CUT;
+		memcpy(packed, &len, 2);
+		CHECK(recording_split_hit_strings(packed, 2 + 5, 1, ptrs, lens, cut) < 0);
 	}
 }
 
