@@ -5,6 +5,12 @@
  * dwarf_ranges gives it a non-empty range (dwarf_haspc could match it), and its children are walked when it is
  * kept and is a kind of DIE that may hold scopes. Nodes are kept in that visiting order with parent, first
  * child and next sibling links, so that "the first child containing pc" is the one libdw would find.
+ *
+ * Unlike dwarf_getscopes, a namespace, class or structure (which has no address of its own) is walked
+ * through: its children are taken as its parent's. clang puts a C++ function defined in a namespace there,
+ * and rustc nearly every function; pruned with their namespace, such functions had no scope, so their
+ * inlined frames were lost and the function took its innermost inlinee's line (addr2line and
+ * llvm-symbolizer walk through them too).
  */
 #include "scope_index.h"
 
@@ -78,7 +84,14 @@ struct walk {
 	struct scope_unit *unit;
 	uint32_t parent, depth;
 	uint32_t last_child; /* the last node kept, to link its next sibling */
+	uint32_t nesting;    /* namespaces, classes and imported units walked through at this level */
 };
+
+/* A DIE without addresses whose children may have them: walked through (see the top of this file). */
+static bool walked_through(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type;
+}
 
 static bool has_address_attribute(Dwarf_Die *die)
 {
@@ -154,25 +167,43 @@ static int keep(struct walk *w, Dwarf_Die *die)
 	return 0;
 }
 
-/* first and its siblings; an imported unit's children are walked in its place, as libdw does. */
+static int walk_children(struct walk *w, Dwarf_Die *first);
+
+/* The children of die, an imported unit's (DW_AT_import) or die's own, walked as w's. */
+static int walk_through(struct walk *w, Dwarf_Die *die, bool imported_unit)
+{
+	Dwarf_Die inner;
+	Dwarf_Attribute attr;
+	int ret = 0;
+
+	if (imported_unit && !dwarf_formref_die(dwarf_attr(die, DW_AT_import, &attr), &inner))
+		return 0;
+	if (dwarf_child(imported_unit ? &inner : die, &inner) != 0)
+		return 0;
+	if (w->nesting >= MAX_DEPTH) /* a hostile file's nesting: the unit is left to libdw */
+		return -1;
+	w->nesting++;
+	ret = walk_children(w, &inner);
+	w->nesting--;
+	return ret;
+}
+
+/* first and its siblings; an imported unit's children, and a namespace's, class's or structure's, are walked
+ * in its place (libdw does so for an imported unit). */
 static int walk_children(struct walk *w, Dwarf_Die *first)
 {
 	Dwarf_Die child = *first;
 	int ret;
 
 	do {
-		while (dwarf_tag(&child) == DW_TAG_imported_unit) {
-			Dwarf_Die orig = child, imported;
-			Dwarf_Attribute attr;
+		int tag = dwarf_tag(&child);
 
-			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &imported) &&
-			    dwarf_child(&imported, &imported) == 0 && walk_children(w, &imported) < 0)
+		if (tag == DW_TAG_imported_unit || walked_through(tag)) {
+			if (walk_through(w, &child, tag == DW_TAG_imported_unit) < 0)
 				return -1;
-			if ((ret = dwarf_siblingof(&orig, &child)) != 0)
-				return ret < 0 ? -1 : 0;
-		}
-		if (keep(w, &child) < 0)
+		} else if (keep(w, &child) < 0) {
 			return -1;
+		}
 	} while ((ret = dwarf_siblingof(&child, &child)) == 0);
 	return ret < 0 ? -1 : 0;
 }

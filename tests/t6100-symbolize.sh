@@ -9,6 +9,8 @@ else
 	test_unset_prereq ADDR2LINE "no addr2line/objdump (apt-get install binutils)"
 fi
 if command -v g++ >/dev/null; then test_set_prereq CXX; else test_unset_prereq CXX "no g++"; fi
+# clang, which builds the BPF programs, is always there where stackrec builds
+if command -v clang++ >/dev/null; then test_set_prereq CLANGXX; else test_unset_prereq CLANGXX "no clang++ (apt-get install clang)"; fi
 # `make check` installs dwz (TEST_PACKAGES): on CI a missing dwz fails its test instead of skipping it.
 if command -v dwz >/dev/null; then test_set_prereq DWZ; else test_unset_prereq DWZ "no dwz (apt-get install dwz)"; fi
 
@@ -187,6 +189,23 @@ test_expect_success ADDR2LINE,CXX 'C++ program: the same bytes as addr2line, nam
 	a=$(nm cxx | awk "/ T _ZN2ns4workEic\$/ { print \$1 }") &&
 	stackrec symbolize -e cxx -f $a >names && grep -x _ZN2ns4workEic names &&
 	stackrec symbolize -e cxx -f -C $a >names && grep -Fx "ns::work(int, char)" names
+'
+
+# clang writes a function defined in a namespace inside the namespace's DIE (gcc at the top level, with
+# DW_AT_specification). The walk pruned the namespace: ns::work lost its inlined frames and took their
+# lines. GNU addr2line and eu-addr2line lose some of them too (docs/symbolize.md, Differences):
+# llvm-symbolizer (package llvm, which builds stackrec) has them all.
+test_expect_success ADDR2LINE,CLANGXX 'C++ built by clang: functions in a namespace keep their inlined frames, as llvm-symbolizer' '
+	clang++ -O2 -g -o cxx-clang cxx.cc &&
+	for f in _ZN2ns4workEic _ZN2ns3BoxIiE3addEi; do
+		objdump -d --no-show-raw-insn --disassemble=$f cxx-clang | awk -F: "/^ +[0-9a-f]+:/ { gsub(/ /, \"\", \$1); print \"0x\" \$1 }"
+	done >ns-addrs &&
+	test $(wc -l <ns-addrs) -gt 20 &&
+	llvm-symbolizer --output-style=GNU -f -i -C --obj=cxx-clang <ns-addrs | awk "NR % 2" >expect &&
+	stackrec symbolize -e cxx-clang -f -i -C <ns-addrs | awk "NR % 2" >actual &&
+	test_cmp expect actual &&
+	grep -Fx "std::vector<int, std::allocator<int> >::push_back(int const&)" actual &&
+	grep -Fx "ns::Box<int>::sum() const" actual
 '
 
 test_expect_success ADDR2LINE,CXX 'C++ program with DWARF 5: every FILE:LINE printed is a line of that file' '
