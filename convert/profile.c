@@ -346,6 +346,9 @@ void profile_count_sample(struct profile *p, uint32_t index, const struct profil
 {
 	struct profile_stack *s = &p->stacks[index];
 
+	/* profile_count_samples' repeats come after a first sample counted here, in file order */
+	if (!s->count || sample->time_ns < s->first_ns)
+		s->first_ns = sample->time_ns;
 	if (sample->kind == PROFILE_SAMPLE_EVENT) {
 		/* An event measures no time, and is no sample of the profile's totals (profile_add_event). */
 		s->count++;
@@ -462,11 +465,21 @@ static int compare_forks(const void *a, const void *b)
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
+/* Whether pid was given a name at time t (sorted array). */
+static bool named_at(const struct profile *p, uint32_t pid, uint64_t t)
+{
+	for (size_t i = first_name(p, pid); i < p->process_count && p->processes[i].pid == pid; i++)
+		if (p->processes[i].time_ns == t)
+			return true;
+	return false;
+}
+
 /*
- * Names each forked child that has no name of its own as its parent was named when it forked (not the
- * parent's last name: `sh -c '(spin) & exec python app.py'` forks the subshell as sh), a child of a child
- * as well: a pass per generation, each looking names up in the array the pass before sorted, FORK_GENERATIONS
- * passes at most (a recording is untrusted: forks may loop).
+ * Names each forked child, from its fork on, as its parent was named when it forked (not the parent's last
+ * name: `sh -c '(spin) & exec python app.py'` forks the subshell as sh), a child of a child as well; a name
+ * the child takes later (exec, rename) follows by time. A pid used again is named so too, not as the process
+ * that had it before. A pass per generation, each looking names up in the array the pass before sorted,
+ * FORK_GENERATIONS passes at most (a recording is untrusted: forks may loop).
  */
 #define FORK_GENERATIONS 16
 static void name_forked_children(struct profile *p)
@@ -483,7 +496,7 @@ static void name_forked_children(struct profile *p)
 			const struct profile_fork *f = &p->forks[i];
 			const char *parent;
 
-			if (first_name(p, f->child) != p->process_count || !(parent = name_at(p, f->parent, f->time_ns)))
+			if (named_at(p, f->child, f->time_ns) || !(parent = name_at(p, f->parent, f->time_ns)))
 				continue;
 			GROW(found, found_cap, found_count + 1);
 			found[found_count] = (struct profile_process){ .pid = f->child, .time_ns = f->time_ns };
@@ -503,17 +516,8 @@ static void name_forked_children(struct profile *p)
 
 void profile_name_processes(struct profile *p)
 {
-	size_t n = 0;
-
 	sort_process_names(p);
 	name_forked_children(p);
-	/* each pid's latest name, for profile_process_name */
-	for (size_t i = 0; i < p->process_count; i++) {
-		if (n && p->processes[n - 1].pid == p->processes[i].pid)
-			n--;
-		p->processes[n++] = p->processes[i];
-	}
-	p->process_count = n;
 }
 
 /* Stack indexes, ordered as compare_stacks orders their stacks. */
@@ -664,11 +668,9 @@ void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent, uint64
 	p->forks[p->fork_count++] = (struct profile_fork){ child, parent, time_ns };
 }
 
-const char *profile_process_name(const struct profile *p, uint32_t pid)
+const char *profile_process_name(const struct profile *p, uint32_t pid, uint64_t time_ns)
 {
-	size_t i = first_name(p, pid);
-
-	return i < p->process_count ? p->processes[i].name : NULL;
+	return name_at(p, pid, time_ns);
 }
 
 const struct profile_frame profile_unnamed_frame;

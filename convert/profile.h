@@ -180,6 +180,7 @@ struct profile_stack {
 	uint64_t off_cpu_ns;  /* summed time off the CPU of its off-CPU samples */
 	int32_t user_error;   /* 0, or the -errno of the first failed user stack read (stack still counted) */
 	int32_t kernel_error; /* likewise for the kernel stack */
+	uint64_t first_ns;    /* its earliest sample's (or event's) time: the process is named as it was then */
 	/* NULL, or per location (leaf first) the index into profile.hits of the call whose values its frame
 	 * shows, or PROFILE_NO_HIT: the frame's context (convert/enrich.c). Part of the stack's key: the same
 	 * frames with other values are another stack. */
@@ -351,10 +352,14 @@ struct profile_fork {
 /* Records that process child was forked from parent at time_ns: a child that exec'd nothing and was never
  * renamed is named as its parent was then (the kernel's fork record carries no name). */
 void profile_add_fork(struct profile *p, uint32_t child, uint32_t parent, uint64_t time_ns);
-/* Settles the process names: sorted by pid, each pid's latest, forked children named (profile_finish does it). */
+/* Settles the process names: sorted by pid and time, forked children named (profile_finish does it). */
 void profile_name_processes(struct profile *p);
-/* The name of process pid, or NULL when the recording did not say (only valid after profile_finish). */
-const char *profile_process_name(const struct profile *p, uint32_t pid);
+/*
+ * The name of process pid at time_ns: the last it was given then (or its first, for a time before any), as
+ * a pid execs or is used again by another process; NULL when the recording did not say (only valid after
+ * profile_finish).
+ */
+const char *profile_process_name(const struct profile *p, uint32_t pid, uint64_t time_ns);
 void profile_release(struct profile *p);
 /*
  * The frame of an unnamed location (every field 0), which they all share rather than allocate one each (a

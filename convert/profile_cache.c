@@ -266,6 +266,7 @@ static void save_profile(struct out *o, const struct profile *p)
 		put64(o, s->count);
 		put64(o, s->on_cpu_ns);
 		put64(o, s->off_cpu_ns);
+		put64(o, s->first_ns);
 		put32(o, (uint32_t)s->user_error);
 		put32(o, (uint32_t)s->kernel_error);
 		put(o, s->locations, s->depth * sizeof(*s->locations));
@@ -627,7 +628,7 @@ static void load_profile(struct in *in, struct profile *p)
 		}
 	}
 
-	p->stacks = get_array(in, 62, sizeof(*p->stacks), &p->stack_cap);
+	p->stacks = get_array(in, 70, sizeof(*p->stacks), &p->stack_cap);
 	for (size_t i = 0; i < p->stack_cap && !in->bad; i++, p->stack_count++) {
 		struct profile_stack *s = &p->stacks[i];
 		uint8_t has_hits;
@@ -640,6 +641,7 @@ static void load_profile(struct in *in, struct profile *p)
 		s->count = get64(in);
 		s->on_cpu_ns = get64(in);
 		s->off_cpu_ns = get64(in);
+		s->first_ns = get64(in);
 		s->user_error = (int32_t)get32(in);
 		s->kernel_error = (int32_t)get32(in);
 		if (in->bad || s->kind > PROFILE_SAMPLE_EVENT)

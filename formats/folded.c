@@ -262,6 +262,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	struct buf b = { 0 }; /* each line is made here, then copied at its size: no growing per line */
 	struct key key = { 0 };
 	const struct profile_stack *head = NULL; /* the stack whose line start b and key begin with */
+	const char *head_process = NULL;	 /* --thread-names: its process's name */
 	size_t n = 0, head_len = 0, head_words = 0;
 
 	stack_memo_init(&segments.texts);
@@ -270,6 +271,7 @@ static int folded_write(const struct profile *p, const struct output_options *op
 	for (size_t i = 0; i < p->stack_count; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		uint64_t value = output_stack_value(s, kind);
+		const char *process;
 
 		if (!value)
 			continue;
@@ -281,14 +283,17 @@ static int folded_write(const struct profile *p, const struct output_options *op
 		 * in any order with it.
 		 */
 		assert(!options->thread_names || !p->stacks_in_any_order);
-		if (!head || head->pid != s->pid || head->tid != s->tid || memcmp(head->comm, s->comm, sizeof(s->comm))) {
+		process = options->thread_names ? process_comm(p, i) : NULL;
+		if (!head || head->pid != s->pid || head->tid != s->tid || memcmp(head->comm, s->comm, sizeof(s->comm)) ||
+		    (process && strncmp(process, head_process, sizeof(s->comm)))) {
 			char comm[sizeof(s->comm) + 1] = { 0 };
 			char id[32];
 
 			head = s;
+			head_process = process;
 			b.len = 0;
-			/* --thread-names: the process (its main thread's name) first, then the thread as a frame. */
-			memcpy(comm, options->thread_names ? process_comm(p, i) : s->comm, sizeof(s->comm));
+			/* --thread-names: the process (its main thread's name then) first, then the thread as a frame. */
+			memcpy(comm, process ? process : s->comm, sizeof(s->comm));
 			add_escaped(&b, comm[0] ? comm : "[unknown]", true);
 			if (options->per_tid)
 				snprintf(id, sizeof(id), "-%u/%u", s->pid, s->tid);

@@ -43,7 +43,7 @@ const char *process_comm(const struct profile *profile, size_t stack_index)
 {
 	const struct profile_stack *stacks = profile->stacks;
 	uint32_t pid = stacks[stack_index].pid;
-	const char *name = profile_process_name(profile, pid);
+	const char *name = profile_process_name(profile, pid, stacks[stack_index].first_ns);
 	size_t i = stack_index;
 
 	if (name && name[0])

@@ -23,10 +23,10 @@ char *frame_display_name(const struct profile *profile, const struct profile_loc
 			 const struct output_options *options);
 
 /*
- * The process name of the stacks of stack_index's pid: the name of its main thread as the recording's
- * TASK blocks tell it, else the name of a stack of its main thread (tid == pid), else the stack's own
- * thread name. Stacks are sorted by pid, so the search
- * covers only that pid's run of stacks.
+ * The process name of stack_index: the name of its main thread as the recording's TASK blocks tell it at the
+ * stack's first sample (profile_process_name), else the name of a stack of its main thread (tid == pid),
+ * else the stack's own thread name. Stacks are sorted by pid, so the search covers only that pid's run of
+ * stacks.
  */
 const char *process_comm(const struct profile *profile, size_t stack_index);
 

@@ -592,7 +592,7 @@ static int pprof_write(const struct profile *profile, const struct output_option
 	id_count = 0;
 	label_count = 0;
 	sample_count = 0;
-	for (size_t i = 0, run_start = 0; i < profile->stack_count; i++) {
+	for (size_t i = 0; i < profile->stack_count; i++) {
 		const struct profile_stack *s = &profile->stacks[i];
 		Perftools__Profiles__Sample *sample = &samples[sample_count];
 		Perftools__Profiles__Label *l = &labels[label_count];
@@ -601,12 +601,10 @@ static int pprof_write(const struct profile *profile, const struct output_option
 		size_t n = LABELS;
 		uint32_t hit;
 
-		if (i == 0 || s->pid != profile->stacks[i - 1].pid)
-			run_start = i;
 		if (s->kind == PROFILE_SAMPLE_EVENT)
 			continue;
 		comm_string(s->comm, thread);
-		comm_string(process_comm(profile, run_start), process);
+		comm_string(process_comm(profile, i), process);
 		perftools__profiles__sample__init(sample);
 		sample->n_location_id = s->depth;
 		sample->location_id = &location_ids[id_count];

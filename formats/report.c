@@ -201,7 +201,7 @@ static void write_time(FILE *out, const struct profile *p, uint64_t time_ns)
 
 static void write_thread(FILE *out, const struct profile *p, const struct profile_stack *s)
 {
-	const char *process = profile_process_name(p, s->pid);
+	const char *process = profile_process_name(p, s->pid, s->first_ns);
 
 	fputs("  thread:  ", out);
 	put_name(out, s->comm, sizeof(s->comm));

@@ -198,7 +198,12 @@ test_expect_success BPF 'a pid used again: the second process is named from its 
 	pct=$(fraction_with pid_again.folded "main;second_spin" pid_again-$pid) &&
 	echo "second_spin named in $pct% of the second process'"'"'s samples" &&
 	test "$pct" -ge 90 &&
-	! grep -E "^pid_again-$pid;.*(first_image|first_spin)" pid_again.folded
+	! grep -E "^pid_again-$pid;.*(first_image|first_spin)" pid_again.folded &&
+	# each process is named as it was at its samples, not by the last name the pid had (first_image)
+	stackrec convert pid_again.rec --thread-names --pid -o names.folded &&
+	grep -E "^first_image-$pid;first_image;.*;first_spin [0-9]+$" names.folded &&
+	grep -E "^pid_again-$pid;pid_again;.*;second_spin [0-9]+$" names.folded &&
+	! grep -E "^first_image-$pid;pid_again;" names.folded
 '
 
 # A sample taken inside execve after the new image replaced the old one (the exec record is written at
