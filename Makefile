@@ -25,7 +25,7 @@ endif
 BUILD_PACKAGES := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev libisal-dev \
 	zlib1g-dev libiberty-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc
 TEST_PACKAGES := elfutils zstd time python3-jsonschema libclang-rt-14-dev binutils procps libc6-dbg debuginfod curl g++ \
-	golang-go dwz binutils-x86-64-linux-gnu-dbg
+	golang-go dwz binutils-x86-64-linux-gnu-dbg liburing-dev
 # ... and `make bench`: perf to compare with, the workloads (Debian's own python3, xz, sqlite3, built without
 # frame pointers), libc's symbols (__libc_start_call_main), and F's binaries to symbolize: libbfd's and the
 # assembler's debug files, the Go and C++ compilers for its own programs.

@@ -346,7 +346,10 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 	bool walk_here;
 	long err = 0;
 
-	if (!regs || !BPF_CORE_READ(task, mm))
+	/* A kernel thread has no user space; an io_uring or vhost worker's user registers are not its own (its ip is
+	 * 0: an unwind would start from a frame that never ran), and the kernel gives it no user stack either. */
+	if (!regs || !BPF_CORE_READ(task, mm) ||
+	    (BPF_CORE_READ(task, flags) & (PF_IO_WORKER_FLAG | PF_USER_WORKER_FLAG)))
 		return FP_WALK_BY_KERNEL;
 	sp = BPF_CORE_READ(regs, sp);
 	u->machine = USER_REGS_MACHINE_X86_64;
