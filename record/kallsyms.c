@@ -1,9 +1,12 @@
 /*
  * kallsyms.c — the kernel symbols a recording needs to name its kernel frames offline.
  *
- * /proc/kallsyms is read once at start (modules loaded later still show up in it at that moment's
- * state; that is the snapshot). At stop only the symbols that contain a sampled kernel address are
- * written, each followed by the next symbol so that a reader knows where the function ends: a full
+ * /proc/kallsyms is read at start (that is the snapshot), and its module and BPF program symbols ("[bpf]")
+ * again at stop: a program or module loaded during the recording (another tool's uprobe program, say) sits
+ * past the snapshot's last symbol of its kind, whose name it took. At stop only the symbols that contain a
+ * sampled kernel address are written, every name of that address (kallsyms gives a syscall three:
+ * __do_sys_getpid, __x64_sys_getpid, __ia32_sys_getpid; convert picks one by its rules, as perf names it),
+ * each followed by the next symbol so that a reader knows where the function ends: a full
  * snapshot is over 5 MB of text (about 1 MB compressed), the symbols a recording uses are a few KB.
  * A next symbol that contains no sampled address is written without its name (1.4: "ADDRESS TYPE"): only its
  * address says anything, and its name was half of what the block compressed to.
@@ -36,18 +39,40 @@ static int compare_ksym(const void *a, const void *b)
 	return strcmp(x->line, y->line);
 }
 
-int kallsyms_snapshot(void)
+/* Whether syms (sorted) has that line at addr. */
+static bool have(uint64_t addr, const char *line, size_t count)
+{
+	struct ksym key = { .addr = addr, .line = (char *)line };
+	size_t lo = 0, hi = count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = compare_ksym(&syms[mid], &key);
+
+		if (!c)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Adds /proc/kallsyms' code symbols to syms, with only_modules those of modules and BPF programs that syms
+ * (sorted) does not have yet; sorts syms. Returns -1 when it cannot be read, else whether any address is not 0.
+ */
+static int read_kallsyms(bool only_modules)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t had = sym_count, cap = 0;
 	char *line = NULL;
-	size_t cap = 0;
 	ssize_t len;
 	bool any_address = false;
 
-	if (!f) {
-		warning("cannot read '/proc/kallsyms': %m; kernel frames will stay unnamed");
-		return 0;
-	}
+	if (!f)
+		return -1;
 	while ((len = getline(&line, &cap, f)) > 0) {
 		uint64_t addr;
 		char type;
@@ -58,6 +83,8 @@ int kallsyms_snapshot(void)
 			continue;
 		if (line[len - 1] == '\n')
 			line[len - 1] = '\0';
+		if (only_modules && (!strchr(line, '[') || have(addr, line, had)))
+			continue;
 		any_address |= addr != 0;
 		GROW(syms, sym_cap, sym_count + 1);
 		syms[sym_count++] = (struct ksym){ .addr = addr, .line = xstrdup(line) };
@@ -65,6 +92,17 @@ int kallsyms_snapshot(void)
 	free(line);
 	fclose(f);
 	sort_array(syms, sym_count, sizeof(*syms), compare_ksym);
+	return any_address;
+}
+
+int kallsyms_snapshot(void)
+{
+	int any_address = read_kallsyms(false);
+
+	if (any_address < 0) {
+		warning("cannot read '/proc/kallsyms': %m; kernel frames will stay unnamed");
+		return 0;
+	}
 	if (sym_count && !any_address) {
 		warning("kernel symbol addresses are hidden (kernel.kptr_restrict): kernel frames will stay unnamed; "
 			"run as root with kernel.kptr_restrict=0 or 1");
@@ -73,7 +111,7 @@ int kallsyms_snapshot(void)
 	return 0;
 }
 
-/* Marks the symbol containing ip as used, and the one after it as its end. */
+/* Marks the symbols containing ip (every name of its address) as used, and the one after them as their end. */
 static void mark(uint64_t ip)
 {
 	size_t lo = 0, hi = sym_count;
@@ -88,7 +126,8 @@ static void mark(uint64_t ip)
 	}
 	if (lo == 0)
 		return;
-	syms[lo - 1].used = true;
+	for (size_t i = lo; i > 0 && syms[i - 1].addr == syms[lo - 1].addr; i--)
+		syms[i - 1].used = true;
 	if (lo < sym_count)
 		syms[lo].end = true; /* where the function ends */
 }
@@ -111,6 +150,8 @@ int kallsyms_write_used(struct recorder *rec)
 	size_t len = 0, cap = 0;
 	int ret;
 
+	if (sym_count)
+		read_kallsyms(true); /* modules and BPF programs loaded since the snapshot */
 	u64_set_for_each(&rec->kernel_ips, mark_used, NULL);
 	for (size_t i = 0; i < sym_count; i++) {
 		size_t n;

@@ -277,4 +277,38 @@ test_expect_success BPF 'a slow perf-map read does not stop the samples: they ar
 	test "$(cat late)" -gt 0
 '
 
+# A kernel address with several names (a syscall: __do_sys_getpid, __x64_sys_getpid, __ia32_sys_getpid) kept
+# only the one sorted last, the local __do_sys_getpid, where perf names the global __x64_sys_getpid.
+test_expect_success BPF 'a kernel address with several names keeps them all: convert names it as perf does' '
+	cat >getpid.c <<-\EOF &&
+	#include <unistd.h>
+	#include <sys/syscall.h>
+	int main(void) { for (long i = 0; i < 2000000; i++) syscall(SYS_getpid); return 0; }
+	EOF
+	gcc -O1 -o getpid getpid.c &&
+	stackrec record -F 999 -o getpid.rec -- ./getpid &&
+	stackrec convert getpid.rec -o getpid.folded &&
+	addr=$(awk "\$3 == \"__x64_sys_getpid\" { print \$1 }" /proc/kallsyms) &&
+	if [ -n "$addr" ] && [ $(awk -v a=$addr "\$1 == a" /proc/kallsyms | wc -l) -gt 1 ]; then
+		grep -F ";__x64_sys_getpid_[k]" getpid.folded
+	fi
+'
+
+# A BPF program (another tool's uprobe) loaded while a recording runs sits past the snapshot's last [bpf]
+# symbol: its frames were named after that one (the recorder's own on_exec program, which never runs there).
+test_expect_success BPF 'a BPF program loaded during a recording is named, not taken for an older one' '
+	cat >hot.c <<-\EOF &&
+	__attribute__((noinline)) long hot_call(long x) { return x * 3 + 1; }
+	int main(void) { long s = 0; for (long i = 0; i < 3000000; i++) s += hot_call(i); return (int)(s & 1); }
+	EOF
+	gcc -O2 -g -o hot hot.c &&
+	{ stackrec record -a -F 999 --duration 3 -o all.rec 2>all.err & } &&
+	sleep 1 &&
+	stackrec record --probe "./hot:hot_call(x)" -o hot.rec -- ./hot &&
+	wait &&
+	stackrec convert all.rec --thread-names -o all.folded &&
+	grep "^hot;" all.folded | grep -F "_probe_hit_[k]" &&
+	! grep "^hot;" all.folded | grep -F "_on_exec_[k]"
+'
+
 test_done
