@@ -872,6 +872,12 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 			end = UNWIND_LOST;
 			why = FP_CUT_REASON;
 			memo = false; /* a sample the fp sample memo answers is not counted as a stop (count_repeats is) */
+		} else if (s.user_depth >= SREC_MAX_STACK_DEPTH) {
+			/* the walk gives at most this many IPs: the stack went on (a chance of one in a stack that
+			 * has exactly that many frames) */
+			end = UNWIND_TRUNCATED;
+			why = UNWIND_TOO_DEEP;
+			memo = false;
 		}
 	}
 	if (s.user_stack_error) {

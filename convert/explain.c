@@ -96,7 +96,7 @@ static const struct {
 	{ "a stack page not in memory when sampled",
 	  "the unwinder needed bytes of a stack page the kernel had not mapped in (never touched, as in the middle of "
 	  "a large local array, or swapped out), which no copy can read: a larger SIZE does not help" },
-	{ "too deep", "more user frames than a stack keeps (127)" },
+	{ UNWIND_TOO_DEEP, "more user frames than a stack keeps (127)" },
 	{ "the module's file was not found",
 	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
 	  "DEBUGINFOD_URLS, the build-ID cache)" },

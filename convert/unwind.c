@@ -929,7 +929,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		r = caller;
 		caller = swap;
 	}
-	reason = "too deep";
+	reason = UNWIND_TOO_DEEP;
 	*end = UNWIND_TRUNCATED;
 out:
 	if (*end == UNWIND_LOST && m.read_past_end && m.cut)

@@ -58,6 +58,8 @@ struct unwind_frame {
 
 /* Why a stack ends in [truncated] (unwind_user_stack's why): the copy ended before the stack did. */
 #define UNWIND_COPY_TOO_SMALL "stack copy too small"
+/* why a stack with more frames than a sample keeps (SREC_MAX_STACK_DEPTH) ends: the walk, or the fp walk's IPs */
+#define UNWIND_TOO_DEEP "too deep"
 /* ... an off-CPU sample's copy, at the most one keeps (SREC_OFF_CPU_STACK_MAX): convert's, not the unwinder's. */
 #define UNWIND_OFF_CPU_COPY_AT_MOST "off-CPU stack copy at its most"
 

@@ -367,4 +367,15 @@ test_expect_success BPF,GCC '--call-graph dwarf,512 on a 200-deep recursion: sta
 	grep -i "truncated" info.out | grep -i "stack" | grep -q "[1-9]"
 '
 
+# --call-graph fp keeps at most 127 IPs a stack: a deeper one was cut there without a mark, as if complete.
+test_expect_success BPF,GCC '--call-graph fp on a 300-deep recursion: stacks end in [truncated], --explain says why' '
+	gcc -O2 -g -fno-omit-frame-pointer -o recurse_fp "$FIXTURES/recurse.c" &&
+	record_and_fold recurse_fp --call-graph fp -- ./recurse_fp 1000 300 &&
+	expect_share "recurse_fp: [truncated] then descend frames" recurse_fp.folded recurse_fp \
+		";bottom$" "^;\[truncated\](;descend)+;bottom$" 95 &&
+	stackrec convert recurse_fp.rec --explain -o /dev/null 2>explain.out &&
+	cat explain.out &&
+	grep -E "of samples end in \[truncated\]: too deep" explain.out
+'
+
 test_done
