@@ -119,6 +119,7 @@ struct recorder {
 	uint64_t stack_bytes; /* user stack bytes written */
 	uint64_t ring_bytes;  /* bytes of the records read from the sample ring buffer (-v reports them) */
 	uint64_t ring_records;
+	uint32_t ring_batch;  /* records read in this sampler_poll or sampler_drain pass (RING_BATCH_MAX) */
 	uint64_t ring_size;   /* the sample ring buffer's bytes */
 	bool priority_raised; /* the recorder has raised its threads to RECORDER_NICE (record.c) */
 	uint64_t side_band_ns; /* time spent handling side-band records */
