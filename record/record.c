@@ -260,8 +260,9 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 			break;
 		case OPT_DURATION:
 			rec->duration_s = strtod(optarg, &end);
-			if (*end || rec->duration_s <= 0)
-				return error("--duration takes a positive number of seconds, not '%s'", optarg);
+			/* at most 10^9 s (31 years), so that it counts in nanoseconds; not inf or nan */
+			if (*end || end == optarg || !(rec->duration_s > 0 && rec->duration_s <= 1e9))
+				return error("--duration takes a positive number of seconds (at most 1e9), not '%s'", optarg);
 			break;
 		case OPT_CACHE_DIR:
 			cache_dir = optarg;

@@ -77,6 +77,23 @@ static long sysctl_value(const char *path, long fallback)
 	return value;
 }
 
+/*
+ * -F above kernel.perf_event_max_sample_rate: the kernel refuses the event (EINVAL, which said nothing of the
+ * limit). The kernel lowers that limit itself when sampling interrupts take too long, so a -F that worked
+ * yesterday may not today: as perf does, sample at the limit and say so.
+ */
+static void clamp_frequency(struct recorder *rec)
+{
+	long max = sysctl_value("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+
+	if (max > 0 && rec->frequency > (unsigned long)max) {
+		warning("-F %u is above the kernel's limit of %ld Hz: sampling at %ld Hz (the limit is "
+			"/proc/sys/kernel/perf_event_max_sample_rate, which the kernel lowers when sampling takes too long)",
+			rec->frequency, max, max);
+		rec->frequency = (unsigned int)max;
+	}
+}
+
 /* The effective capability set, from /proc/self/status (CapEff), or 0 when unreadable. */
 static uint64_t effective_capabilities(void)
 {
@@ -121,6 +138,7 @@ int sampler_load(struct recorder *rec)
 		return error("cannot open the BPF programs: %s", strerror(errno));
 	rec->skel->rodata->record_all = rec->target == TARGET_ALL;
 	rec->skel->rodata->match_tid = rec->target == TARGET_THREADS;
+	clamp_frequency(rec);
 	rec->skel->rodata->period_ns = 1000000000ull / rec->frequency;
 	rec->skel->rodata->dwarf_mode = rec->call_graph == CALL_GRAPH_DWARF;
 	/* Saturated, not wrapped: a huge --min-block-us keeps nothing rather than everything. */

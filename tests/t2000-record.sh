@@ -20,7 +20,26 @@ test_expect_success 'usage errors exit 2 with a message' '
 	test_expect_code stackrec record -o x.rec 2>err && grep "nothing to record" err &&
 	test_expect_code stackrec record -a -p 1 2>err && grep "only one of" err &&
 	test_expect_code stackrec record -F 0 -a 2>err && grep "frequency" err &&
-	test_expect_code stackrec record -p notapid 2>err && grep "not a process id" err
+	test_expect_code stackrec record -p notapid 2>err && grep "not a process id" err &&
+	# inf ran no time at all (its nanoseconds overflowed), and nan was taken
+	for d in inf nan 1e11 -1 ""; do
+		test_expect_code stackrec record -a --duration "$d" 2>err && grep -F "duration takes" err || return 1
+	done
+'
+
+# The kernel refuses a frequency above kernel.perf_event_max_sample_rate (EINVAL, which said nothing of the
+# limit), and lowers that limit itself when sampling takes too long: as perf, sample at the limit and say so.
+test_expect_success BPF '-F above perf_event_max_sample_rate: a warning, then sampling at the limit' '
+	max=/proc/sys/kernel/perf_event_max_sample_rate &&
+	old=$(cat $max) &&
+	echo 20000 >$max &&
+	stackrec record -F 30000 -o limit.rec -- ./busy 200 2>err;
+	rc=$? &&
+	echo $old >$max &&
+	cat err &&
+	test $rc -eq 0 &&
+	grep -F "warning: -F 30000 is above the kernel'"'"'s limit of 20000 Hz: sampling at 20000 Hz" err &&
+	stackrec info limit.rec | grep -E "frequency_hz +20000$"
 '
 
 test_expect_success BPF 'a command that cannot be run is a clear error' '
