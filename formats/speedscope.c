@@ -2,7 +2,8 @@
  * speedscope.c — `-f speedscope`: speedscope's own file format (https://www.speedscope.app, schema
  * tests/data/speedscope-file-format-schema.json), which it opens with no conversion step.
  *
- * One "evented" profile per thread, named "THREAD (pid N, tid M)": the thread's samples as a timeline in
+ * One "evented" profile per thread, named "THREAD (pid N, tid M)" by its name at its first sample (renamed
+ * later, it is still one thread): the thread's samples as a timeline in
  * real time order, each sample an interval in which its stack's frames are open: an on-CPU sample covers
  * the period its tick ends ([time - period, time), less any time off the CPU within it: place_pieces), an
  * off-CPU sample [time, time + time off the CPU).
@@ -85,6 +86,7 @@ static size_t frame_number(struct frame_table *t, const struct profile *profile,
 /* A thread: its run of stacks (stacks are sorted by pid, tid) and how busy it was. */
 struct thread {
 	size_t first_stack;
+	size_t named_by; /* its stack sampled first: the thread's name then names its profile */
 	uint64_t busy, busy_tie; /* compared in this order: see busy_values() */
 	size_t first_sample, sample_count; /* its run in the per-thread sample order */
 };
@@ -273,7 +275,7 @@ static void write_events(struct json_writer *json, struct writer *w, const struc
 /* The evented profile of thread t, which has at least one sample of the kind shown (order[]: as above). */
 static void write_thread(struct json_writer *json, struct writer *w, const struct thread *t, const uint32_t *order)
 {
-	const struct profile_stack *s = &w->profile->stacks[t->first_stack];
+	const struct profile_stack *s = &w->profile->stacks[t->named_by];
 	struct piece *pieces;
 	size_t count = place_pieces(w, order, t->sample_count, &pieces);
 	uint64_t first = count ? pieces[0].start : 0, last = 0;
@@ -317,7 +319,9 @@ static size_t find_threads(const struct profile *profile, enum output_kind kind,
 
 		if (!count || s->pid != profile->stacks[threads[count - 1].first_stack].pid ||
 		    s->tid != profile->stacks[threads[count - 1].first_stack].tid)
-			threads[count++].first_stack = i;
+			threads[count++] = (struct thread){ .first_stack = i, .named_by = i };
+		else if (s->first_ns < profile->stacks[threads[count - 1].named_by].first_ns)
+			threads[count - 1].named_by = i; /* stacks are sorted by name: the first in bytes, not in time */
 		thread_of[i] = (uint32_t)(count - 1);
 		if (shown(kind, s->kind))
 			busy_values(s, kind, &threads[count - 1].busy, &threads[count - 1].busy_tie);

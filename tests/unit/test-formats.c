@@ -447,6 +447,30 @@ static void check_nap_in_period(void)
 	free(data);
 }
 
+/*
+ * speedscope names a thread's profile by the name it had at its first sample. Stacks are sorted by name, so
+ * the first stack of a renamed thread has the name first in bytes: "a-late", which it took later.
+ */
+static void check_thread_renamed(void)
+{
+	struct profile p = test_profile;
+	struct profile_stack renamed[sizeof(stacks) / sizeof(stacks[0])];
+	struct output_options plain = { 0 };
+	size_t size;
+	char *data;
+
+	memcpy(renamed, stacks, sizeof(stacks));
+	renamed[3].tid = 201; /* pid 200's stacks: (201, "a-late"), then (201, "other-2") */
+	snprintf(renamed[3].comm, sizeof(renamed[3].comm), "a-late");
+	renamed[3].first_ns = T0 + 5 * MS;
+	renamed[4].first_ns = T0;
+	p.stacks = renamed;
+	data = write_profile(&p, "speedscope", &plain, &size);
+	ok(data && strstr(data, "\"name\":\"other-2 (pid 200, tid 201)\"") && !strstr(data, "a-late (pid"),
+	   "speedscope: a renamed thread's profile has the name of its first sample");
+	free(data);
+}
+
 static void check_json_writer(void)
 {
 	struct json_writer w;
@@ -654,6 +678,7 @@ int main(int argc, char **argv)
 	free(data);
 	check_empty(dir);
 	check_nap_in_period();
+	check_thread_renamed();
 	write_expected_flat(dir);
 	check_json_writer();
 
