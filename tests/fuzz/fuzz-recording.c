@@ -121,6 +121,7 @@ static int visit(void *ctx, uint32_t type, const void *body, uint32_t size)
 		if (recording_parse_probe_hit(body, size, &hit, &values, &strings) == 0) {
 			const char *ptrs[SREC_PROBE_ARGS_MAX];
 			uint32_t lens[SREC_PROBE_ARGS_MAX];
+			bool cut[SREC_PROBE_ARGS_MAX];
 
 			ASSERT(hit.value_count <= SREC_PROBE_ARGS_MAX);
 			ASSERT(strings + hit.strings_size <= bytes + size);
@@ -128,8 +129,9 @@ static int visit(void *ctx, uint32_t type, const void *body, uint32_t size)
 				sink += values[i];
 			/* Any number of strings may be asked for: the split must stay inside the bytes. */
 			for (uint32_t n = 0; n <= SREC_PROBE_ARGS_MAX; n++)
-				if (recording_split_hit_strings(strings, hit.strings_size, n, ptrs, lens) == 0)
+				if (recording_split_hit_strings(strings, hit.strings_size, n, ptrs, lens, cut) == 0)
 					for (uint32_t i = 0; i < n; i++) {
+						ASSERT(!cut[i] || lens[i] == SREC_PROBE_STRING_MAX - 1);
 						ASSERT(!ptrs[i] ? !lens[i] : (const uint8_t *)ptrs[i] + lens[i] <= strings + hit.strings_size);
 						ASSERT(lens[i] < SREC_PROBE_STRING_MAX);
 						if (lens[i])
