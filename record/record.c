@@ -136,7 +136,8 @@ static void usage(FILE *out)
 		"  -h, --help             show this help\n"
 		"\n"
 		"Stops when the command exits, when every -p process is gone, when --duration runs out, or on\n"
-		"Ctrl-C/SIGTERM; always ends with a complete file and a summary line. See docs/recording.md.\n",
+		"Ctrl-C/SIGTERM; always ends with a complete file and a summary line. Exits with the command's\n"
+		"status (128 + N for signal N), or dies of the Ctrl-C/SIGTERM it stopped on. See docs/recording.md.\n",
 		DEFAULT_FREQUENCY, DEFAULT_OUTPUT, DEFAULT_STACK_SIZE, SREC_USER_STACK_MAX, PROBES_MAX,
 		DEFAULT_METRICS_INTERVAL_MS, DEFAULT_CACHE_SIZE_MB);
 }
@@ -725,6 +726,8 @@ int cmd_record(int argc, char **argv)
 		ret = finish(&rec) == 0 ? 0 : 1;
 		if (ret == 0 && rec.archive)
 			ret = archive_recording(&rec);
+		if (ret == 0)
+			ret = target_exit_status(&rec);
 	} else {
 		target_stop(&rec);
 		if (rec.writer.fd >= 0)
@@ -747,5 +750,12 @@ int cmd_record(int argc, char **argv)
 	free(rec.pids);
 	free(rec.tids);
 	free(rec.command_line);
+	/* Stopped by Ctrl-C, SIGTERM or a hang-up: die of it once the file is whole, as perf does, so that a
+	 * shell loop around record stops too (it goes on after a child that exits 0). */
+	if (stop_signal) {
+		fflush(NULL);
+		signal(stop_signal, SIG_DFL);
+		raise(stop_signal);
+	}
 	return ret;
 }

@@ -108,6 +108,7 @@ struct recorder {
 	pid_t child;		/* TARGET_COMMAND: the spawned command, 0 once reaped */
 	sigset_t ignored_at_start; /* of SIGINT, SIGTERM, SIGHUP, SIGPIPE: those ignored when stackrec started */
 	int child_status;
+	bool child_stopped;   /* target_stop ended the command (SIGTERM): its status is then not its own */
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 
 	/* What was seen, for STATS, the kallsyms selection and the summary. */
@@ -152,6 +153,9 @@ int target_spawn(struct recorder *rec); /* forks the command, held until target_
 int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
 bool target_gone(struct recorder *rec); /* the command exited, or every -p PID (-t TID) is gone */
 void target_stop(struct recorder *rec); /* terminates a still-running command and reaps it */
+/* The exit status a run that recorded whole passes on, as perf does: the command's own (128 + N when signal N
+ * ended it), 0 when there was none or the recorder ended it (--duration, Ctrl-C). */
+int target_exit_status(const struct recorder *rec);
 
 /* record/sampler.c */
 int sampler_load(struct recorder *rec);	  /* open, configure and load the BPF programs */

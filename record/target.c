@@ -236,7 +236,21 @@ void target_stop(struct recorder *rec)
 	}
 	if (rec->child) {
 		kill(rec->child, SIGTERM);
+		rec->child_stopped = true;
 		waitpid(rec->child, &rec->child_status, 0);
 		rec->child = 0;
 	}
+}
+
+int target_exit_status(const struct recorder *rec)
+{
+	if (rec->target != TARGET_COMMAND && !(rec->target == TARGET_ALL && rec->command))
+		return 0;
+	if (!rec->command || rec->child_stopped)
+		return 0;
+	if (WIFEXITED(rec->child_status))
+		return WEXITSTATUS(rec->child_status);
+	if (WIFSIGNALED(rec->child_status))
+		return 128 + WTERMSIG(rec->child_status);
+	return 0;
 }

@@ -47,6 +47,16 @@ test_expect_success BPF 'a command that cannot be run is a clear error' '
 	grep "cannot run .\./no-such-program.: No such file or directory" err
 '
 
+# The command's exit status is passed on, as perf does: `stackrec record -- make test` fails when the tests do.
+# It was always 0. A command the recorder ends (--duration) is not a failure.
+test_expect_success BPF 'the exit status is the command'"'"'s: its own, 128 + N for signal N, 0 when the recorder ended it' '
+	{ stackrec record -o status.rec -- sh -c "exit 3"; test $? -eq 3; } &&
+	stackrec info status.rec | grep -q "complete .*yes (end marker)" &&
+	{ stackrec record -o status.rec -- sh -c "kill -SEGV \$\$"; test $? -eq 139; } &&
+	stackrec info status.rec | grep -q "complete .*yes (end marker)" &&
+	stackrec record -o status.rec --duration 0.3 -- sleep 5
+'
+
 test_expect_success BPF '-- CMD: samples, the process with its name, mappings with build IDs, summary' '
 	stackrec record -F 499 -o cmd.rec -- ./busy 500 2>err &&
 	grep -E "^stackrec: recorded [1-9][0-9]* samples from 1 processes in [0-9.]+ s to .cmd\.rec. \(0 lost" err &&
@@ -327,14 +337,15 @@ test_expect_success BPF '-a -- COMMAND records everything until the command exit
 '
 
 # The spawned command gets a name of this run's own, so that pgrep and pkill see no other test run's. It runs
-# 60 s, far longer than the tests need: the recorder must end it.
+# 60 s, far longer than the tests need: the recorder must end it. Then, the file whole, the recorder dies of
+# the signal, as perf does (a shell loop around it stops; it went on after an exit status of 0).
 cp busy "busy-$$"
 for sig in INT TERM HUP; do
-	test_expect_success BPF "SIG$sig to the recorder ends with a complete file" "
+	test_expect_success BPF "SIG$sig to the recorder ends with a complete file, then kills the recorder" "
 		\"\$STACKREC\" record -F 499 -o sig$sig.rec -- ./busy-$$ 60000 2>err & rec=\$! &&
 		wait_until 120 samples_in 1 sig$sig.rec &&
 		kill -$sig \$rec &&
-		wait \$rec &&
+		{ wait \$rec; test \$? -eq \$((128 + \$(kill -l $sig))); } &&
 		complete_recording sig$sig.rec &&
 		grep '^stackrec: recorded' err &&
 		! pgrep -f 'busy-$$ 60000'
@@ -365,7 +376,7 @@ test_expect_success BPF 'under nohup, SIGHUP does not end the recording' '
 	kill -0 $rec &&
 	pgrep -f "busy-$$ 60000" &&
 	kill -TERM $rec &&
-	wait $rec &&
+	{ wait $rec; test $? -eq 143; } &&
 	complete_recording nohup.rec &&
 	grep "^stackrec: recorded" err
 '

@@ -238,7 +238,7 @@ if command -v g++ >/dev/null; then test_set_prereq GXX; else test_unset_prereq G
 
 test_expect_success GCC,BPF 'live: record --probe of crash, the report shows the crashing call of parse_record' '
 	gcc -O1 -g -fno-omit-frame-pointer -o crash "$FIXTURES/crash.c" &&
-	stackrec record --probe "./crash:parse_record(id, str(name))" -o live.rec -- ./crash 2>err &&
+	{ stackrec record --probe "./crash:parse_record(id, str(name))" -o live.rec -- ./crash 2>err; test $? -eq 139; } &&
 	stackrec convert live.rec -f report >report &&
 	cat report &&
 	grep -q "^== 1: fatal signal SIGSEGV (signal 11, SEGV_MAPERR) at address 0xdead$" report &&
@@ -272,7 +272,7 @@ test_expect_success GCC,BPF 'live: recursion: each frame of rec shows its own ca
 	}
 	EOF
 	gcc -O1 -g -fno-omit-frame-pointer -o rec rec.c &&
-	stackrec record --probe "./rec:rec(depth)" -o rec.rec -- ./rec 2>err &&
+	{ stackrec record --probe "./rec:rec(depth)" -o rec.rec -- ./rec 2>err; test $? -eq 139; } &&
 	grep -q "recorded 14 probe hits (0 lost)" err &&
 	stackrec convert rec.rec -f report >report &&
 	cat report &&

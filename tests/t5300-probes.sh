@@ -46,7 +46,7 @@ test_expect_success GCC 'a function the binary does not have is refused, and so 
 '
 
 test_expect_success GCC,BPF 'probe on parse_record(id, str(name)): a PROBE block, then one hit per call in order' '
-	stackrec record --probe "./crash:parse_record(id, str(name))" -o crash.rec -- ./crash 2>err &&
+	{ stackrec record --probe "./crash:parse_record(id, str(name))" -o crash.rec -- ./crash 2>err; test $? -eq 139; } &&
 	cat err &&
 	grep -E "^stackrec: recorded 7 probe hits \(0 lost\), 1 events \(0 lost\)" err &&
 	# the crash is an event, on the line below, not a sample; the process counts with its hits alone
@@ -125,7 +125,7 @@ test_expect_success GCC,BPF 'a probe string longer than the 127 bytes kept is ma
 	}
 	EOF
 	gcc -O1 -g -fno-omit-frame-pointer -o long long.c &&
-	stackrec record -F 999 --probe "./long:take(str(name))" -o long.rec -- ./long 2>err &&
+	{ stackrec record -F 999 --probe "./long:take(str(name))" -o long.rec -- ./long 2>err; test $? -eq 139; } &&
 	cat err &&
 	dump long.rec >long.blocks &&
 	awk "\$1 == \"hit\" { print length(\$8), \$8 ~ /<cut>$/ }" long.blocks >hits &&
@@ -183,7 +183,7 @@ test_expect_success GCC,BPF 'a SIGSEGV sent with kill(): recorded, with SI_USER 
 '
 
 test_expect_success GCC,BPF '--call-graph fp: the event has the frame-pointer walk of the user stack' '
-	stackrec record --call-graph fp --probe "./crash:parse_record(id, r, arg1)" -o fp.rec -- ./crash 2>err &&
+	{ stackrec record --call-graph fp --probe "./crash:parse_record(id, r, arg1)" -o fp.rec -- ./crash 2>err; test $? -eq 139; } &&
 	dump fp.rec >fp.blocks &&
 	cat fp.blocks &&
 	grep -E "^probe 1 0x[0-9a-f]+ $PWD/crash parse_record id:s64 r:ptr arg1:s64$" fp.blocks &&
@@ -204,14 +204,14 @@ test_expect_success GCC,BPF '--call-graph fp: no probe values, and the warning a
 '
 
 test_expect_success GCC,BPF '--no-signals: hits, no event' '
-	stackrec record --no-signals --probe "./crash:parse_record(id)" -o nosig.rec -- ./crash 2>err &&
+	{ stackrec record --no-signals --probe "./crash:parse_record(id)" -o nosig.rec -- ./crash 2>err; test $? -eq 139; } &&
 	dump nosig.rec >nosig.blocks &&
 	test $(grep -c "^hit " nosig.blocks) = 7 &&
 	! grep "^event " nosig.blocks
 '
 
 test_expect_success GCC,BPF '--signals alone: the crash without probes' '
-	stackrec record --signals -o sig.rec -- ./crash 2>err &&
+	{ stackrec record --signals -o sig.rec -- ./crash 2>err; test $? -eq 139; } &&
 	cat err &&
 	dump sig.rec >sig.blocks &&
 	grep -E "^event 1 11 1 0xdead " sig.blocks &&
@@ -259,7 +259,7 @@ test_expect_success GXX,BPF '--exceptions: the thrown type'"'"'s mangled name an
 '
 
 test_expect_success GXX,BPF '--exceptions --signals, uncaught: the throw, then SIGABRT from std::terminate' '
-	stackrec record --exceptions --signals --call-graph fp -o uncaught.rec -- ./throw uncaught 2>err &&
+	{ stackrec record --exceptions --signals --call-graph fp -o uncaught.rec -- ./throw uncaught 2>err; test $? -eq 134; } &&
 	cat err &&
 	dump uncaught.rec >uncaught.blocks &&
 	cat uncaught.blocks &&
