@@ -5,8 +5,7 @@
  * One "evented" profile per thread, named "THREAD (pid N, tid M)" by its name at its first sample (renamed
  * later, it is still one thread): the thread's samples as a timeline in
  * real time order, each sample an interval in which its stack's frames are open: an on-CPU sample covers
- * the period its tick ends ([time - period, time), less any time off the CPU within it: place_pieces), an
- * off-CPU sample [time, time + time off the CPU).
+ * [time - period, time), the period its tick ends, an off-CPU sample [time, time + time off the CPU).
  * --kind picks the intervals: on-CPU (on), off-CPU (off) or both (wall); the unit is nanoseconds, counted
  * from the profile's earliest interval, so that every thread shares one time axis. speedscope's time order
  * view is then the thread's real timeline, and its flame graph ("left heavy") and sandwich views sum the
@@ -15,10 +14,12 @@
  * Events: one sample's interval opens its frames root first and closes them leaf first. An interval that
  * starts where the previous one ended closes and opens only the frames in which the two stacks differ, as
  * speedscope's own importers do, so that a function running through many samples is one box. Samples
- * overlap by clock jitter (an on-CPU tick before the previous period ran out): what is cut is the on-CPU
- * period, an estimate, never the measured time off the CPU (when an on-CPU period was placed from its tick
- * on, the off-CPU interval after it lost up to a period: 9% of the time off the CPU of a thread that ran and
- * slept 5 ms by turns).
+ * overlap by clock jitter (an on-CPU tick before the previous period ran out) and where a thread woke within
+ * the period of its next tick, which then counts time it was off the CPU: an interval starts no earlier than
+ * the previous one ended, and one that ends before is dropped, so that events are in time order and nest, as
+ * speedscope requires. What is cut so is the on-CPU period, an estimate, never the measured time off the CPU
+ * (when an on-CPU period was placed from its tick on, the off-CPU interval after it lost up to a period: 9% of
+ * the time off the CPU of a thread that ran and slept 5 ms by turns).
  *
  * The file opens (activeProfileIndex) on the busiest thread of the main process: the process with the most
  * time of the kind shown (on-CPU time for wall, unless there is none), and in it the thread with the most.
@@ -170,93 +171,28 @@ static void interval(const struct profile *profile, const struct profile_sample 
 	}
 }
 
-/* A piece of a thread's timeline, relative to the origin, in which one stack's frames are open. */
-struct piece {
-	uint64_t start, end;
-	uint32_t stack;
-	bool on_cpu;
-};
-
-static void insert_piece(struct piece **pieces, size_t *count, size_t *cap, size_t at, struct piece piece)
-{
-	GROW(*pieces, *cap, *count + 1);
-	memmove(&(*pieces)[at + 1], &(*pieces)[at], (*count - at) * sizeof(**pieces));
-	(*pieces)[at] = piece;
-	(*count)++;
-}
-
-/*
- * The pieces of one thread's samples of the kind shown (order[]: their indexes in the timeline, in time
- * order), by start, none overlapping another. A time off the CPU is measured: it is placed whole. An on-CPU
- * sample says the thread was on a CPU when that CPU's clock ticked (the recorder's events count each CPU's
- * time, as bcc's profile does); it stands for the period the tick ends, less the times off the CPU measured
- * in it: a nap of 0.3 ms inside a 1 ms period leaves a piece before it and one after (the piece before was
- * lost when the period was trimmed to start after the nap). It is cut where it meets the period of the tick
- * before (clock jitter, another CPU's clock) or the origin.
- */
-static size_t place_pieces(const struct writer *w, const uint32_t *order, size_t count, struct piece **out)
+/* The events of one thread's samples of the kind shown (order[]: their indexes in the timeline, in time order). */
+static void write_events(struct json_writer *json, struct writer *w, const uint32_t *order, size_t count)
 {
 	const struct profile *profile = w->profile;
-	struct piece *pieces = NULL;
-	size_t n = 0, cap = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		const struct profile_sample *sample = &profile->timeline[order[i]];
-		bool on_cpu = profile->stacks[sample->stack].kind == PROFILE_SAMPLE_ON_CPU;
-		uint64_t start, end;
-		size_t at = n;
-
-		interval(profile, sample, &start, &end);
-		start = start > w->origin ? start - w->origin : 0;
-		end -= w->origin;
-		if (!on_cpu) {
-			while (at > 0 && pieces[at - 1].start > start) /* clock jitter */
-				at--;
-			if (end > start)
-				insert_piece(&pieces, &n, &cap, at, (struct piece){ start, end, sample->stack, false });
-			continue;
-		}
-		while (end > start) {
-			struct piece before;
-
-			if (!at || pieces[at - 1].end <= start) {
-				insert_piece(&pieces, &n, &cap, at, (struct piece){ start, end, sample->stack, true });
-				break;
-			}
-			before = pieces[at - 1];
-			if (before.end > end)
-				break; /* the piece before reaches past the tick: nothing of the period is left to place */
-			if (end > before.end)
-				insert_piece(&pieces, &n, &cap, at, (struct piece){ before.end, end, sample->stack, true });
-			if (before.on_cpu)
-				break; /* the period of the tick before: the rest of this one is clock jitter */
-			end = before.start; /* on before the time off the CPU */
-			at--;
-		}
-	}
-	*out = pieces;
-	return n;
-}
-
-/*
- * The events of one thread's pieces (place_pieces). Pieces that overlap by clock jitter (a time off the CPU
- * that began before the tick before it) are cut: a piece starts no earlier than the one before ended, and
- * one that ends before is dropped, so that events are in time order and nest, as speedscope requires.
- */
-static void write_events(struct json_writer *json, struct writer *w, const struct piece *pieces, size_t count)
-{
 	const uint32_t *open = NULL; /* the open stack's frames, root first */
 	uint32_t open_depth = 0;
 	uint64_t open_end = 0;
 
 	for (size_t i = 0; i < count; i++) {
-		uint64_t start = open && pieces[i].start < open_end ? open_end : pieces[i].start;
+		const struct profile_sample *sample = &profile->timeline[order[i]];
+		uint64_t start, end;
 		const uint32_t *frames;
 		uint32_t depth, common = 0;
 
-		if (pieces[i].end <= start)
+		interval(profile, sample, &start, &end);
+		start -= w->origin;
+		end -= w->origin;
+		if (open && start < open_end)
+			start = open_end;
+		if (end <= start)
 			continue;
-		frames = stack_frames(w, pieces[i].stack, &depth);
+		frames = stack_frames(w, sample->stack, &depth);
 		if (open && start == open_end)
 			while (common < open_depth && common < depth && open[common] == frames[common])
 				common++;
@@ -266,7 +202,7 @@ static void write_events(struct json_writer *json, struct writer *w, const struc
 			event(json, "O", frames[d], start);
 		open = frames;
 		open_depth = depth;
-		open_end = pieces[i].end;
+		open_end = end;
 	}
 	for (uint32_t d = open_depth; d-- > 0;)
 		event(json, "C", open[d], open_end);
@@ -275,15 +211,20 @@ static void write_events(struct json_writer *json, struct writer *w, const struc
 /* The evented profile of thread t, which has at least one sample of the kind shown (order[]: as above). */
 static void write_thread(struct json_writer *json, struct writer *w, const struct thread *t, const uint32_t *order)
 {
-	const struct profile_stack *s = &w->profile->stacks[t->named_by];
-	struct piece *pieces;
-	size_t count = place_pieces(w, order, t->sample_count, &pieces);
-	uint64_t first = count ? pieces[0].start : 0, last = 0;
+	const struct profile *profile = w->profile;
+	const struct profile_stack *s = &profile->stacks[t->named_by];
+	uint64_t first = UINT64_MAX, last = 0, start, end;
 	char comm[17], *name;
 
-	for (size_t i = 0; i < count; i++) /* a long wait may end after later pieces */
-		if (pieces[i].end > last)
-			last = pieces[i].end;
+	for (size_t i = 0; i < t->sample_count; i++) { /* a long wait may end after later samples */
+		interval(profile, &profile->timeline[order[i]], &start, &end);
+		if (start < first)
+			first = start;
+		if (end > last)
+			last = end;
+	}
+	first -= w->origin;
+	last -= w->origin;
 	snprintf(comm, sizeof(comm), "%.16s", s->comm);
 	name = xasprintf("%s (pid %" PRIu32 ", tid %" PRIu32 ")", comm, s->pid, s->tid);
 	json_newline(json);
@@ -295,10 +236,9 @@ static void write_thread(struct json_writer *json, struct writer *w, const struc
 	json_kv_uint(json, "endValue", last);
 	json_key(json, "events");
 	json_begin_array(json);
-	write_events(json, w, pieces, count);
+	write_events(json, w, order, t->sample_count);
 	json_end_array(json);
 	json_end_object(json);
-	free(pieces);
 	free(name);
 }
 

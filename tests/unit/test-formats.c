@@ -420,34 +420,6 @@ static void check_context(void)
 }
 
 /*
- * speedscope --kind wall: a nap of 0.3 ms inside the 1 ms period a tick ends leaves the thread on the CPU
- * before it and after it. The piece before was lost: the period was trimmed to start where the nap ended.
- */
-static void check_nap_in_period(void)
-{
-	static struct profile_sample naps[] = {
-		{ T0, MS, 0 },
-		{ T0 + MS, MS, 0 },
-		{ T0 + MS + 2 * MS / 10, 3 * MS / 10, 1 }, /* off the CPU from 1.2 to 1.5 ms */
-		{ T0 + 2 * MS, MS, 0 },
-	};
-	struct profile p = test_profile;
-	struct output_options wall = { .kind = OUTPUT_KIND_WALL };
-	size_t size;
-	char *data;
-
-	p.timeline = naps;
-	p.timeline_count = sizeof(naps) / sizeof(naps[0]);
-	data = write_profile(&p, "speedscope", &wall, &size);
-	/* From T0 - 1 ms: on the CPU 0-2.2 ms, off it 2.2-2.5 ms, on it 2.5-3 ms, all in leaf: one box */
-	ok(data && strstr(data, "{\"type\":\"O\",\"frame\":5,\"at\":0}") &&
-		   strstr(data, "{\"type\":\"C\",\"frame\":5,\"at\":3000000}") &&
-		   !strstr(data, "{\"type\":\"C\",\"frame\":5,\"at\":2000000}"),
-	   "speedscope --kind wall: a period with a nap inside is on the CPU before the nap and after it");
-	free(data);
-}
-
-/*
  * speedscope names a thread's profile by the name it had at its first sample. Stacks are sorted by name, so
  * the first stack of a renamed thread has the name first in bytes: "a-late", which it took later.
  */
@@ -677,7 +649,6 @@ int main(int argc, char **argv)
 	data = check_format(dir, "folded", &wall, "folded-wall.txt", &size);
 	free(data);
 	check_empty(dir);
-	check_nap_in_period();
 	check_thread_renamed();
 	write_expected_flat(dir);
 	check_json_writer();
