@@ -446,16 +446,32 @@ static size_t first_name(const struct profile *p, uint32_t pid)
 	return lo < p->process_count && p->processes[lo].pid == pid ? lo : p->process_count;
 }
 
+/* The index of the first of pid's names given after t (with or_at: at or after t), searching from first. */
+static size_t name_after(const struct profile *p, uint32_t pid, uint64_t t, bool or_at, size_t first)
+{
+	size_t lo = first, hi = p->process_count;
+
+	while (lo < hi) { /* a binary search: a recording may rename one process a million times */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct profile_process *x = &p->processes[mid];
+
+		if (x->pid == pid && (or_at ? x->time_ns < t : x->time_ns <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* pid's name at time t (sorted array): its last name given at or before t, else its first. NULL: none. */
 static const char *name_at(const struct profile *p, uint32_t pid, uint64_t t)
 {
-	size_t i = first_name(p, pid), at;
+	size_t i = first_name(p, pid), after;
 
 	if (i == p->process_count)
 		return NULL;
-	for (at = i; i < p->process_count && p->processes[i].pid == pid && p->processes[i].time_ns <= t; i++)
-		at = i;
-	return p->processes[at].name;
+	after = name_after(p, pid, t, false, i);
+	return p->processes[after > i ? after - 1 : i].name;
 }
 
 static int compare_forks(const void *a, const void *b)
@@ -468,10 +484,12 @@ static int compare_forks(const void *a, const void *b)
 /* Whether pid was given a name at time t (sorted array). */
 static bool named_at(const struct profile *p, uint32_t pid, uint64_t t)
 {
-	for (size_t i = first_name(p, pid); i < p->process_count && p->processes[i].pid == pid; i++)
-		if (p->processes[i].time_ns == t)
-			return true;
-	return false;
+	size_t i = first_name(p, pid);
+
+	if (i == p->process_count)
+		return false;
+	i = name_after(p, pid, t, true, i);
+	return i < p->process_count && p->processes[i].pid == pid && p->processes[i].time_ns == t;
 }
 
 /*

@@ -726,6 +726,12 @@ static void load_profile(struct in *in, struct profile *p)
 		h->strings_cut = get8(in);
 		if (h->probe >= p->probe_count)
 			in->bad = true;
+		/* a cut mark only on a string argument that was read, as convert writes them */
+		for (uint32_t a = 0; !in->bad && a < 8; a++)
+			if ((h->strings_cut >> a & 1) && (a >= p->probes[h->probe].arg_count ||
+							  p->probes[h->probe].args[a].type != PROFILE_ARG_STR ||
+							  !h->strings[a]))
+				in->bad = true;
 	}
 	/* A stack's hits, now that the hits are known. */
 	for (size_t i = 0; i < p->stack_count && !in->bad; i++)

@@ -752,7 +752,7 @@ int cmd_record(int argc, char **argv)
 	free(rec.command_line);
 	/* Stopped by Ctrl-C, SIGTERM or a hang-up: die of it once the file is whole, as perf does, so that a
 	 * shell loop around record stops too (it goes on after a child that exits 0). */
-	if (stop_signal) {
+	if (stop_signal && ret == 0) {
 		fflush(NULL);
 		signal(stop_signal, SIG_DFL);
 		raise(stop_signal);

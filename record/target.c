@@ -234,7 +234,9 @@ void target_stop(struct recorder *rec)
 		close(go_pipe[1]);
 		go_pipe[1] = -1;
 	}
-	if (rec->child) {
+	if (rec->child && waitpid(rec->child, &rec->child_status, WNOHANG) == rec->child) {
+		rec->child = 0; /* it ended by itself, just now: its status is its own */
+	} else if (rec->child) {
 		kill(rec->child, SIGTERM);
 		rec->child_stopped = true;
 		waitpid(rec->child, &rec->child_status, 0);
