@@ -624,6 +624,11 @@ static int run(struct recorder *rec)
 		proc_scan_process(rec, rec->pids[i]);
 	if (rec->target == TARGET_ALL)
 		proc_scan_all(rec);
+	/* Ctrl-C while loading (which takes a second or two): the command never starts, and an existing
+	 * recording is left as it was (it was moved to FILE.old, and the command run) */
+	if (stop_signal)
+		return error("stopped by %s before recording started: nothing recorded, '%s' left as it was",
+			     strsignal(stop_signal), rec->output);
 	if (rec->command && target_start(rec) < 0)
 		return -1;
 	if (recording_writer_commit(&rec->writer) < 0) /* under way: from now on a kill leaves OUT readable */

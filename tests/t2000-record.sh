@@ -352,6 +352,21 @@ for sig in INT TERM HUP; do
 	"
 done
 
+# Ctrl-C or SIGTERM while the BPF programs load (a second or two): the command still ran, and the existing
+# recording was moved to FILE.old for an empty one. (SIGTERM: a background job of a script ignores SIGINT.)
+test_expect_success BPF 'SIGTERM while starting: the command does not run, an existing recording stays as it was' '
+	echo keep >early.rec &&
+	{ "$STACKREC" record -o early.rec -- sh -c "echo ran >started" 2>err & } &&
+	rec=$! &&
+	sleep 0.05 &&
+	kill -TERM $rec &&
+	{ wait $rec; test $? -ne 0; } &&
+	cat err &&
+	! test -e started &&
+	test "$(cat early.rec)" = keep &&
+	! test -e early.rec.old
+'
+
 # The recorder ignores SIGPIPE and handles SIGINT, SIGTERM and SIGHUP for itself; the command gets them as they
 # were given to stackrec: `yes | head -1` under record must die of SIGPIPE as without it, not report EPIPE.
 test_expect_success BPF 'the command gets the signal dispositions stackrec was given, not the recorder'"'"'s' '
