@@ -17,14 +17,16 @@
 char *cache_dir_default(void)
 {
 	const char *dir = getenv("STACKREC_CACHE_DIR");
+	struct stat st;
 
 	if (dir && *dir)
 		return xstrdup(dir);
 	dir = getenv("XDG_CACHE_HOME");
 	if (dir && *dir)
 		return xasprintf("%s/stackrec", dir);
+	/* Below a home that exists: HOME=/nonexistent (Debian's nobody) made us create /nonexistent/.cache */
 	dir = getenv("HOME");
-	if (dir && *dir)
+	if (dir && *dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 		return xasprintf("%s/.cache/stackrec", dir);
 	return NULL;
 }

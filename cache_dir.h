@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* $STACKREC_CACHE_DIR, else $XDG_CACHE_HOME/stackrec, else $HOME/.cache/stackrec; NULL without a home. */
+/* $STACKREC_CACHE_DIR, else $XDG_CACHE_HOME/stackrec, else $HOME/.cache/stackrec; NULL without a home that exists. */
 char *cache_dir_default(void);
 
 /* ".build-id/xx/rest" followed by suffix (e.g. "" or ".debug"), for a build ID given as bytes. */

@@ -383,7 +383,7 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	if (!no_cache) {
 		rec->cache_dir = cache_dir ? xstrdup(cache_dir) : cache_dir_default();
 		if (!rec->cache_dir)
-			warning("no build-ID cache: set $HOME, $XDG_CACHE_HOME or $STACKREC_CACHE_DIR");
+			warning("no build-ID cache: set $HOME (a directory that exists), $XDG_CACHE_HOME or $STACKREC_CACHE_DIR");
 	}
 	/* -a may have a COMMAND too, as in perf record -a -- CMD: everything is recorded until it exits. */
 	if ((all || optind < argc) + have_pids + have_tids != 1) {

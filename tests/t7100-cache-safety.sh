@@ -214,4 +214,13 @@ test_expect_success BPF 'and the stripped copy does not replace it back' '
 	grep -q "^stripped;.*main;top;mid" stripped2.folded
 '
 
+# HOME=/nonexistent is Debian's home of nobody, which must not exist: the cache under it made it.
+test_expect_success BPF 'a HOME that does not exist is not made: no cache, a warning' '
+	home=$TEST_DIR/no-such-home &&
+	env -u STACKREC_CACHE_DIR -u XDG_CACHE_HOME HOME=$home "$STACKREC" record -o nohome.rec -- true 2>err &&
+	cat err &&
+	grep -F "warning: no build-ID cache" err &&
+	! test -e "$home"
+'
+
 test_done
