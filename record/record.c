@@ -674,7 +674,9 @@ static int run(struct recorder *rec)
 			last_flush = now;
 		}
 	}
-	/* Samples and side-band records still in the buffers belong to the recording. */
+	/* Samples and side-band records still in the buffers belong to the recording: read after the programs
+	 * stop adding to them, so that the reading ends (the command may run on until target_stop). */
+	sampler_stop(rec);
 	side_band_consume(rec);
 	sampler_drain(rec);
 	side_band_consume(rec);

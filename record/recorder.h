@@ -164,6 +164,8 @@ int sampler_add_target(struct recorder *rec, pid_t pid, bool before_exec);
 bool sampler_is_target(struct recorder *rec, pid_t pid);
 int sampler_attach(struct recorder *rec); /* perf events on every CPU, fork tracking, ring buffer */
 void sampler_add_link(struct recorder *rec, struct bpf_link *link); /* destroyed by sampler_close */
+/* Detaches every program (sampling events, tracepoints, probes): nothing is added to the ring after it. */
+void sampler_stop(struct recorder *rec);
 int sampler_poll(struct recorder *rec, int timeout_ms);
 void sampler_drain(struct recorder *rec);
 uint64_t sampler_lost_samples(struct recorder *rec);

@@ -514,7 +514,16 @@ int sampler_poll(struct recorder *rec, int timeout_ms)
 	return 0;
 }
 
-/* Most time the last reading of the ring may take: the command may still be running, and adding records. */
+void sampler_stop(struct recorder *rec)
+{
+	for (size_t i = 0; i < rec->link_count; i++)
+		bpf_link__destroy(rec->links[i]);
+	free(rec->links);
+	rec->links = NULL;
+	rec->link_count = 0;
+}
+
+/* Most time the last reading of the ring may take: a bound, should a program still be adding records. */
 #define DRAIN_MAX_NS 2000000000ull
 
 void sampler_drain(struct recorder *rec)
@@ -603,11 +612,7 @@ void sampler_close(struct recorder *rec)
 	free(rec->exited);
 	rec->exited = NULL;
 	rec->exited_count = rec->exited_cap = 0;
-	for (size_t i = 0; i < rec->link_count; i++)
-		bpf_link__destroy(rec->links[i]);
-	free(rec->links);
-	rec->links = NULL;
-	rec->link_count = 0;
+	sampler_stop(rec);
 	profile_bpf__destroy(rec->skel);
 	rec->skel = NULL;
 }
