@@ -34,8 +34,9 @@ struct scope_index {
 /*
  * The scopes containing DWARF address pc in the unit of cudie, innermost first, as dwarf_getscopes(cudie, pc)
  * then dwarf_getscopes_die() on its first scope give them (the unit itself last). Returns their number with
- * *chain set (the index's, valid until the next call: not to free), 0 when no scope contains pc, or -1 when the
- * unit cannot be indexed.
+ * *chain set (the index's, valid until the next call: not to free), 0 when no scope contains pc, -1 when the
+ * unit cannot be indexed (libdw may answer), or -2 when walking it takes more than SCOPE_VISITS_MAX steps (a
+ * hostile file's imports: libdw's walk would take as long; no scope is known).
  */
 int scope_index_chain(struct scope_index *index, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **chain);
 

@@ -457,7 +457,7 @@ static uint32_t dwarf_frames(struct symbolizer_module *st, Dwarf_Addr addr, cons
 	*cu_bias = dbias;
 	*have_cu = true;
 	nchain = scope_index_chain(&st->scopes, cudie, addr - dbias, &chain);
-	if (nchain < 0) { /* a unit the index could not walk: libdw's own answer, read from the unit's root */
+	if (nchain == -1) { /* a unit the index could not walk: libdw's own answer, read from the unit's root */
 		chain = NULL;
 		nscopes = dwarf_getscopes(cudie, addr - dbias, &scopes);
 		if (nscopes <= 0)

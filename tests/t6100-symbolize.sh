@@ -406,6 +406,59 @@ test_expect_success 'a missing binary, a FIFO or a directory is one error line n
 
 # An ELF file whose header tables are not there: it was answered ??:0 for every address, exit 0, where addr2line
 # says "file format not recognized" and exits 1.
+# DWARF whose partial units each import the next one twice, 40 deep: 2^40 walks of a file of a few KB. The
+# scope walk (and libdw's) never ended; a unit that takes more than SCOPE_VISITS_MAX steps gets no scopes.
+test_expect_success 'a unit importing another twice over, 40 deep: answered, not walked 2^40 times' '
+	cat >imports.py <<-\PY &&
+	import struct, sys
+	# abbrevs
+	def uleb(v):
+	    out=b""
+	    while True:
+	        b=v&0x7f; v>>=7
+	        if v: out+=bytes([b|0x80])
+	        else: out+=bytes([b]); return out
+	DW_TAG_compile_unit=0x11; DW_TAG_partial_unit=0x3c; DW_TAG_imported_unit=0x3d
+	DW_AT_low_pc=0x11; DW_AT_high_pc=0x12; DW_AT_import=0x18; DW_AT_name=0x03
+	DW_FORM_addr=0x01; DW_FORM_data8=0x07; DW_FORM_ref_addr=0x10; DW_FORM_string=0x08
+	abbrev = (uleb(1)+uleb(DW_TAG_compile_unit)+b"\x01"+uleb(DW_AT_name)+uleb(DW_FORM_string)+uleb(DW_AT_low_pc)+uleb(DW_FORM_addr)+uleb(DW_AT_high_pc)+uleb(DW_FORM_data8)+b"\x00\x00"
+	        + uleb(2)+uleb(DW_TAG_imported_unit)+b"\x00"+uleb(DW_AT_import)+uleb(DW_FORM_ref_addr)+b"\x00\x00"
+	        + uleb(3)+uleb(DW_TAG_partial_unit)+b"\x01"+b"\x00\x00" + b"\x00")
+	low=int(sys.argv[1],16); size=int(sys.argv[2],16); depth=int(sys.argv[3])
+	# unit layout: each unit = header(11 bytes) + DIEs
+	def unit(body):
+	    return struct.pack("<IHIB", 7+len(body), 4, 0, 8)+body
+	cu_body_len = len(uleb(1)+b"x\x00"+struct.pack("<QQ",0,0)+ (uleb(2)+b"\0"*4)*2 + b"\x00")
+	pu_body_len = len(uleb(3)+(uleb(2)+b"\0"*4)*2+b"\x00\x00")
+	last_len = len(uleb(3)+b"\x00"+b"\x00")  # partial unit with children flag then null child? 
+	units=[]
+	cu_size = 11+cu_body_len
+	pu_size = 11+pu_body_len
+	off_pu = lambda i: cu_size + (i-1)*pu_size + 11  # the DIE of unit i, from 1
+	# CU
+	body = uleb(1)+b"x\x00"+struct.pack("<QQ",low,size) + (uleb(2)+struct.pack("<I",off_pu(1)))*2 + b"\x00"
+	assert len(body)==cu_body_len
+	units.append(unit(body))
+	for i in range(1,depth+1):
+	    target = off_pu(i+1)
+	    body = uleb(3)+(uleb(2)+struct.pack("<I",target))*2+b"\x00\x00"
+	    units.append(unit(body))
+	# final empty partial unit
+	units.append(unit(uleb(3)+b"\x00\x00"))
+	open("info.bin","wb").write(b"".join(units)); open("abbrev.bin","wb").write(abbrev)
+	PY
+	printf "int main(void) { return 0; }\n" >imports.c &&
+	gcc -O1 -o imports imports.c &&
+	set -- $(objdump -h imports | awk "\$2 == \".text\" { print \$4, \$3 }") &&
+	python3 imports.py $1 $2 40 &&
+	objcopy --remove-section=.debug_info --remove-section=.debug_abbrev --add-section .debug_info=info.bin \
+		--add-section .debug_abbrev=abbrev.bin imports imports-bad &&
+	a=$(nm imports | awk "\$3 == \"main\" { print \$1 }") &&
+	timeout 60 "$STACKREC" symbolize --no-cache -e imports-bad -f $a >out &&
+	cat out &&
+	test "$(head -n 1 out)" = main
+'
+
 test_expect_success 'a binary cut short, or with a damaged section count or name index: one line naming it, exit 1' '
 	head -c 3000 /bin/true >cut-true &&
 	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
