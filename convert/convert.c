@@ -93,6 +93,7 @@ struct convert {
 	size_t guess_range_count, guess_range_cap;
 	uint64_t guess_samples; /* samples met in pass 1 */
 	char *call_graph; /* the recording's --call-graph mode (HOST block), or NULL */
+	uint32_t max_stack; /* the most IPs a walk gave (HOST block; 0: not said, SREC_MAX_STACK_DEPTH) */
 	uint64_t bad_blocks;	/* blocks whose body made no sense, skipped */
 	struct enricher *enricher;
 	uint64_t hit_ordinal;	/* PROBE_HIT blocks met in this pass: the same numbers in every pass */
@@ -195,6 +196,8 @@ static void host_fact(void *ctx, const char *key, const char *value)
 		info->start_monotonic_ns = strtoull(value, NULL, 10);
 	else if (!strcmp(key, SREC_HOST_CALL_GRAPH))
 		field = &((struct convert *)ctx)->call_graph;
+	else if (!strcmp(key, SREC_HOST_MAX_STACK))
+		((struct convert *)ctx)->max_stack = (uint32_t)strtoul(value, NULL, 10);
 	if (field) {
 		free(*field);
 		*field = xstrdup(value);
@@ -872,9 +875,11 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 			end = UNWIND_LOST;
 			why = FP_CUT_REASON;
 			memo = false; /* a sample the fp sample memo answers is not counted as a stop (count_repeats is) */
-		} else if (s.user_depth >= SREC_MAX_STACK_DEPTH) {
-			/* the walk gives at most this many IPs: the stack went on (a chance of one in a stack that
-			 * has exactly that many frames) */
+		} else if (leaf.depth >= (c->max_stack && c->max_stack < SREC_MAX_STACK_DEPTH ? c->max_stack
+											   : SREC_MAX_STACK_DEPTH)) {
+			/* the walk gives at most this many IPs (kernel.perf_event_max_stack, 127 at most): the
+			 * stack went on (a chance of one in a stack that has exactly that many frames); a walk that
+			 * reached a 0 return address before (leaf.depth does not count it) ended */
 			end = UNWIND_TRUNCATED;
 			why = UNWIND_TOO_DEEP;
 			memo = false;

@@ -83,6 +83,8 @@ int host_write(struct recorder *rec, bool kptr_restricted)
 	} else {
 		add(&t, SREC_HOST_CALL_GRAPH, "fp");
 	}
+	/* the fp walk's and the kernel's stop there: a stack of that many IPs may go on (convert's [truncated]) */
+	add_u64(&t, SREC_HOST_MAX_STACK, rec->max_stack);
 	ret = recording_writer_add(&rec->writer, SREC_BLOCK_HOST, t.s, t.len, NULL, 0);
 	free(t.s);
 	return ret;

@@ -108,6 +108,7 @@ struct recorder {
 	pid_t child;		/* TARGET_COMMAND: the spawned command, 0 once reaped */
 	sigset_t ignored_at_start; /* of SIGINT, SIGTERM, SIGHUP, SIGPIPE: those ignored when stackrec started */
 	int child_status;
+	uint32_t max_stack;   /* the most IPs a stack walk gives: kernel.perf_event_max_stack, MAX_STACK_DEPTH at most */
 	bool child_stopped;   /* target_stop ended the command (SIGTERM): its status is then not its own */
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 

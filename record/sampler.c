@@ -155,6 +155,8 @@ int sampler_load(struct recorder *rec)
 	rec->skel->rodata->mmap_min_addr = (uint64_t)sysctl_value("/proc/sys/vm/mmap_min_addr", 4096);
 	/* bpf_get_stack's walk stops there too (the kernel refuses to change it while callchain buffers are in use) */
 	rec->skel->rodata->fp_max_depth = (uint32_t)sysctl_value("/proc/sys/kernel/perf_event_max_stack", 127);
+	rec->max_stack = rec->skel->rodata->fp_max_depth < MAX_STACK_DEPTH ? rec->skel->rodata->fp_max_depth
+									   : MAX_STACK_DEPTH;
 	rec->skel->rodata->check_fp_walk = getenv("STACKREC_CHECK_FP_WALK") && !strcmp(getenv("STACKREC_CHECK_FP_WALK"), "1");
 	{
 		int cpus = libbpf_num_possible_cpus();

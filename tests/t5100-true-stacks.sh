@@ -378,4 +378,20 @@ test_expect_success BPF,GCC '--call-graph fp on a 300-deep recursion: stacks end
 	grep -E "of samples end in \[truncated\]: too deep" explain.out
 '
 
+# ... and at kernel.perf_event_max_stack, where the walk stops when that is lower (the HOST block's max_stack).
+test_expect_success BPF,GCC '--call-graph fp with kernel.perf_event_max_stack 64: a 300-deep stack ends in [truncated] at 64' '
+	max=/proc/sys/kernel/perf_event_max_stack &&
+	old=$(cat $max) &&
+	echo 64 >$max &&
+	stackrec record -F 999 --call-graph fp -o recurse64.rec -- ./recurse_fp 500 300 2>err;
+	rc=$?
+	for try in 1 2 3 4 5; do echo $old >$max 2>/dev/null && break; sleep 1; done
+	test $rc -eq 0 &&
+	test "$(cat $max)" = "$old" &&
+	stackrec info recurse64.rec | grep -E "max_stack +64$" &&
+	stackrec convert recurse64.rec -o recurse64.folded &&
+	cat recurse64.folded | cut -c1-100 &&
+	grep -E "^recurse_fp;\[truncated\];(descend;)+bottom [0-9]+$" recurse64.folded
+'
+
 test_done
