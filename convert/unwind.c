@@ -786,15 +786,68 @@ static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uin
  * tail call from the one called there), and the walk ends (-2) when it follows none. As fp_step returns; *pc
  * the caller's.
  */
+/* Whether ELF address addr is where .init or .fini starts (_init, _fini: a stripped library names neither). */
+static bool init_or_fini(Elf *elf, GElf_Addr addr)
+{
+	size_t names;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	if (!elf || elf_getshdrstrndx(elf, &names) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_addr != addr || !(name = elf_strptr(elf, names, shdr.sh_name)))
+			continue;
+		if (!strcmp(name, ".init") || !strcmp(name, ".fini"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether interrupted pc f is the first instruction of a function (its symbol's value, or .init's or .fini's
+ * start): nothing is pushed yet, and [sp] is the return address of the call that came there, direct or not
+ * (_init and _fini, which ld.so calls through a register, have no CFI: the frame-pointer guess there skipped
+ * two callers in 2.7% of a dlopen loop's samples, and ended 3.6% of them).
+ */
+static bool at_function_entry(struct unwinder *u, const struct unwind_frame *f)
+{
+	struct unwind_module *module;
+	Dwarf_Addr addr;
+	GElf_Sym sym;
+
+	if (f->is_return_address || f->module == PROFILE_NO_MODULE || !(module = module_of(u, f->module)) ||
+	    !module->file.mod || !module_file_address(&module->file, f->file_offset, &addr))
+		return false;
+	if (elf_symbols_lookup(&module->symbols, module->file.mod, addr, &sym) && sym.st_value == addr &&
+	    GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+		return true;
+	return init_or_fini(module->file.elf, addr - module->file.bias);
+}
+
 static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
 				   const struct regs *r, struct memory *m, struct regs *caller, uint64_t *pc, bool *leaf)
 {
-	int step = fp_step(r, m, caller, pc);
+	int step;
 	enum call_site by_frame_pointer;
 	struct unwind_frame in_caller;
 	uint64_t top;
 
 	*leaf = false;
+	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top && at_function_entry(u, f) &&
+	    return_address_calls(u, pid, time_ns, f, top) != CALL_SITE_NONE) {
+		memset(caller, 0, sizeof(*caller));
+		if (known(r, CFI_REG_FP))
+			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* not pushed yet: the caller's */
+		set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
+		set(caller, CFI_REG_RA, top);
+		*pc = top;
+		*leaf = true;
+		return 1;
+	}
+	step = fp_step(r, m, caller, pc);
 	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc) /* JIT code: no file to read calls from */
 		return step;
 	by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);

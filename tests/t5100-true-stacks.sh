@@ -394,4 +394,46 @@ test_expect_success BPF,GCC '--call-graph fp with kernel.perf_event_max_stack 64
 	grep -E "^recurse_fp;\[truncated\];(descend;)+bottom [0-9]+$" recurse64.folded
 '
 
+# ld.so calls a library's _init and _fini (no CFI) through a register. A sample at their first instruction
+# (page faults of the fresh mapping) took the frame-pointer guess: ld.so keeps no frame pointers, and the
+# stack skipped two callers (_dl_close;[libz]) or ended [incomplete]. At a function's first byte, [rsp] is the
+# return address, however the call was made.
+test_expect_success BPF,GCC,LIBC_DBG 'a library'"'"'s _init and _fini, default options: the callers ld.so has, none skipped' '
+	cat >dl_loop.c <<-\EOF &&
+	#include <dlfcn.h>
+	#include <time.h>
+	int main(void)
+	{
+		time_t t0 = time(0);
+
+		while (time(0) - t0 < 2) {
+			void *h = dlopen("libz.so.1", RTLD_NOW);
+
+			if (h)
+				dlclose(h);
+		}
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -o dl_loop dl_loop.c -ldl &&
+	stackrec record -F 1999 -o dl_loop.rec -- ./dl_loop &&
+	stackrec convert dl_loop.rec -o dl_loop.folded &&
+	python3 - dl_loop.folded <<-\PY
+	import re, sys
+	ok = total = 0
+	for line in open(sys.argv[1]):
+	    stack, n = line.rsplit(" ", 1)
+	    user = ";".join(f for f in stack.split(";") if not f.endswith("_[k]"))
+	    if not re.search(r";\[libz[^;]*\]$", user):
+	        continue
+	    total += int(n)
+	    if re.search(r"(_dl_close_worker;_dl_catch_exception|_dl_init;call_init(;call_init)?);\[libz[^;]*\]$", user):
+	        ok += int(n)
+	    else:
+	        print("other:", n.strip(), user[-120:])
+	print(ok, "of", total, "samples in the _init or _fini of libz under their true callers")
+	sys.exit(not (total >= 20 and ok >= 0.9 * total))
+	PY
+'
+
 test_done
