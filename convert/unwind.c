@@ -599,6 +599,7 @@ static bool anonymous_memory(const char *path)
  */
 static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_frame *f, bool *missing)
 {
+	const struct cfi_rule *rule;
 	struct unwind_module *m;
 	Dwarf_Addr addr;
 
@@ -613,7 +614,14 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 	if (!module_file_address(&m->file, f->file_offset, &addr))
 		return NULL;
 	/* A return address may be one past the end of its function (a call to a noreturn function). */
-	return cfi_rules_find(&u->rules, f->module, &m->cfi, f->is_return_address ? addr - 1 : addr);
+	rule = cfi_rules_find(&u->rules, f->module, &m->cfi, f->is_return_address ? addr - 1 : addr);
+	/* A thread in rt_sigreturn is at the byte after its trampoline's syscall, one past the signal frame's FDE
+	 * (glibc's __restore_rt): that rule holds there. The frame-pointer guess named the interrupted function's
+	 * caller's caller instead (main;outer;__restore_rt, skipping middle;interrupted_leaf). */
+	if (!rule && !f->is_return_address && addr > 0 &&
+	    (rule = cfi_rules_find(&u->rules, f->module, &m->cfi, addr - 1)) && !rule->signal_frame)
+		rule = NULL;
+	return rule;
 }
 
 /*

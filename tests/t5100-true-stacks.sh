@@ -436,4 +436,55 @@ test_expect_success BPF,GCC,LIBC_DBG 'a library'"'"'s _init and _fini, default o
 	PY
 '
 
+# A thread in rt_sigreturn is at the byte after its trampoline'"'"'s syscall, one past the signal frame'"'"'s FDE: no
+# CFI covered it, and the frame-pointer guess named main;outer;__restore_rt, skipping middle;interrupted_leaf.
+test_expect_success BPF,GCC 'a sample inside rt_sigreturn, default options: the interrupted function and its callers' '
+	cat >sigreturn.c <<-\EOF &&
+	#include <signal.h>
+	#include <sys/time.h>
+	#include <time.h>
+	volatile unsigned long sink;
+	static void handler(int s, siginfo_t *si, void *uc) { sink++; }
+	__attribute__((noinline)) void interrupted_leaf(void) { for (unsigned long i = 0; i < 1000000; i++) sink += i; }
+	__attribute__((noinline)) void middle(void) { interrupted_leaf(); sink++; }
+	__attribute__((noinline)) void outer(void) { middle(); sink++; }
+	int main(void)
+	{
+		struct sigaction sa = { 0 };
+		struct itimerval it = { { 0, 50 }, { 0, 50 } };
+		time_t t0 = time(0);
+
+		sa.sa_sigaction = handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigaction(SIGALRM, &sa, 0);
+		setitimer(ITIMER_REAL, &it, 0);
+		while (time(0) - t0 < 3)
+			outer();
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -fno-omit-frame-pointer -o sigreturn sigreturn.c &&
+	stackrec record -F 1999 -o sigreturn.rec -- ./sigreturn &&
+	stackrec convert sigreturn.rec -o sigreturn.folded &&
+	python3 - sigreturn.folded <<-\PY
+	import sys
+	ok = total = 0
+	for line in open(sys.argv[1]):
+	    stack, n = line.rsplit(" ", 1)
+	    frames = stack.split(";")
+	    if not any("sys_rt_sigreturn" in f for f in frames):
+	        continue
+	    user = [f for f in frames if not f.endswith("_[k]")]
+	    total += int(n)
+	    # in the trampoline (its frame after interrupted_leaf), or back in interrupted_leaf once the kernel
+	    # restored its registers
+	    if ["outer", "middle", "interrupted_leaf"] in (user[-4:-1], user[-3:]):
+	        ok += int(n)
+	    else:
+	        print("other:", n.strip(), ";".join(user[-5:]))
+	print(ok, "of", total, "samples in rt_sigreturn under outer;middle;interrupted_leaf")
+	sys.exit(not (total >= 3 and ok >= 0.9 * total))
+	PY
+'
+
 test_done
