@@ -416,29 +416,14 @@ test_expect_success BPF,GCC,LIBC_DBG 'a library'"'"'s _init and _fini, default o
 	}
 	EOF
 	gcc -O2 -g -o dl_loop dl_loop.c -ldl &&
-	stackrec record -F 1999 -o dl_loop.rec -- ./dl_loop &&
-	stackrec convert dl_loop.rec -o dl_loop.folded &&
-	python3 - dl_loop.folded <<-\PY
-	import re, sys
-	ok = total = 0
-	for line in open(sys.argv[1]):
-	    stack, n = line.rsplit(" ", 1)
-	    user = ";".join(f for f in stack.split(";") if not f.endswith("_[k]"))
-	    if not re.search(r";\[libz[^;]*\]$", user):
-	        continue
-	    total += int(n)
-	    if re.search(r"(_dl_close_worker;_dl_catch_exception|_dl_init;call_init(;call_init)?);\[libz[^;]*\]$", user):
-	        ok += int(n)
-	    else:
-	        print("other:", n.strip(), user[-120:])
-	print(ok, "of", total, "samples in the _init or _fini of libz under their true callers")
-	sys.exit(not (total >= 20 and ok >= 0.9 * total))
-	PY
+	record_and_fold dl_loop -F 1999 -- ./dl_loop &&
+	expect_share "dl_loop: the _init or _fini of libz under their true callers" dl_loop.folded dl_loop \
+		";\[libz[^;]*\]$" "(;_dl_close_worker;_dl_catch_exception|;_dl_init;call_init(;call_init)?);\[libz[^;]*\]$" 90
 '
 
 # A thread in rt_sigreturn is at the byte after its trampoline'"'"'s syscall, one past the signal frame'"'"'s FDE: no
 # CFI covered it, and the frame-pointer guess named main;outer;__restore_rt, skipping middle;interrupted_leaf.
-test_expect_success BPF,GCC 'a sample inside rt_sigreturn, default options: the interrupted function and its callers' '
+test_expect_success BPF,GCC,LIBC_DBG 'a sample inside rt_sigreturn, default options: the interrupted function and its callers' '
 	cat >sigreturn.c <<-\EOF &&
 	#include <signal.h>
 	#include <sys/time.h>
@@ -464,27 +449,9 @@ test_expect_success BPF,GCC 'a sample inside rt_sigreturn, default options: the 
 	}
 	EOF
 	gcc -O2 -g -fno-omit-frame-pointer -o sigreturn sigreturn.c &&
-	stackrec record -F 1999 -o sigreturn.rec -- ./sigreturn &&
-	stackrec convert sigreturn.rec -o sigreturn.folded &&
-	python3 - sigreturn.folded <<-\PY
-	import sys
-	ok = total = 0
-	for line in open(sys.argv[1]):
-	    stack, n = line.rsplit(" ", 1)
-	    frames = stack.split(";")
-	    if not any("sys_rt_sigreturn" in f for f in frames):
-	        continue
-	    user = [f for f in frames if not f.endswith("_[k]")]
-	    total += int(n)
-	    # in the trampoline (its frame after interrupted_leaf), or back in interrupted_leaf once the kernel
-	    # restored its registers
-	    if ["outer", "middle", "interrupted_leaf"] in (user[-4:-1], user[-3:]):
-	        ok += int(n)
-	    else:
-	        print("other:", n.strip(), ";".join(user[-5:]))
-	print(ok, "of", total, "samples in rt_sigreturn under outer;middle;interrupted_leaf")
-	sys.exit(not (total >= 3 and ok >= 0.9 * total))
-	PY
+	record_and_fold sigreturn -F 1999 -- ./sigreturn &&
+	expect_share "sigreturn: rt_sigreturn under the interrupted function and its callers" sigreturn.folded sigreturn \
+		";__restore_rt$" ";main;outer;middle;interrupted_leaf;__restore_rt$" 90
 '
 
 test_done
