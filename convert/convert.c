@@ -1442,6 +1442,7 @@ int cmd_convert(int argc, char **argv)
 				   c->have_stats);
 		process_maps_finish(&c->maps);
 		kernel_symbols_finish(&c->kernel);
+		c->kernel.cut = !c->kernel.count && !c->have_stats;
 		jit_maps_finish(&c->jit);
 		debug("'%s': %" PRIu64 " mappings in %zu processes, %" PRIu64 " execs, %" PRIu64 " forks, %zu kernel "
 		      "symbols%s",

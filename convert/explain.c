@@ -78,6 +78,8 @@ static const struct {
 	  "the recording has no mapping for it (the process started before recording or mapped it quickly): "
 	  "record with -p or the command under stackrec" },
 	{ PROFILE_UNNAMED_NO_KALLSYMS, "record as root or with CAP_SYSLOG so kallsyms can be read" },
+	{ PROFILE_UNNAMED_KALLSYMS_CUT, "they are written when the recording ends: stop record with Ctrl-C or SIGTERM, "
+					"not SIGKILL, and leave it room on the disk" },
 	{ PROFILE_UNNAMED_KERNEL_HIDDEN,
 	  "record as root, or set sysctl kernel.kptr_restrict=0 while recording" },
 	{ PROFILE_UNNAMED_NO_KERNEL_SYMBOL, "a module loaded after recording started: record again" },

@@ -25,6 +25,7 @@ struct kernel_symbols {
 	struct kernel_symbol *symbols; /* sorted by address, one per address */
 	size_t count, cap;
 	bool hidden; /* every address was 0: kernel.kptr_restrict hid them when recording */
+	bool cut;    /* none, and the recording has no STATS: it ended before they were written (at the end) */
 };
 
 void kernel_symbols_init(struct kernel_symbols *ks);

@@ -67,6 +67,7 @@ enum profile_unwind {
 /* The unnamed_reasons of a kernel address: every name comes from the recording's kallsyms (kernel_symbols.h). */
 #define PROFILE_UNNAMED_KERNEL_HIDDEN "kernel addresses were hidden (kernel.kptr_restrict) when recording"
 #define PROFILE_UNNAMED_NO_KALLSYMS "no kernel symbols in the recording"
+#define PROFILE_UNNAMED_KALLSYMS_CUT "the recording ended before its kernel symbols were written"
 #define PROFILE_UNNAMED_NO_KERNEL_SYMBOL "no kernel symbol covers the address"
 
 /* One distinct address in one module. */

@@ -635,7 +635,7 @@ static void symbolize_kernel(struct profile *p, struct profile_location *loc, co
 	if (ks->hidden)
 		return set_unnamed(p, loc, PROFILE_UNNAMED_KERNEL_HIDDEN);
 	if (!ks->count)
-		return set_unnamed(p, loc, PROFILE_UNNAMED_NO_KALLSYMS);
+		return set_unnamed(p, loc, ks->cut ? PROFILE_UNNAMED_KALLSYMS_CUT : PROFILE_UNNAMED_NO_KALLSYMS);
 	sym = kernel_symbols_find(ks, addr);
 	if (!sym)
 		return set_unnamed(p, loc, PROFILE_UNNAMED_NO_KERNEL_SYMBOL);

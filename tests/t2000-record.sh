@@ -406,6 +406,19 @@ test_expect_success BPF 'SIGKILL loses at most the last second: the rest still r
 	grep -E "^  samples +[1-9][0-9]{2,}" killed.info
 '
 
+# kallsyms is written at the end: a killed recorder leaves none, and --explain advised recording as root.
+test_expect_success BPF 'SIGKILL: --explain says the kernel symbols were never written, not to record as root' '
+	"$STACKREC" record -F 499 -o killed-k.rec -- dd if=/dev/zero of=/dev/null bs=64k count=100000000 2>err &
+	rec=$! &&
+	wait_until 120 samples_in 100 killed-k.rec &&
+	kill -KILL $rec; wait $rec;
+	pkill -f "of=/dev/null bs=64k count=100000000";
+	{ stackrec convert killed-k.rec --explain -o /dev/null 2>explain; test $? -eq 3; } &&
+	cat explain &&
+	grep -F "[kernel.kallsyms]  the recording ended before its kernel symbols were written" explain &&
+	! grep -F "record as root" explain
+'
+
 # PR_SET_PDEATHSIG: the spawned command dies with the recorder, even one killed by SIGKILL (a unique
 # argument finds this run's sleep and no other's).
 test_expect_success BPF 'SIGKILL of the recorder kills the command it spawned' '
