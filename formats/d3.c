@@ -83,11 +83,14 @@ static const char *libtype(const struct profile_location *loc, uint32_t f)
 
 static char *thread_node_name(const struct profile_stack *s, const struct output_options *options)
 {
+	char buf[17];
+	const char *comm = shown_comm(s->comm, buf);
+
 	if (options && options->per_tid)
-		return xasprintf("%.16s-%" PRIu32 "/%" PRIu32, s->comm, s->pid, s->tid);
+		return xasprintf("%s-%" PRIu32 "/%" PRIu32, comm, s->pid, s->tid);
 	if (options && options->per_pid)
-		return xasprintf("%.16s-%" PRIu32, s->comm, s->pid);
-	return xasprintf("%.16s", s->comm);
+		return xasprintf("%s-%" PRIu32, comm, s->pid);
+	return xasprintf("%s", comm);
 }
 
 static void write_node(struct json_writer *w, const struct d3_node *node, const char *unit)

@@ -39,6 +39,17 @@ char *frame_display_name(const struct profile *profile, const struct profile_loc
 	return name;
 }
 
+const char *shown_comm(const char *comm, char out[17])
+{
+	size_t n = strnlen(comm, 16);
+
+	if (!n)
+		return "[unknown]";
+	memcpy(out, comm, n);
+	out[n] = '\0';
+	return out;
+}
+
 const char *process_comm(const struct profile *profile, size_t stack_index)
 {
 	const struct profile_stack *stacks = profile->stacks;

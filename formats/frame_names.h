@@ -29,6 +29,11 @@ char *frame_display_name(const struct profile *profile, const struct profile_loc
  * stacks.
  */
 const char *process_comm(const struct profile *profile, size_t stack_index);
+/*
+ * A thread or process name as every format shows it: the comm (at most 16 bytes, NUL-terminated in out), or
+ * "[unknown]" when it is empty (prctl(PR_SET_NAME, "") makes one), as folded, perf and stackcollapse show it.
+ */
+const char *shown_comm(const char *comm, char out[17]);
 
 /* A set of byte-string keys numbered 0, 1, 2... in first-insertion order (frame deduplication). */
 struct key_index {

@@ -383,14 +383,6 @@ static void add_comments(const struct profile *profile, Perftools__Profiles__Pro
 }
 
 /* The thread name of a stack as a C string (comm is at most 16 bytes, NUL-terminated when shorter). */
-static void comm_string(const char comm[16], char out[17])
-{
-	size_t n = strnlen(comm, 16);
-
-	memcpy(out, comm, n);
-	out[n] = '\0';
-}
-
 static Perftools__Profiles__Label *fill_label(Perftools__Profiles__Label *label, int64_t key)
 {
 	perftools__profiles__label__init(label);
@@ -603,8 +595,8 @@ static int pprof_write(const struct profile *profile, const struct output_option
 
 		if (s->kind == PROFILE_SAMPLE_EVENT)
 			continue;
-		comm_string(s->comm, thread);
-		comm_string(process_comm(profile, i), process);
+		const char *thread_name = shown_comm(s->comm, thread), *process_name = shown_comm(process_comm(profile, i), process);
+
 		perftools__profiles__sample__init(sample);
 		sample->n_location_id = s->depth;
 		sample->location_id = &location_ids[id_count];
@@ -617,8 +609,8 @@ static int pprof_write(const struct profile *profile, const struct output_option
 		v[2] = s->off_cpu_ns;
 		fill_label(&l[0], key_pid)->num = s->pid;
 		fill_label(&l[1], key_tid)->num = s->tid;
-		fill_label(&l[2], key_comm)->str = intern(&strings, process);
-		fill_label(&l[3], key_thread)->str = intern(&strings, thread);
+		fill_label(&l[2], key_comm)->str = intern(&strings, process_name);
+		fill_label(&l[3], key_thread)->str = intern(&strings, thread_name);
 		fill_label(&l[4], key_kind)->str = intern(&strings, profile_sample_kind_name(s->kind));
 		/* The context of probed frames, leaf first: "FUNCTION.ARG" = the value of the call active there. */
 		for (uint32_t d = 0; d < s->depth; d++)

@@ -225,8 +225,7 @@ static void write_thread(struct json_writer *json, struct writer *w, const struc
 	}
 	first -= w->origin;
 	last -= w->origin;
-	snprintf(comm, sizeof(comm), "%.16s", s->comm);
-	name = xasprintf("%s (pid %" PRIu32 ", tid %" PRIu32 ")", comm, s->pid, s->tid);
+	name = xasprintf("%s (pid %" PRIu32 ", tid %" PRIu32 ")", shown_comm(s->comm, comm), s->pid, s->tid);
 	json_newline(json);
 	json_begin_object(json);
 	json_kv_string(json, "type", "evented");

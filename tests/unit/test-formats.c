@@ -443,6 +443,28 @@ static void check_thread_renamed(void)
 	free(data);
 }
 
+/* A thread named "" (prctl(PR_SET_NAME, "")) is "[unknown]" in every format, as in folded: d3 had "", speedscope
+ * " (pid 100, tid 100)", and pprof no thread_name, which -tags then left out. */
+static void check_empty_thread_name(void)
+{
+	struct profile p = test_profile;
+	struct profile_stack unnamed[sizeof(stacks) / sizeof(stacks[0])];
+	struct output_options plain = { 0 };
+	size_t d3_size, speedscope_size;
+	char *d3, *speedscope;
+
+	memcpy(unnamed, stacks, sizeof(stacks));
+	unnamed[0].comm[0] = unnamed[1].comm[0] = '\0';
+	p.stacks = unnamed;
+	d3 = write_profile(&p, "d3", &plain, &d3_size);
+	speedscope = write_profile(&p, "speedscope", &plain, &speedscope_size);
+	ok(d3 && strstr(d3, "\"name\":\"[unknown]\"") && !strstr(d3, "\"name\":\"\"") && speedscope &&
+		   strstr(speedscope, "\"name\":\"[unknown] (pid 100, tid 100)\""),
+	   "a thread without a name is [unknown] in d3 and speedscope, as in folded");
+	free(d3);
+	free(speedscope);
+}
+
 static void check_json_writer(void)
 {
 	struct json_writer w;
@@ -650,6 +672,7 @@ int main(int argc, char **argv)
 	free(data);
 	check_empty(dir);
 	check_thread_renamed();
+	check_empty_thread_name();
 	write_expected_flat(dir);
 	check_json_writer();
 
