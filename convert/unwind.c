@@ -30,7 +30,9 @@ struct unwind_module {
 	bool opened;
 	struct module_file file;
 	struct cfi_source cfi;
-	struct elf_symbols symbols; /* for call_site_check only: built when first asked */
+	struct elf_symbols symbols; /* for call_site_check and at_function_entry: built when first asked */
+	bool entries_read;	    /* init_addr and fini_addr were read (init_and_fini) */
+	GElf_Addr init_addr, fini_addr; /* where .init and .fini start (ELF addresses); 0 for none */
 };
 
 /*
@@ -785,33 +787,29 @@ static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uin
 }
 
 /*
- * The caller of interrupted frame f, where no CFI covers its pc (hand-written assembly): as fp_step finds it,
- * unless that return address follows a call of another function, or no call at all. Then f's function may have
- * made no frame of its own, rbp still its caller's, and rbp + 8 the return address of its caller's caller: the
- * word on top of the stack is taken instead (*leaf set) when both show it, that word following a call of f's
- * function and the frame pointer's return address a call of the function that word returns into. Otherwise
- * the frame pointer's return address stays when it follows some call (f's function may have been reached by a
- * tail call from the one called there), and the walk ends (-2) when it follows none. As fp_step returns; *pc
- * the caller's.
+ * Where module's .init and .fini start (ELF addresses; 0 for none): _init and _fini, which a stripped library
+ * does not name. Read from its section headers once.
  */
-/* Whether ELF address addr is where .init or .fini starts (_init, _fini: a stripped library names neither). */
-static bool init_or_fini(Elf *elf, GElf_Addr addr)
+static void init_and_fini(struct unwind_module *module)
 {
-	size_t names;
+	Elf *elf = module->file.elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
+	size_t names;
 
+	module->entries_read = true;
 	if (!elf || elf_getshdrstrndx(elf, &names) < 0)
-		return false;
+		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_addr != addr || !(name = elf_strptr(elf, names, shdr.sh_name)))
+		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, names, shdr.sh_name)))
 			continue;
-		if (!strcmp(name, ".init") || !strcmp(name, ".fini"))
-			return true;
+		if (!strcmp(name, ".init"))
+			module->init_addr = shdr.sh_addr;
+		else if (!strcmp(name, ".fini"))
+			module->fini_addr = shdr.sh_addr;
 	}
-	return false;
 }
 
 /*
@@ -832,9 +830,37 @@ static bool at_function_entry(struct unwinder *u, const struct unwind_frame *f)
 	if (elf_symbols_lookup(&module->symbols, module->file.mod, addr, &sym) && sym.st_value == addr &&
 	    GELF_ST_TYPE(sym.st_info) == STT_FUNC)
 		return true;
-	return init_or_fini(module->file.elf, addr - module->file.bias);
+	if (!module->entries_read)
+		init_and_fini(module);
+	addr -= module->file.bias;
+	return addr && (addr == module->init_addr || addr == module->fini_addr);
 }
 
+/* The caller's registers when the word on top of r's stack, top, is the return address (nothing was pushed
+ * since the call, or the interrupted function made no frame): *pc top, *leaf set. */
+static int return_from_top(const struct regs *r, struct regs *caller, uint64_t top, uint64_t *pc, bool *leaf)
+{
+	memset(caller, 0, sizeof(*caller));
+	if (known(r, CFI_REG_FP))
+		set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* not pushed: the caller's */
+	set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
+	set(caller, CFI_REG_RA, top);
+	*pc = top;
+	*leaf = true;
+	return 1;
+}
+
+/*
+ * The caller of interrupted frame f, where no CFI covers its pc (hand-written assembly): as fp_step finds it,
+ * unless that return address follows a call of another function, or no call at all. Then f's function may have
+ * made no frame of its own, rbp still its caller's, and rbp + 8 the return address of its caller's caller: the
+ * word on top of the stack is taken instead (*leaf set) when both show it, that word following a call of f's
+ * function and the frame pointer's return address a call of the function that word returns into. Otherwise
+ * the frame pointer's return address stays when it follows some call (f's function may have been reached by a
+ * tail call from the one called there), and the walk ends (-2) when it follows none. At a function's first
+ * instruction (at_function_entry) the word on top of the stack is taken at once. As fp_step returns; *pc
+ * the caller's.
+ */
 static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
 				   const struct regs *r, struct memory *m, struct regs *caller, uint64_t *pc, bool *leaf)
 {
@@ -845,16 +871,8 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 
 	*leaf = false;
 	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top && at_function_entry(u, f) &&
-	    return_address_calls(u, pid, time_ns, f, top) != CALL_SITE_NONE) {
-		memset(caller, 0, sizeof(*caller));
-		if (known(r, CFI_REG_FP))
-			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* not pushed yet: the caller's */
-		set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
-		set(caller, CFI_REG_RA, top);
-		*pc = top;
-		*leaf = true;
-		return 1;
-	}
+	    return_address_calls(u, pid, time_ns, f, top) != CALL_SITE_NONE)
+		return return_from_top(r, caller, top, pc, leaf);
 	step = fp_step(r, m, caller, pc);
 	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc) /* JIT code: no file to read calls from */
 		return step;
@@ -865,15 +883,9 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 	    return_address_calls(u, pid, time_ns, f, top) == CALL_SITE_CALLS) {
 		in_caller = (struct unwind_frame){ .pc = top - 1 };
 		unwind_resolve(u, pid, time_ns, &in_caller);
-		if (return_address_calls(u, pid, time_ns, &in_caller, *pc) == CALL_SITE_CALLS) {
-			memset(caller, 0, sizeof(*caller));
-			set(caller, CFI_REG_FP, r->v[CFI_REG_FP]); /* the frame rbp + 8 returned from: the caller's */
-			set(caller, CFI_REG_SP, r->v[CFI_REG_SP] + sizeof(uint64_t));
-			set(caller, CFI_REG_RA, top);
-			*pc = top;
-			*leaf = true;
-			return 1;
-		}
+		/* fp_step found a frame, so rbp is known: the frame rbp + 8 returned from is the caller's */
+		if (return_address_calls(u, pid, time_ns, &in_caller, *pc) == CALL_SITE_CALLS)
+			return return_from_top(r, caller, top, pc, leaf);
 	}
 	return by_frame_pointer == CALL_SITE_NONE ? -2 : step;
 }

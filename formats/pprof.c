@@ -595,7 +595,8 @@ static int pprof_write(const struct profile *profile, const struct output_option
 
 		if (s->kind == PROFILE_SAMPLE_EVENT)
 			continue;
-		const char *thread_name = shown_comm(s->comm, thread), *process_name = shown_comm(process_comm(profile, i), process);
+		const char *thread_name = shown_comm(s->comm, thread);
+		const char *process_name = shown_comm(process_comm(profile, i), process);
 
 		perftools__profiles__sample__init(sample);
 		sample->n_location_id = s->depth;

@@ -39,24 +39,12 @@ static int compare_ksym(const void *a, const void *b)
 	return strcmp(x->line, y->line);
 }
 
-/* Whether syms (sorted) has that line at addr. */
+/* Whether the first count of syms (sorted) have that line at addr. */
 static bool have(uint64_t addr, const char *line, size_t count)
 {
 	struct ksym key = { .addr = addr, .line = (char *)line };
-	size_t lo = 0, hi = count;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = compare_ksym(&syms[mid], &key);
-
-		if (!c)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return count && bsearch(&key, syms, count, sizeof(*syms), compare_ksym);
 }
 
 /*

@@ -246,9 +246,7 @@ void target_stop(struct recorder *rec)
 
 int target_exit_status(const struct recorder *rec)
 {
-	if (rec->target != TARGET_COMMAND && !(rec->target == TARGET_ALL && rec->command))
-		return 0;
-	if (!rec->command || rec->child_stopped)
+	if (!rec->command || rec->child_stopped) /* -p, -t, -a without a command; or ended by us */
 		return 0;
 	if (WIFEXITED(rec->child_status))
 		return WEXITSTATUS(rec->child_status);
