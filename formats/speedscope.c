@@ -2,8 +2,8 @@
  * speedscope.c — `-f speedscope`: speedscope's own file format (https://www.speedscope.app, schema
  * tests/data/speedscope-file-format-schema.json), which it opens with no conversion step.
  *
- * One "evented" profile per thread, named "THREAD (pid N, tid M)" by its name at its first sample (renamed
- * later, it is still one thread): the thread's samples as a timeline in
+ * One "evented" profile per thread, named "THREAD (pid N, tid M)" by its last name, as perf names a thread
+ * (a new thread runs under its creator's name until it names itself): the thread's samples as a timeline in
  * real time order, each sample an interval in which its stack's frames are open: an on-CPU sample covers
  * [time - period, time), the period its tick ends, an off-CPU sample [time, time + time off the CPU).
  * --kind picks the intervals: on-CPU (on), off-CPU (off) or both (wall); the unit is nanoseconds, counted
@@ -87,7 +87,7 @@ static size_t frame_number(struct frame_table *t, const struct profile *profile,
 /* A thread: its run of stacks (stacks are sorted by pid, tid) and how busy it was. */
 struct thread {
 	size_t first_stack;
-	size_t named_by; /* its stack sampled first: the thread's name then names its profile */
+	size_t named_by; /* its stack whose first sample is latest: that stack's name is the thread's last */
 	uint64_t busy, busy_tie; /* compared in this order: see busy_values() */
 	size_t first_sample, sample_count; /* its run in the per-thread sample order */
 };
@@ -259,8 +259,8 @@ static size_t find_threads(const struct profile *profile, enum output_kind kind,
 		if (!count || s->pid != profile->stacks[threads[count - 1].first_stack].pid ||
 		    s->tid != profile->stacks[threads[count - 1].first_stack].tid)
 			threads[count++] = (struct thread){ .first_stack = i, .named_by = i };
-		else if (s->first_ns < profile->stacks[threads[count - 1].named_by].first_ns)
-			threads[count - 1].named_by = i; /* stacks are sorted by name: the first in bytes, not in time */
+		else if (s->first_ns > profile->stacks[threads[count - 1].named_by].first_ns)
+			threads[count - 1].named_by = i; /* stacks of a thread are in name order, not time order */
 		thread_of[i] = (uint32_t)(count - 1);
 		if (shown(kind, s->kind))
 			busy_values(s, kind, &threads[count - 1].busy, &threads[count - 1].busy_tie);

@@ -420,8 +420,9 @@ static void check_context(void)
 }
 
 /*
- * speedscope names a thread's profile by the name it had at its first sample. Stacks are sorted by name, so
- * the first stack of a renamed thread has the name first in bytes: "a-late", which it took later.
+ * speedscope names a thread's profile by its last name, as perf does: a new thread runs under its creator's name
+ * until it names itself. Stacks are sorted by name, so the thread's names here are, in bytes, "a-first" (its
+ * first sample), "m-last" (its last name) and "other-2": neither the first stack nor the last has the name.
  */
 static void check_thread_renamed(void)
 {
@@ -432,14 +433,18 @@ static void check_thread_renamed(void)
 	char *data;
 
 	memcpy(renamed, stacks, sizeof(stacks));
-	renamed[3].tid = 201; /* pid 200's stacks: (201, "a-late"), then (201, "other-2") */
-	snprintf(renamed[3].comm, sizeof(renamed[3].comm), "a-late");
+	renamed[2].pid = 200, renamed[2].tid = 201; /* pid 200, tid 201: stacks 2, 3 and 4 */
+	renamed[3].tid = 201;
+	snprintf(renamed[2].comm, sizeof(renamed[2].comm), "a-first");
+	snprintf(renamed[3].comm, sizeof(renamed[3].comm), "m-last");
+	renamed[2].first_ns = T0;
 	renamed[3].first_ns = T0 + 5 * MS;
-	renamed[4].first_ns = T0;
+	renamed[4].first_ns = T0 + 2 * MS;
 	p.stacks = renamed;
 	data = write_profile(&p, "speedscope", &plain, &size);
-	ok(data && strstr(data, "\"name\":\"other-2 (pid 200, tid 201)\"") && !strstr(data, "a-late (pid"),
-	   "speedscope: a renamed thread's profile has the name of its first sample");
+	ok(data && strstr(data, "\"name\":\"m-last (pid 200, tid 201)\"") && !strstr(data, "a-first (pid") &&
+		   !strstr(data, "other-2 (pid"),
+	   "speedscope: a renamed thread's profile has its last name");
 	free(data);
 }
 
