@@ -47,6 +47,7 @@
 #define DEFAULT_METRICS_INTERVAL_MS 1000 /* with probes or events: process metrics once a second */
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t signal_count; /* a signal during target_reap's wait kills the command */
 
 void drain_timed(struct recorder *rec, enum drain_work what, uint64_t start_ns)
 {
@@ -82,6 +83,7 @@ static void report_drain(const struct recorder *rec)
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	signal_count++;
 }
 
 static void usage(FILE *out)
@@ -631,6 +633,7 @@ static int run(struct recorder *rec)
 			     strsignal(stop_signal), rec->output);
 	if (rec->command && target_start(rec) < 0)
 		return -1;
+	target_warn_gone_at_start(rec); /* the programs are attached: anything alive now is sampled */
 	if (recording_writer_commit(&rec->writer) < 0) /* under way: from now on a kill leaves OUT readable */
 		return -1;
 	debug("recording with %s at %u Hz", rec->event_name, rec->frequency);
@@ -729,14 +732,18 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (run(&rec) == 0) {
+		/* The command is told to stop before the file is finished, and waited for after: the file is whole
+		 * however long it takes (or if it ignores SIGTERM). */
 		target_stop(&rec);
 		ret = finish(&rec) == 0 ? 0 : 1;
+		target_reap(&rec, &signal_count);
 		if (ret == 0 && rec.archive)
 			ret = archive_recording(&rec);
 		if (ret == 0)
 			ret = target_exit_status(&rec);
 	} else {
 		target_stop(&rec);
+		target_reap(&rec, &signal_count);
 		if (rec.writer.fd >= 0)
 			recording_writer_abandon(&rec.writer);
 	}

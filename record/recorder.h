@@ -19,6 +19,7 @@
 #ifndef STACKREC_RECORD_RECORDER_H
 #define STACKREC_RECORD_RECORDER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -109,7 +110,7 @@ struct recorder {
 	sigset_t ignored_at_start; /* of SIGINT, SIGTERM, SIGHUP, SIGPIPE: those ignored when stackrec started */
 	int child_status;
 	uint32_t max_stack;   /* the most IPs a stack walk gives: kernel.perf_event_max_stack, MAX_STACK_DEPTH at most */
-	bool child_stopped;   /* target_stop ended the command (SIGTERM): its status is then not its own */
+	bool child_stopped;   /* target_stop or target_reap ended the command: its status is then not its own */
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 
 	/* What was seen, for STATS, the kallsyms selection and the summary. */
@@ -153,7 +154,11 @@ void target_note_signals(struct recorder *rec);
 int target_spawn(struct recorder *rec); /* forks the command, held until target_start() */
 int target_start(struct recorder *rec); /* lets the command exec; -1 if it could not */
 bool target_gone(struct recorder *rec); /* the command exited, or every -p PID (-t TID) is gone */
-void target_stop(struct recorder *rec); /* terminates a still-running command and reaps it */
+/* -p, -t: says which of the ids ended while the recorder loaded (the recording then holds nothing of them). */
+void target_warn_gone_at_start(const struct recorder *rec);
+void target_stop(struct recorder *rec); /* sends a still-running command SIGTERM (target_reap waits for it) */
+/* Waits for the command to exit; kills it if *signals changes meanwhile (another Ctrl-C). */
+void target_reap(struct recorder *rec, const volatile sig_atomic_t *signals);
 /* The exit status a run that recorded whole passes on, as perf does: the command's own (128 + N when signal N
  * ended it), 0 when there was none or the recorder ended it (--duration, Ctrl-C). */
 int target_exit_status(const struct recorder *rec);

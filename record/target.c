@@ -197,6 +197,20 @@ static bool process_alive(pid_t pid)
 	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
 }
 
+void target_warn_gone_at_start(const struct recorder *rec)
+{
+	bool threads = rec->target == TARGET_THREADS;
+	const pid_t *ids = threads ? rec->tids : rec->pids;
+	size_t count = threads ? rec->tid_count : rec->pid_count;
+
+	if (rec->target != TARGET_PIDS && !threads)
+		return;
+	for (size_t i = 0; i < count; i++)
+		if (!process_alive(ids[i]))
+			warning("%s %d exited before recording started: nothing of it is recorded",
+				threads ? "thread" : "process", (int)ids[i]);
+}
+
 /* The spawned command (`-- CMD`, also after -a) has exited: it is reaped. */
 static bool command_exited(struct recorder *rec)
 {
@@ -239,8 +253,45 @@ void target_stop(struct recorder *rec)
 	} else if (rec->child) {
 		kill(rec->child, SIGTERM);
 		rec->child_stopped = true;
-		waitpid(rec->child, &rec->child_status, 0);
-		rec->child = 0;
+	}
+}
+
+/*
+ * A command may take its time over SIGTERM (a server shutting down), or ignore it: the recording is whole by
+ * now, so the wait is said after REAP_QUIET_NS, with the way out. The recorder does not kill it by itself (a
+ * command that saves its work on SIGTERM would lose it); a Ctrl-C, SIGTERM or hang-up to the recorder during
+ * the wait does, with SIGKILL, as would the kernel once the recorder is gone (PR_SET_PDEATHSIG).
+ */
+#define REAP_QUIET_NS 1000000000ull
+#define REAP_POLL_US 10000
+
+void target_reap(struct recorder *rec, const volatile sig_atomic_t *signals)
+{
+	sig_atomic_t seen = *signals;
+	uint64_t start = monotonic_ns();
+	bool said = false;
+
+	while (rec->child) {
+		pid_t got = waitpid(rec->child, &rec->child_status, WNOHANG);
+
+		if (got == rec->child || (got < 0 && errno == ECHILD)) {
+			rec->child = 0;
+			break;
+		}
+		if (*signals != seen) {
+			kill(rec->child, SIGKILL);
+			rec->child_stopped = true;
+			while (waitpid(rec->child, &rec->child_status, 0) < 0 && errno == EINTR)
+				;
+			rec->child = 0;
+			break;
+		}
+		if (!said && monotonic_ns() - start >= REAP_QUIET_NS) {
+			warning("'%s' (pid %d) has not exited 1 s after SIGTERM; waiting for it (Ctrl-C kills it)",
+				rec->command[0], (int)rec->child);
+			said = true;
+		}
+		usleep(REAP_POLL_US);
 	}
 }
 

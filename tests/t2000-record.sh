@@ -94,6 +94,19 @@ test_expect_success BPF '-p PID records a running process and stops when it exit
 	grep -E "busy \(from /proc\)$" maps
 '
 
+# A -p process that ended while the recorder loaded (a second or so) left an empty recording and no word why.
+# A zombie stands for it: kill(pid, 0) finds it, as it found the process at start, but it runs no more.
+test_expect_success BPF '-p PID of a process that ended while the recorder loaded: a warning names it' '
+	sh -c "sleep 0 & echo \$! >zombie.pid; exec sleep 30" & parent=$! &&
+	wait_until 60 test -s zombie.pid &&
+	zombie=$(cat zombie.pid) &&
+	wait_until 60 grep -q "^State:.*zombie" /proc/$zombie/status &&
+	"$STACKREC" record -o zombie.rec -p $zombie 2>err &&
+	cat err &&
+	grep -x "stackrec: warning: process $zombie exited before recording started: nothing of it is recorded" err &&
+	kill $parent
+'
+
 test_expect_success 'build a program with a second thread, both spinning' '
 	cat >threads.c <<-\EOF &&
 	#define _GNU_SOURCE
@@ -351,6 +364,21 @@ for sig in INT TERM HUP; do
 		! pgrep -f 'busy-$$ 60000'
 	"
 done
+
+# --duration ends a command with SIGTERM; one that ignores it ran on while the recorder waited for it, saying
+# nothing, with the file not yet written. Now the file is whole first, the wait is said, and a Ctrl-C to the
+# recorder then kills the command (the recorder does not itself: a command may be saving its work).
+test_expect_success BPF '--duration, a command that ignores SIGTERM: the file is whole, the wait said, Ctrl-C kills it' '
+	{ "$STACKREC" record -F 499 --duration 1 -o ignored.rec -- sh -c "trap \"\" TERM; exec ./busy-$$ 60001" 2>err & } &&
+	rec=$! &&
+	wait_until 60 grep -q "has not exited 1 s after SIGTERM; waiting for it (Ctrl-C kills it)" err &&
+	complete_recording ignored.rec &&
+	grep "^stackrec: recorded" err &&
+	pgrep -f "busy-$$ 60001" &&
+	kill -INT $rec &&
+	{ wait $rec; test $? -eq 130; } &&
+	! pgrep -f "busy-$$ 60001"
+'
 
 # Ctrl-C or SIGTERM while the BPF programs load (a second or two): the command still ran, and the existing
 # recording was moved to FILE.old for an empty one. (SIGTERM: a background job of a script ignores SIGINT.)
