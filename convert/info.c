@@ -494,8 +494,9 @@ static void print_info(struct info *in, const struct recording_reader *r)
 		printf("  %-20s %" PRIu64 " (%.1f%%)%s", "cut stack copies", in->cut_stacks,
 		       100.0 * (double)in->cut_stacks / (double)in->unwind_samples,
 		       in->cut_stacks > in->cut_off_cpu_stacks
-			       ? ": the stack went on past the copy; stacks whose frames did are truncated by "
-				 "convert: record with a larger --call-graph dwarf,SIZE"
+			       ? ": the stack's mapping went on past the copy; stacks whose frames did are truncated "
+				 "by convert (convert --explain counts them): for those, record with a larger "
+				 "--call-graph dwarf,SIZE"
 			       : "");
 		/* A larger SIZE does not help those (bpf/profile.bpf.c). */
 		if (in->cut_off_cpu_stacks)

@@ -427,17 +427,18 @@ static void print_summary(struct recorder *rec, double seconds, uint64_t lost)
 		len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%llu %s -%s", i ? ", " : ": ",
 					(unsigned long long)rec->errors[i].count, rec->errors[i].kernel ? "kernel" : "user",
 					errno_name(rec->errors[i].error) ?: "?");
-	/* Stacks deeper than the copy: convert ends them in [truncated]; a larger SIZE would reach further, but
-	 * not for off-CPU samples cut at the most they keep, said apart. */
+	/* Copies whose stack mapping went on: convert ends in [truncated] those whose frames did (not a Go
+	 * goroutine's, whose stack is in a heap mapping); a larger SIZE would reach further, but not for off-CPU
+	 * samples cut at the most they keep, said apart. */
 	if (rec->call_graph == CALL_GRAPH_DWARF && rec->cut_stacks) {
 		uint64_t off_cpu = rec->stack_size >= OFF_CPU_STACK_MAX ? rec->cut_off_cpu_stacks : 0;
 		int at = 0;
 
 		if (rec->cut_stacks > off_cpu)
-			at = snprintf(cut, sizeof(cut), ", %llu stacks cut at %u bytes",
+			at = snprintf(cut, sizeof(cut), ", %llu stack copies cut at %u bytes",
 				      (unsigned long long)(rec->cut_stacks - off_cpu), rec->stack_size);
 		if (off_cpu)
-			snprintf(cut + at, sizeof(cut) - (size_t)at, ", %llu off-CPU stacks cut at %u bytes (their most)",
+			snprintf(cut + at, sizeof(cut) - (size_t)at, ", %llu off-CPU stack copies cut at %u bytes (their most)",
 				 (unsigned long long)off_cpu, OFF_CPU_STACK_MAX);
 	}
 	/* Counted in "lost" too; said apart because whole processes, not samples, went unrecorded. */

@@ -283,7 +283,7 @@ test_expect_success BPF,GCC 'default options: a frame whose middle pages were ne
 	record_and_fold big_frame -- ./big_frame 1000 &&
 	expect_share "big_frame: spin under start_thread;worker;with_buffer" big_frame.folded big_frame \
 		";spin$" ";start_thread;worker;with_buffer;spin$" 99 &&
-	! grep "stacks cut" big_frame.record.err &&
+	! grep "stack copies cut" big_frame.record.err &&
 	stackrec info big_frame.rec >info.out &&
 	cat info.out &&
 	grep -E "^  cut stack copies +0 " info.out &&

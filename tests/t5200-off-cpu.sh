@@ -288,8 +288,8 @@ test_expect_success GCC,BPF 'an off-CPU stack deeper than an off-CPU copy keeps 
 	stackrec record --off-cpu --call-graph dwarf,65536 -o deep.rec -- ./deep_sleep 120 2>err &&
 	cat err &&
 	grep "warning: off-CPU samples keep at most 32768 bytes of stack, whatever --call-graph dwarf,65536 asks" err &&
-	grep -E "[1-9][0-9]* off-CPU stacks cut at 32768 bytes \(their most\)\)" err &&
-	! grep -E "[0-9] stacks cut at" err &&
+	grep -E "[1-9][0-9]* off-CPU stack copies cut at 32768 bytes \(their most\)\)" err &&
+	! grep -E "[0-9] stack copies cut at" err &&
 	stackrec convert deep.rec --kind off --explain -o deep.folded 2>explain &&
 	cat explain &&
 	grep -E "^deep_sleep;\[truncated\];down;down;.*;__clock_nanosleep;.*_\[k\] [0-9]+$" deep.folded &&
@@ -301,8 +301,8 @@ test_expect_success GCC,BPF 'an off-CPU stack deeper than an off-CPU copy keeps 
 	# the default SIZE is that most: the summary counts them apart too, and does not advise a larger SIZE
 	stackrec record --off-cpu -o deep-default.rec -- ./deep_sleep 120 2>err &&
 	cat err &&
-	grep -E "[1-9][0-9]* off-CPU stacks cut at 32768 bytes \(their most\)\)" err &&
-	! grep -E "[0-9] stacks cut at|warning" err
+	grep -E "[1-9][0-9]* off-CPU stack copies cut at 32768 bytes \(their most\)\)" err &&
+	! grep -E "[0-9] stack copies cut at|warning" err
 '
 
 test_done
