@@ -98,6 +98,10 @@ static const struct {
 	{ "a stack page not in memory when sampled",
 	  "the unwinder needed bytes of a stack page the kernel had not mapped in (never touched, as in the middle of "
 	  "a large local array, or swapped out), which no copy can read: a larger SIZE does not help" },
+	{ UNWIND_SIGNAL_STACK,
+	  "a signal handler ran on its own stack (sigaltstack, SA_ONSTACK): the stack it interrupted is another "
+	  "mapping, which no --call-graph dwarf,SIZE copies; --call-graph fp follows frame pointers onto it (losing "
+	  "the interrupted function)" },
 	{ UNWIND_TOO_DEEP, "more user frames than a stack keeps (127)" },
 	{ "the module's file was not found",
 	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "

@@ -739,6 +739,32 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 }
 
 /*
+ * Whether the signal frame whose trampoline runs at stack pointer sp was delivered on an alternate signal stack
+ * (sigaltstack, SA_ONSTACK) that the interrupted code was not on: then the stack it interrupted is another
+ * mapping, which the copy (of the handler's stack) does not reach, whatever its SIZE. x86-64's rt_sigframe less
+ * the return address the handler popped: sp is its ucontext, whose uc_stack (ss_sp at +16, ss_flags at +24,
+ * ss_size at +32) the kernel fills with the alternate stack and, in ss_flags, SS_ONSTACK if the interrupted
+ * stack pointer lay on it, SS_DISABLE if there was none, 0 if it lay elsewhere. The handler ran on it when sp
+ * lies inside (a handler without SA_ONSTACK runs on the interrupted stack, though one is set up).
+ */
+static bool left_signal_stack(const struct memory *m, uint64_t sp)
+{
+	struct memory look = *m; /* a look, not a step: a failed read is no reason for the walk to end */
+	uint64_t ss_sp, ss_flags, ss_size;
+
+	if (!read_word(&look, sp + 16, &ss_sp) || !read_word(&look, sp + 24, &ss_flags) ||
+	    !read_word(&look, sp + 32, &ss_size))
+		return false;
+	return (uint32_t)ss_flags == 0 && sp >= ss_sp && sp - ss_sp < ss_size;
+}
+
+/* Whether address lies outside the copy (values are hostile: no sums that can overflow). */
+static bool outside_copy(const struct memory *m, uint64_t address)
+{
+	return address < m->base || address - m->base >= m->size;
+}
+
+/*
  * Whether a step from frame f (its stack pointer callee_sp) to a caller whose stack pointer is caller_sp went up
  * the stack, as each caller's frame lies above its callee's. One exception, where the CFI says so: a function
  * interrupted where its return address is in a register and the CFA is its stack pointer (glibc's __vfork pops
@@ -903,6 +929,7 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t period;
 	bool plans;
 	struct placed_frame *placed = NULL; /* the last frame's */
+	bool other_stack = false; /* a signal frame led off an alternate signal stack (left_signal_stack) */
 
 	*end = UNWIND_LOST;
 	if (!load_input(&u->slots, in, r, &m)) {
@@ -930,6 +957,8 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		f->cfa = 0;
 		callee_sp = r->v[CFI_REG_SP];
+		if (rule && rule->signal_frame && !other_stack)
+			other_stack = left_signal_stack(&m, callee_sp);
 		if (rule && rule->plan.usable && plans && planned_step(rule, r, &m, &pc, &f->cfa)) {
 			/* The general way's checks below, of a step that found the caller (r is the caller's now). */
 			method = PROFILE_UNWIND_CFI;
@@ -973,6 +1002,11 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		if (step > 0 && pc == 0)
 			step = -1;
+		if (step < 0 && other_stack && outside_copy(&m, r->v[CFI_REG_SP])) {
+			reason = UNWIND_SIGNAL_STACK;
+			*end = UNWIND_TRUNCATED;
+			goto out;
+		}
 		if (step < 0 && m.cut && m.read_past_end) {
 			reason = UNWIND_COPY_TOO_SMALL;
 			goto out;

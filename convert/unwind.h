@@ -28,7 +28,8 @@
 
 enum unwind_end {
 	UNWIND_COMPLETE,  /* the outermost frame: CFI says the return address is undefined, or it is 0 */
-	UNWIND_TRUNCATED, /* the next frame lies past a stack copy that was cut (SIZE too small), or too deep */
+	UNWIND_TRUNCATED, /* the next frame lies past a stack copy that was cut (SIZE too small), on a stack not
+			     copied (a signal handler's alternate stack interrupted another), or too deep */
 	UNWIND_LOST	  /* no way to the next frame: no CFI and no usable frame pointer, or nonsense values */
 };
 
@@ -58,6 +59,8 @@ struct unwind_frame {
 
 /* Why a stack ends in [truncated] (unwind_user_stack's why): the copy ended before the stack did. */
 #define UNWIND_COPY_TOO_SMALL "stack copy too small"
+/* ... the stack a signal handler on an alternate signal stack interrupted: another mapping, not in the copy. */
+#define UNWIND_SIGNAL_STACK "the interrupted stack, off the signal stack, was not copied"
 /* why a stack with more frames than a sample keeps (SREC_MAX_STACK_DEPTH) ends: the walk, or the fp walk's IPs */
 #define UNWIND_TOO_DEEP "too deep"
 /* ... an off-CPU sample's copy, at the most one keeps (SREC_OFF_CPU_STACK_MAX): convert's, not the unwinder's. */

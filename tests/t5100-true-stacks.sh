@@ -454,4 +454,58 @@ test_expect_success BPF,GCC,LIBC_DBG 'a sample inside rt_sigreturn, default opti
 		";__restore_rt$" ";main;outer;middle;interrupted_leaf;__restore_rt$" 90
 '
 
+# A handler on an alternate signal stack (sigaltstack, SA_ONSTACK) interrupted a stack in another mapping, which
+# the copy of the handler's stack does not reach: the walk goes through the signal frame to the interrupted
+# function and stops there. It was said to be "stack copy too small", with the advice of a larger SIZE.
+test_expect_success BPF,GCC 'a handler on a sigaltstack, default options: the interrupted function, then [truncated] and why' '
+	cat >altstack.c <<-\EOF &&
+	#include <signal.h>
+	#include <stdlib.h>
+	#include <sys/time.h>
+	#include <time.h>
+	volatile unsigned long sink;
+	static double now_ms(void)
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	}
+	__attribute__((noinline)) static void handler_work(void)
+	{
+		double end = now_ms() + 5;
+
+		while (now_ms() < end)
+			for (int i = 0; i < 1000; i++)
+				sink = sink * 6364136223846793005ul + 1;
+	}
+	static void on_alarm(int s) { handler_work(); }
+	__attribute__((noinline)) void interrupted(void) { for (unsigned long i = 0; i < 1000000; i++) sink += i; }
+	__attribute__((noinline)) void outer(void) { interrupted(); sink++; }
+	int main(void)
+	{
+		stack_t ss = { .ss_sp = malloc(65536), .ss_size = 65536 };
+		struct sigaction sa = { 0 };
+		struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+		time_t t0 = time(0);
+
+		sigaltstack(&ss, 0);
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_ONSTACK | SA_RESTART;
+		sigaction(SIGALRM, &sa, 0);
+		setitimer(ITIMER_REAL, &it, 0);
+		while (time(0) - t0 < 2)
+			outer();
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o altstack altstack.c &&
+	record_and_fold altstack -- ./altstack &&
+	expect_share "altstack: handler_work through the signal frame to interrupted, then [truncated]" altstack.folded \
+		altstack ";handler_work$" "^;\[truncated\];interrupted;[^;]*;on_alarm;handler_work$" 90 &&
+	stackrec convert altstack.rec --explain -o /dev/null 2>explain &&
+	grep "end in \[truncated\]: the interrupted stack, off the signal stack, was not copied: a signal handler ran on its own stack" explain &&
+	! grep "larger --call-graph dwarf,SIZE" explain
+'
+
 test_done
