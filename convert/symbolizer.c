@@ -150,6 +150,10 @@ void symbolizer_module_close(struct symbolizer_module *st)
 	}
 	pointer_table_release(&st->name_dies);
 	free(st->names);
+	for (size_t i = 0; i < st->relative_files.count; i++)
+		free(st->joined_files[i]);
+	pointer_table_release(&st->relative_files);
+	free(st->joined_files);
 	for (size_t i = 0; i < st->symbol_names.count; i++)
 		free(st->symbol_functions[i]);
 	pointer_table_release(&st->symbol_names);
@@ -209,7 +213,8 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned int name, bool integrate)
 	return value > UINT32_MAX ? 0 : (uint32_t)value;
 }
 
-static void read_call_site(struct symbolizer_die_name *e, Dwarf_Die *die, bool has_call_file, uint32_t call_file);
+static void read_call_site(struct symbolizer_module *st, struct symbolizer_die_name *e, Dwarf_Die *die,
+			   bool has_call_file, uint32_t call_file);
 
 /* What is known of function DIE die, its names read the first time (struct symbolizer_die_name): its index
  * in st->names (a pointer would not outlive the table's growth). An inlined subroutine's call site is read
@@ -233,7 +238,7 @@ static size_t die_entry(struct symbolizer_module *st, Dwarf_Die *die)
 		if (dwarf_tag(die) == DW_TAG_inlined_subroutine) {
 			e->call_line = attrs.call_line;
 			e->call_column = attrs.call_column;
-			read_call_site(e, die, attrs.has_call_file, attrs.call_file);
+			read_call_site(st, e, die, attrs.has_call_file, attrs.call_file);
 		}
 		return n;
 	}
@@ -352,7 +357,38 @@ static void name_from_symbol(struct symbolizer_module *st, Dwarf_Die *die, size_
 /* The call site's file: DW_AT_call_file's entry call_file in the files of die's unit. Index 0 is the CU's
  * primary source file in DWARF 5 (clang's default), and libdw's "???" placeholder in DWARF 2-4, where it means
  * no file. */
-static void read_call_site(struct symbolizer_die_name *e, Dwarf_Die *die, bool has_call_file, uint32_t call_file)
+/*
+ * File name file (libdw's string) of unit cudie's line table as binutils, eu-addr2line and llvm-symbolizer print
+ * it: a relative one under the unit's compilation directory. libdw joins a file's name to its directory entry
+ * only, which is relative in a build with relative paths (`gcc -Iinclude src/main.c` gives `src/main.c`), and
+ * a bare name in DWARF 4's directory 0. DWARF 5's directory 0 is the compilation directory itself, which libdw
+ * joined already: not twice (binutils 2.40 prints Debian libc's `./nptl/./nptl/...`; llvm-symbolizer does not).
+ */
+static const char *full_path(struct symbolizer_module *st, Dwarf_Die *cudie, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+	size_t n, dir_length;
+	bool added;
+
+	if (!file || file[0] == '/' || !cudie)
+		return file;
+	dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	if (!dir || !*dir)
+		return file;
+	dir_length = strlen(dir);
+	if (!strncmp(file, dir, dir_length) && file[dir_length] == '/')
+		return file;
+	n = pointer_table_add(&st->relative_files, file, &added); /* libdw keeps one string per file of a table */
+	if (added) {
+		GROW(st->joined_files, st->joined_file_capacity, n + 1);
+		st->joined_files[n] = xasprintf("%s%s%s", dir, dir[dir_length - 1] == '/' ? "" : "/", file);
+	}
+	return st->joined_files[n];
+}
+
+static void read_call_site(struct symbolizer_module *st, struct symbolizer_die_name *e, Dwarf_Die *die,
+			   bool has_call_file, uint32_t call_file)
 {
 	Dwarf_Die cu;
 	Dwarf_Files *files;
@@ -364,7 +400,7 @@ static void read_call_site(struct symbolizer_die_name *e, Dwarf_Die *die, bool h
 		const char *file = dwarf_filesrc(files, call_file, NULL, NULL);
 
 		if (file && strcmp(file, "???") != 0)
-			e->call_file = file;
+			e->call_file = full_path(st, &cu, file);
 	}
 }
 
@@ -378,12 +414,12 @@ static const struct symbolizer_die_name *call_site(struct symbolizer_module *st,
 		return e;
 	e->call_line = die_udata(die, DW_AT_call_line, false);
 	e->call_column = die_udata(die, DW_AT_call_column, false);
-	read_call_site(e, die, dwarf_hasattr(die, DW_AT_call_file), die_udata(die, DW_AT_call_file, false));
+	read_call_site(st, e, die, dwarf_hasattr(die, DW_AT_call_file), die_udata(die, DW_AT_call_file, false));
 	return e;
 }
 
 /* The source position of addr from the line table of its CU. */
-static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_Addr dwarf_addr,
+static void line_of(struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_Addr dwarf_addr,
 		    struct profile_frame *f)
 {
 	Dwarf_Line *line = dwarf_getsrc_die(cudie, dwarf_addr);
@@ -398,7 +434,7 @@ static void line_of(const struct symbolizer_module *st, Dwarf_Die *cudie, Dwarf_
 	dwarf_linecol(line, &col);
 	dwarf_linediscriminator(line, &discriminator);
 	if (file)
-		f->file = frame_string(st, file);
+		f->file = frame_string(st, full_path(st, cudie, file));
 	f->line = lineno > 0 ? (uint32_t)lineno : 0;
 	f->column = col > 0 ? (uint32_t)col : 0;
 	f->discriminator = discriminator;

@@ -83,6 +83,9 @@ struct symbolizer_module {
 	size_t symbol_function_capacity;
 	char **plt_names; /* "function@plt" names of PLT entries (symbolize_user), freed with the module */
 	size_t plt_name_count, plt_name_capacity;
+	struct pointer_table relative_files; /* line-table file names (libdw's) under a compilation directory */
+	char **joined_files;		     /* their paths joined to it (full_path), each made once */
+	size_t joined_file_capacity;
 	struct pointer_table language_units; /* the units whose language was read, numbering mangles */
 	bool *mangles;			     /* whether that unit's language mangles names (mangling_language) */
 	size_t mangles_capacity;

@@ -182,6 +182,23 @@ test_expect_success ADDR2LINE 'odd address lines, and addresses asked again, rea
 # binutils 2.40 reads the file of some line-table rows of gcc 12's DWARF 5 one entry off (cxx.cc:439 in a
 # 17-line cxx.cc, where libdw says vector.tcc:439): byte for byte with DWARF 4, and for DWARF 5 every line we
 # print exists in its file (docs/symbolize.md, Differences).
+# Built with relative paths (src/inline.c from the project's directory), a file's line-table directory is
+# relative: libdw gave src/inline.c, where binutils, eu-addr2line and llvm-symbolizer print it under the
+# compilation directory. DWARF 4 and 5 name it differently (5: directory 0 is the compilation directory).
+test_expect_success ADDR2LINE 'a build with relative paths: files under the compilation directory, as addr2line, DWARF 4 and 5' '
+	mkdir -p project/src &&
+	cp inline.c project/src/ &&
+	(cd project && gcc -O2 -g -gdwarf-5 -o inline5 src/inline.c && gcc -O2 -g -gdwarf-4 -o inline4 src/inline.c) &&
+	addresses project/inline5 >raddrs5 &&
+	compare project/inline5 raddrs5 &&
+	stackrec symbolize -e project/inline5 -i <raddrs5 >out5 &&
+	grep -F "$PWD/project/src/inline.c:" out5 &&
+	addresses project/inline4 >raddrs4 &&
+	compare project/inline4 raddrs4 &&
+	stackrec symbolize -e project/inline4 -i <raddrs4 >out4 &&
+	grep -F "$PWD/project/src/inline.c:" out4
+'
+
 test_expect_success ADDR2LINE,CXX 'C++ program: the same bytes as addr2line, names mangled without -C and demangled with it' '
 	g++ -O2 -g -gdwarf-4 -o cxx cxx.cc &&
 	addresses cxx >caddrs &&
