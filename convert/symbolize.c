@@ -74,6 +74,7 @@ struct code_symbol {
 	GElf_Addr section;	 /* the address its section starts at (Dwfl addresses, as value) */
 	const char *name, *file; /* file: the STT_FILE symbol binutils gives it, or NULL */
 	char *function;		 /* its frames' function name (demangled with -C), made the first time */
+	GElf_Xword size;	 /* st_size: of several symbols at one address, the largest names it */
 	uint32_t order;		 /* its position in the table */
 };
 
@@ -328,6 +329,7 @@ static void symtab_index_build(struct symbolize *s)
 			.value = value,
 			.section = section,
 			.name = name,
+			.size = sym.st_size,
 			.order = (uint32_t)i,
 			.file = last_file && (GELF_ST_BIND(sym.st_info) == STB_LOCAL || !file_after_symbol) ? last_file
 													 : NULL,
@@ -338,7 +340,9 @@ static void symtab_index_build(struct symbolize *s)
 
 /*
  * The symbol binutils names code at addr with: the nearest at or before addr of the section [low, high) that
- * holds addr (sizes do not bound it; of several at one address the first), and its file. A symbol of another
+ * holds addr (sizes do not bound it; of several at one address the largest, as llvm-symbolizer's too, and of
+ * those the first in the table, whatever their binding: a marker of size 0 such as Go's runtime.text gives
+ * way to the function that starts there), and its file. A symbol of another
  * section at those addresses does not count: `_edata`, which ends .data where .bss starts, or the nameless
  * labels LTO leaves in .debug_info with values over .text. libdwfl's dwfl_module_addrinfo differs on each
  * point, so the command follows binutils here.
@@ -356,9 +360,9 @@ static const struct code_symbol *symtab_function(struct symbolize *s, GElf_Addr 
 	if (!i || s->symtab[i - 1].value < low)
 		return NULL;
 	found = &s->symtab[i - 1];
-	/* the first of the section's in the table at that address */
+	/* the largest of the section's at that address, the first in the table of those (sorted by order) */
 	for (size_t j = i - 1; j-- > 0 && s->symtab[j].value == found->value;)
-		if (s->symtab[j].section == low)
+		if (s->symtab[j].section == low && s->symtab[j].size >= found->size)
 			found = &s->symtab[j];
 	if (!found->function)
 		found->function = demangle_name(found->name, s->options.demangle);

@@ -509,4 +509,48 @@ test_expect_success ADDR2LINE 'a relocatable object is refused in one line; -j o
 	printf "%s\n" "??" "??:0" >expect && test_cmp expect actual
 '
 
+# Several symbols at one address and no DWARF: binutils 2.40 and llvm-symbolizer name it by the largest, a local
+# one too, and not by a marker of size 0 (Go'"'"'s runtime.text at the start of .text); stackrec took the first
+# in the table, also for addresses only the larger one covers.
+test_expect_success ADDR2LINE 'symbols at one address: the largest names it, as addr2line and llvm-symbolizer' '
+	cat >same_address.s <<-\EOF &&
+		.text
+		.globl	b_small
+		.type	b_small, @function
+	b_small:
+		.type	b_big, @function
+	b_big:
+		nop; nop; nop; nop; ret
+		.size	b_small, 2
+		.size	b_big, 5
+		.globl	c_big
+		.type	c_big, @function
+	c_big:
+		.globl	c_small
+		.type	c_small, @function
+	c_small:
+		nop; nop; nop; nop; ret
+		.size	c_small, 2
+		.size	c_big, 5
+		.globl	d_zero
+	d_zero:
+		.globl	d_big
+		.type	d_big, @function
+	d_big:
+		nop; nop; nop; nop; ret
+		.size	d_big, 5
+		.section	.note.GNU-stack,"",@progbits
+	EOF
+	echo "int main(void) { return 0; }" >same_address_main.c &&
+	gcc -O2 -o same_address same_address_main.c same_address.s &&
+	for s in b_small c_big d_zero; do
+		a=$(nm same_address | awk -v s=$s "\$3 == s { print \$1 }") &&
+		printf "%x\n%x\n" $((0x$a)) $((0x$a + 3)) || return 1
+	done >same_addrs &&
+	compare same_address same_addrs &&
+	stackrec symbolize -e same_address -f <same_addrs | grep -v :\? >names &&
+	printf "%s\n" b_big b_big c_big c_big d_big d_big >expect &&
+	test_cmp expect names
+'
+
 test_done
