@@ -44,7 +44,7 @@
 #define SYMBOL_CACHE_MAGIC "STKSYMC\n"
 #define SYMBOL_CACHE_VERSION 1
 /* Bump when a fix changes the answer for some address: it leads RULES, so older answers are not used. */
-#define SYMBOL_ANSWERS_REVISION 6
+#define SYMBOL_ANSWERS_REVISION 7
 #define SYMBOL_CACHE_NONE UINT32_MAX	    /* no string */
 #define SYMBOL_CACHE_MAX_FRAMES 4096	    /* frames of one address: deeper inline chains are not kept */
 #define SYMBOL_CACHE_FLAG_HAS_SYMTAB 1u	    /* the module has a symbol table or DWARF */

@@ -294,8 +294,17 @@ static bool frame_from_die(struct symbolizer_module *st, struct profile_frame *f
 	return true;
 }
 
-/* Whether the unit's language mangles names: binutils trusts a plain DW_AT_name only in the others. Read
- * once per unit. */
+#ifndef DW_LANG_C17
+#define DW_LANG_C17 0x2c /* DWARF 5's, newer than elfutils 0.188's dwarf.h */
+#endif
+
+/*
+ * Whether the unit's language may name a function otherwise than its symbol does: binutils trusts a plain
+ * DW_AT_name only in C and the languages it lists with it (dwarf2.c's non_mangled), and names a function of any
+ * other by the symbol starting where it does, as llvm-symbolizer does too: C++'s std::function handlers, Go's
+ * assembly functions (runtime.rt0_go.abi0) and a Fortran main program (MAIN__). C's names stay DWARF's: gcc's
+ * clones keep their function's name there (foo, not foo.constprop.0). Read once per unit.
+ */
 static bool mangling_language(struct symbolizer_module *st, Dwarf_Die *cudie)
 {
 	bool added;
@@ -305,16 +314,24 @@ static bool mangling_language(struct symbolizer_module *st, Dwarf_Die *cudie)
 		return st->mangles[n];
 	GROW(st->mangles, st->mangles_capacity, n + 1);
 	switch (dwarf_srclang(cudie)) {
-	case DW_LANG_C_plus_plus:
-	case DW_LANG_C_plus_plus_03:
-	case DW_LANG_C_plus_plus_11:
-	case DW_LANG_C_plus_plus_14:
-	case DW_LANG_ObjC_plus_plus:
-	case DW_LANG_D:
-	case DW_LANG_Rust:
-		return st->mangles[n] = true;
-	default:
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_C17:
+	case DW_LANG_UPC:
+	case DW_LANG_Ada83:
+	case DW_LANG_Ada95:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_PLI:
+	case DW_LANG_Mips_Assembler:
+	case -1: /* no DW_AT_language: nothing says its names differ */
 		return st->mangles[n] = false;
+	default:
+		return st->mangles[n] = true;
 	}
 }
 
