@@ -128,7 +128,8 @@ static void usage(FILE *out)
 		"      --debuginfod URL  ask this debuginfod server for files by build ID (default: $DEBUGINFOD_URLS)\n"
 		"      --no-cache        do not use the symbol cache or kept decompressed debug files (docs/symbol-cache.md)\n"
 		"  -v, --verbose         say on stderr where the binary's file and debug information came from\n"
-		"  -h, --help            show this help\n"
+		"  -h, -H, --help        show this help\n"
+		"  -V, --version         show stackrec's version\n"
 		"\n"
 		"See docs/symbolize.md.\n");
 }
@@ -963,6 +964,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "no-cache", no_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, /* -V, and -H for help: addr2line's short forms */
 		{ 0 },
 	};
 	struct symbolize s = { .address_digits = 16 };
@@ -975,7 +977,7 @@ int cmd_symbolize(int argc, char **argv)
 	int opt, status = 0;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "e:afiCpsj:b:rRvh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "e:afiCpsj:b:rRvhHV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'e': binary = optarg; break;
 		case 'a': s.addresses = true; break;
@@ -998,7 +1000,9 @@ int cmd_symbolize(int argc, char **argv)
 		case 'U': setenv("DEBUGINFOD_URLS", optarg, 1); break; /* libdebuginfod and libdwfl read it */
 		case 'K': no_cache = true; break;
 		case 'v': verbose = true; break;
-		case 'h': usage(stdout); goto release_options;
+		case 'h':
+		case 'H': usage(stdout); goto release_options;
+		case 'V': printf("stackrec symbolize %s\n", STACKREC_VERSION); goto release_options;
 		default: usage(stderr); status = 2; goto release_options;
 		}
 	}

@@ -406,7 +406,7 @@ test_expect_success 'a binary cut short while symbolize serves a pipe: one line 
 	grep -x "stackrec: error: .$PWD/cut-prog. was cut short by another program while it was read" cut.err
 '
 
-test_expect_success 'a missing binary, a FIFO or a directory is one error line naming it, exit 1; bad usage exits 2' '
+test_expect_success 'a missing binary, a FIFO or a directory is one error line naming it, exit 1; bad usage exits 2; --version, -V, -H' '
 	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
 	test_expect_code 1 stackrec symbolize -e no-such-binary 1000 >out 2>err &&
 	test_line_count err = 1 && grep -F "no-such-binary" err && test_line_count out = 0 &&
@@ -420,7 +420,11 @@ test_expect_success 'a missing binary, a FIFO or a directory is one error line n
 	test_line_count err = 1 && grep -x "stackrec: error: .not-a-binary. is not a regular file" err &&
 	test_expect_code 1 stackrec symbolize -e . 1000 2>err &&
 	test_line_count err = 1 && grep -x "stackrec: error: .\.. is not a regular file" err &&
-	stackrec --help >help && grep "^   symbolize " help
+	stackrec --help >help && grep "^   symbolize " help &&
+	for flag in --version -V; do
+		stackrec symbolize $flag >out && grep -x "stackrec symbolize [0-9.]*" out || return 1
+	done &&
+	stackrec symbolize -H >out && grep "^usage: stackrec symbolize" out
 '
 
 # An ELF file whose header tables are not there: it was answered ??:0 for every address, exit 0, where addr2line
