@@ -81,7 +81,7 @@ static const struct {
 	{ PROFILE_UNNAMED_KALLSYMS_CUT, "they are written when the recording ends: stop record with Ctrl-C or SIGTERM, "
 					"not SIGKILL, and leave it room on the disk" },
 	{ PROFILE_UNNAMED_KERNEL_HIDDEN,
-	  "record as root, or set sysctl kernel.kptr_restrict=0 while recording" },
+	  "record as root with sysctl kernel.kptr_restrict at 0 or 1 (2 hides them from root too)" },
 	{ PROFILE_UNNAMED_NO_KERNEL_SYMBOL, "a module loaded after recording started: record again" },
 	{ "libdwfl failed", "libdwfl could not read the file: run with -v for its error" },
 	{ "debug file alone, with several executable segments",
