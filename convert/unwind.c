@@ -876,6 +876,23 @@ static int return_from_top(const struct regs *r, struct regs *caller, uint64_t t
 	return 1;
 }
 
+/* Whether the word on top of r's stack, *top, is a return address that follows a call of f's function. */
+static bool top_returns_from(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
+			     const struct regs *r, struct memory *m, uint64_t *top)
+{
+	return known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], top) && *top &&
+	       return_address_calls(u, pid, time_ns, f, *top) == CALL_SITE_CALLS;
+}
+
+/* Whether some mapping of process pid (at time_ns) holds pc. */
+static bool mapped(struct unwinder *u, uint32_t pid, uint64_t time_ns, uint64_t pc)
+{
+	struct unwind_frame at = { .pc = pc };
+
+	unwind_resolve(u, pid, time_ns, &at);
+	return at.module != PROFILE_NO_MODULE;
+}
+
 /*
  * The caller of interrupted frame f, where no CFI covers its pc (hand-written assembly): as fp_step finds it,
  * unless that return address follows a call of another function, or no call at all. Then f's function may have
@@ -884,8 +901,10 @@ static int return_from_top(const struct regs *r, struct regs *caller, uint64_t t
  * function and the frame pointer's return address a call of the function that word returns into. Otherwise
  * the frame pointer's return address stays when it follows some call (f's function may have been reached by a
  * tail call from the one called there), and the walk ends (-2) when it follows none. At a function's first
- * instruction (at_function_entry) the word on top of the stack is taken at once. As fp_step returns; *pc
- * the caller's.
+ * instruction (at_function_entry) the word on top of the stack is taken at once; so it is where rbp leads to no
+ * frame, or to a return address in no mapping, in code built without frame pointers (glibc's __clone3 ends its
+ * CFI before the system call a parent waits in through posix_spawn: every such wait was [unknown]), when it
+ * follows a call of f's function. As fp_step returns; *pc the caller's.
  */
 static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t time_ns, const struct unwind_frame *f,
 				   const struct regs *r, struct memory *m, struct regs *caller, uint64_t *pc, bool *leaf)
@@ -896,17 +915,23 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 	uint64_t top;
 
 	*leaf = false;
+	/* at its first byte, any call (ld.so calls _init through a register: CALL_SITE_UNKNOWN) */
 	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top && at_function_entry(u, f) &&
 	    return_address_calls(u, pid, time_ns, f, top) != CALL_SITE_NONE)
 		return return_from_top(r, caller, top, pc, leaf);
 	step = fp_step(r, m, caller, pc);
-	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc) /* JIT code: no file to read calls from */
+	if (f->module == PROFILE_NO_MODULE) /* JIT code: no file to read calls from */
 		return step;
+	if (step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc)) {
+		struct memory look = *m; /* a failed look at the top is not why the walk ends */
+
+		return top_returns_from(u, pid, time_ns, f, r, &look, &top) ? return_from_top(r, caller, top, pc, leaf)
+									     : step;
+	}
 	by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
 	if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
 		return step;
-	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top &&
-	    return_address_calls(u, pid, time_ns, f, top) == CALL_SITE_CALLS) {
+	if (top_returns_from(u, pid, time_ns, f, r, m, &top)) {
 		in_caller = (struct unwind_frame){ .pc = top - 1 };
 		unwind_resolve(u, pid, time_ns, &in_caller);
 		/* fp_step found a frame, so rbp is known: the frame rbp + 8 returned from is the caller's */

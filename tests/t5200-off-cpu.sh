@@ -222,6 +222,35 @@ test_expect_success BPF 'a shell blocked in vfork: its stacks go on past __vfork
 	! grep -F "[incomplete]" vfork.stacks
 '
 
+# A parent waiting for its posix_spawn child to exec sits in glibc's __clone3, whose CFI ends before the system
+# call (the child's unwind information would be wrong there). glibc keeps no frame pointer: every such wait was
+# [incomplete];[unknown];__clone3. The word on top of the stack follows a call of __clone3, the return address.
+test_expect_success BPF,GCC 'a process blocked in posix_spawn: its stacks go on past __clone3 to main (Debian glibc)' '
+	cat >spawn.c <<-\EOF &&
+	#include <spawn.h>
+	#include <sys/wait.h>
+	extern char **environ;
+	int main(void)
+	{
+		for (int i = 0; i < 300; i++) {
+			char *argv[] = { "/bin/true", 0 };
+			pid_t pid;
+
+			if (posix_spawn(&pid, "/bin/true", 0, 0, argv, environ) == 0)
+				waitpid(pid, 0, 0);
+		}
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o spawn spawn.c &&
+	stackrec record --off-cpu -o spawn.rec -- ./spawn &&
+	stackrec convert spawn.rec -o spawn.folded &&
+	grep -E "^spawn;.*;__clone3;.*wait_for_completion.*_\[k\] [0-9]+$" spawn.folded >spawn.stacks &&
+	cat spawn.stacks &&
+	grep -E "^spawn;.*__libc_start_call_main;main;__posix_spawn;.*;__clone3;" spawn.stacks &&
+	! grep -F "[incomplete]" spawn.stacks
+'
+
 test_expect_success 'usage errors of the off-CPU options' '
 	test_must_fail stackrec record --off-cpu --state sometimes -- true 2>err &&
 	grep "state takes all, interruptible or uninterruptible" err &&
