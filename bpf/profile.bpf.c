@@ -84,10 +84,13 @@ struct {
 	__type(value, __u64);
 } lost_targets SEC(".maps");
 
-/* Samples dropped because the ring buffer was full, per CPU. */
+/* Samples lost, per CPU: [LOST_DROPPED] dropped because the ring buffer was full (or a slot could not be
+ * had); [LOST_UNENDED] off-CPU intervals whose switch-in the kernel did not report (on_switch). */
+#define LOST_DROPPED 0
+#define LOST_UNENDED 1
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost_samples SEC(".maps");
@@ -517,13 +520,17 @@ static __always_inline void count_fp_walk(bool differ)
 		(*count)++;
 }
 
-static __always_inline void count_lost(void)
+static __always_inline void count_lost_as(__u32 why)
 {
-	__u32 zero = 0;
-	__u64 *lost = bpf_map_lookup_elem(&lost_samples, &zero);
+	__u64 *lost = bpf_map_lookup_elem(&lost_samples, &why);
 
 	if (lost)
 		(*lost)++;
+}
+
+static __always_inline void count_lost(void)
+{
+	count_lost_as(LOST_DROPPED);
 }
 
 static __always_inline bool followed(__u32 pid)
@@ -706,7 +713,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		 * and then (0.1-0.7% of a thread's 3 ms sleeps on an idle CPU; bcc's offcputime loses them too): that
 		 * interval is lost, counted so, and not ended later at a time that includes the thread's run. */
 		if (e && e->time_ns && !e->weight) {
-			count_lost();
+			count_lost_as(LOST_UNENDED);
 			e->time_ns = 0;
 		}
 		if (blocking && e) {

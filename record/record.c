@@ -660,7 +660,7 @@ static int run(struct recorder *rec)
 		if (now - last_sweep < POLL_MS * 1000000ull)
 			continue;
 		last_sweep = now;
-		if (!rec->priority_raised && (rec->lost_events || sampler_lost_samples(rec)))
+		if (!rec->priority_raised && (rec->lost_events || sampler_dropped_samples(rec)))
 			raise_priority(rec, "the kernel lost records");
 		sampler_forget_exited(rec);
 		if (target_gone(rec))

@@ -174,7 +174,10 @@ void sampler_add_link(struct recorder *rec, struct bpf_link *link); /* destroyed
 void sampler_stop(struct recorder *rec);
 int sampler_poll(struct recorder *rec, int timeout_ms);
 void sampler_drain(struct recorder *rec);
-uint64_t sampler_lost_samples(struct recorder *rec);
+uint64_t sampler_lost_samples(struct recorder *rec); /* every sample lost, for the summary and STATS */
+/* ... of those, the ones the recorder could have kept by keeping up (a full ring buffer): not the off-CPU
+ * intervals whose end the kernel did not report */
+uint64_t sampler_dropped_samples(struct recorder *rec);
 void sampler_report_fp_walk_check(struct recorder *rec);
 uint64_t sampler_lost_targets(struct recorder *rec); /* processes not followed: `targets` was full */
 uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uint32_t key);

@@ -558,6 +558,11 @@ uint64_t sampler_percpu_sum(struct recorder *rec, const struct bpf_map *map, uin
 
 uint64_t sampler_lost_samples(struct recorder *rec)
 {
+	return sampler_dropped_samples(rec) + (rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_samples, 1) : 0);
+}
+
+uint64_t sampler_dropped_samples(struct recorder *rec)
+{
 	return rec->skel ? sampler_percpu_sum(rec, rec->skel->maps.lost_samples, 0) : 0;
 }
 
