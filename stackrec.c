@@ -45,9 +45,16 @@ int main(int argc, char **argv)
 	}
 	file_cut_guard_install();
 	interrupt_cleanup_install();
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		char name[32];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* getopt names the program in its messages by argv[0]: "stackrec record: unrecognized option" */
+		snprintf(name, sizeof(name), "stackrec %s", commands[i].name);
+		argv[1] = name;
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	error("'%s' is not a stackrec command", argv[1]);
 	usage(stderr);
 	return 2;

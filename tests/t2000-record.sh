@@ -21,6 +21,9 @@ test_expect_success 'usage errors exit 2 with a message' '
 	test_expect_code stackrec record -a -p 1 2>err && grep "only one of" err &&
 	test_expect_code stackrec record -F 0 -a 2>err && grep "frequency" err &&
 	test_expect_code stackrec record -p notapid 2>err && grep "not a process id" err &&
+	# getopt names the program by argv[0]: it said "record: unrecognized option"
+	test_expect_code stackrec record --no-such-option 2>err &&
+	grep -x "stackrec record: unrecognized option .--no-such-option." err &&
 	# inf ran no time at all (its nanoseconds overflowed), and nan was taken
 	for d in inf nan 1e11 -1 ""; do
 		test_expect_code stackrec record -a --duration "$d" 2>err && grep -F "duration takes" err || return 1
