@@ -280,9 +280,28 @@ struct param_info {
 };
 
 /* The subprogram DIE of the function whose entry is pc (bias applied), out-of-line instance or not. */
+/*
+ * The unit holding addr. libdw 0.188 finds it by .debug_aranges only, which clang does not write by default
+ * (`--probe` of every clang binary said "no DWARF"): else by each unit's own ranges, as convert's cu_index does.
+ */
+static Dwarf_Die *unit_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *mem, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	Dwarf_CU *unit = NULL;
+	Dwarf *dw;
+
+	if (cu)
+		return cu;
+	dw = dwfl_module_getdwarf(mod, bias);
+	while (dw && dwarf_get_units(dw, unit, &unit, NULL, NULL, mem, NULL) == 0)
+		if (dwarf_tag(mem) == DW_TAG_compile_unit && dwarf_haspc(mem, addr - *bias) == 1)
+			return mem;
+	return NULL;
+}
+
 static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out, Dwarf_Addr *bias)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias), *scopes = NULL;
+	Dwarf_Die unit, *cu = unit_of(mod, addr, &unit, bias), *scopes = NULL;
 	int n;
 	bool found = false;
 

@@ -68,6 +68,20 @@ test_expect_success GCC,BPF 'probe on parse_record(id, str(name)): a PROBE block
 # An int fills the low half of its register; the caller may leave anything in the upper half (here pass()'s
 # `mov %edi, %esi` keeps the long's upper bits). The values were the raw registers: -2 as 4294967294, (int)
 # 0x300000007 as 12884901895. And "" was written as a string that could not be read.
+# clang writes no .debug_aranges by default, and libdw 0.188 finds a unit by them only: every --probe of a
+# parameter of a clang binary said "no DWARF for ...; use arg0..arg5".
+test_expect_success BPF 'a clang binary (no .debug_aranges): its parameters are found by name' '
+	clang -O1 -g -fno-omit-frame-pointer -fno-inline -o crash-clang "$FIXTURES/crash.c" &&
+	! readelf -S crash-clang | grep -F .debug_aranges &&
+	{ stackrec record --probe "./crash-clang:parse_record(id, str(name))" -o clang.rec -- ./crash-clang 2>err; test $? -eq 139; } &&
+	cat err &&
+	grep -E "^stackrec: recorded 7 probe hits \(0 lost\)" err &&
+	dump clang.rec >clang-blocks &&
+	awk "\$1 == \"hit\" { print \$6, \$9 }" clang-blocks >clang-hits &&
+	printf "%s\n" "1 rec-1" "2 rec-2" "3 rec-3" "4 rec-4" "5 rec-5" "6 rec-6" "7 <unreadable>" >expect &&
+	test_cmp expect clang-hits
+'
+
 test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from their own bytes, signed as typed; "" is read' '
 	cat >sized.c <<-\EOF &&
 	#include <stdlib.h>
