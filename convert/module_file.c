@@ -235,6 +235,10 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 		*debuginfo_file_name = path;
 		return fd;
 	}
+	/* The vDSO's image, named by no path (debug_file.c): libdwfl's search would take that name for a file in
+	 * the current directory ("[vdso] embedded in the recording.debug", ./.debug/...). By build ID only. */
+	if (file_name && (!strcmp(file_name, DEBUG_FILE_RECORDED_VDSO) || !strcmp(file_name, DEBUG_FILE_RUNNING_VDSO)))
+		return debuginfo_decompressed(mod, root, path_list, NULL, NULL, 0, cb && cb->cfi_only, debuginfo_file_name);
 	canonical = file_name ? realpath(file_name, NULL) : NULL;
 
 	/* A .gnu_debuglink (it has a CRC; a .gnu_debugaltlink has none and may be a path) names a file beside

@@ -418,4 +418,20 @@ test_expect_success 'killed while converting: no temporary output, cache entry o
 	test_cmp expect int-kept
 '
 
+# The vDSO has no path: libdwfl took its name ("[vdso] of the running kernel", or "... embedded in the
+# recording") for a file of the current directory, and read NAME.debug, ./.debug/NAME.debug and the like there:
+# a file planted in the directory convert runs in named the vDSO's frames.
+test_expect_success 'the vDSO'"'"'s debug file is not looked for in the current directory' '
+	vdso_script 1 >script.vdso &&
+	write_rec vdso.rec <script.vdso >/dev/null &&
+	text=$(readelf -SW vdso.so | awk "\$2 == \".text\" { print \$4 }") &&
+	at=$(printf "0x%x" $((0x$sym - 0x$text))) &&
+	objcopy --add-symbol PLANTED=.text:$at,global,function vdso.so "[vdso] of the running kernel.debug" &&
+	mkdir -p .debug &&
+	cp "[vdso] of the running kernel.debug" .debug/ &&
+	in_time stackrec convert vdso.rec >actual &&
+	echo "t;__vdso_clock_gettime 1" >expect &&
+	test_cmp expect actual
+'
+
 test_done
