@@ -354,7 +354,8 @@ int cmd_archive(int argc, char **argv)
 		status = 1;
 		goto cleanup;
 	}
-	recording_writer_add(&writer, SREC_BLOCK_HOST, "archive_of=", 11, argv[optind], strlen(argv[optind]) + 1);
+	recording_writer_add(&writer, SREC_BLOCK_HOST, SREC_HOST_ARCHIVE_OF "=", strlen(SREC_HOST_ARCHIVE_OF "="),
+			     argv[optind], strlen(argv[optind]) + 1);
 	a.writer = &writer;
 	a.path_list = debug_file_dwfl_path(&search);
 	for (size_t i = 0; i < w.count && !a.status; i++) {
@@ -446,7 +447,7 @@ static bool write_with_holes(int fd, const unsigned char *data, size_t size, uin
 static void archive_of(void *ctx, const char *key, const char *value)
 {
 	(void)value;
-	if (!strcmp(key, "archive_of"))
+	if (!strcmp(key, SREC_HOST_ARCHIVE_OF))
 		((struct extract *)ctx)->is_archive = true;
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,6 +65,7 @@ struct convert {
 	struct kernel_symbols kernel;
 	struct jit_maps jit;
 	unsigned char *vdso_image; /* the recording's [vdso], from its FILE blocks */
+	char *archive_of; /* the file is an archive (stackrec archive) of this recording, not a recording */
 	size_t vdso_size;
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
 	uint32_t kernel_module; /* "[kernel.kallsyms]", interned on the first kernel frame */
@@ -198,6 +200,8 @@ static void host_fact(void *ctx, const char *key, const char *value)
 		field = &((struct convert *)ctx)->call_graph;
 	else if (!strcmp(key, SREC_HOST_MAX_STACK))
 		((struct convert *)ctx)->max_stack = (uint32_t)strtoul(value, NULL, 10);
+	else if (!strcmp(key, SREC_HOST_ARCHIVE_OF))
+		field = &((struct convert *)ctx)->archive_of;
 	if (field) {
 		free(*field);
 		*field = xstrdup(value);
@@ -1269,6 +1273,13 @@ static bool adopt_kept_profile(struct convert *c, struct profile *cached, struct
 	return true;
 }
 
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option long_options[] = {
@@ -1339,8 +1350,8 @@ int cmd_convert(int argc, char **argv)
 		case 'S':
 			free(symfs);
 			symfs = realpath(optarg, NULL);
-			if (!symfs) {
-				error("cannot use --symfs '%s': %s", optarg, strerror(errno));
+			if (!symfs || !is_directory(symfs)) {
+				error("cannot use --symfs '%s': %s", optarg, symfs ? strerror(ENOTDIR) : strerror(errno));
 				status = 2;
 				goto release_options;
 			}
@@ -1476,7 +1487,7 @@ int cmd_convert(int argc, char **argv)
 		/* The kernel's names come from the recording alone: kept with the profile, which a later run can then
 		 * use without reading the recording (adopt_kept_profile), as can its [vdso] image. */
 		symbolize_kernel_locations(&c->profile, &c->kernel);
-		if (profile_key) {
+		if (profile_key && !c->archive_of) {
 			if (c->vdso_size) {
 				unwound.vdso_image = memcpy(xmalloc(c->vdso_size), c->vdso_image, c->vdso_size);
 				unwound.vdso_size = c->vdso_size;
@@ -1515,10 +1526,19 @@ int cmd_convert(int argc, char **argv)
 	c->profile.stacks_in_any_order = format->stacks_in_any_order && !options.thread_names && !explain && !verbose;
 	profile_finish(&c->profile);
 
-	warn_kind_missing(format, &c->profile, &options, path);
-	if (write_output(format, &c->profile, &options, out_path) < 0)
-		status = 1; /* no output: worse than partial */
-	summary(c, path);
+	/* An archive is a file of the same format, of files and no samples: converted, it gave an empty output
+	 * and exit 0 (while a recording given as --archive is refused) */
+	if (c->archive_of) {
+		error("'%s' is an archive (stackrec archive of '%s'), not a recording: convert the recording with "
+		      "--archive '%s'",
+		      path, c->archive_of, path);
+		status = 1;
+	} else {
+		warn_kind_missing(format, &c->profile, &options, path);
+		if (write_output(format, &c->profile, &options, out_path) < 0)
+			status = 1; /* no output: worse than partial */
+		summary(c, path);
+	}
 	if (explain || verbose) {
 		explain_unnamed(&c->profile, &c->maps, stderr);
 		explain_unwinding(&c->profile, c->call_graph, stderr);
@@ -1540,6 +1560,7 @@ int cmd_convert(int argc, char **argv)
 	jit_maps_release(&c->jit);
 	enricher_free(c->enricher);
 	free(c->vdso_image);
+	free(c->archive_of);
 	free(c->guess_ranges);
 	free(c->call_graph);
 	debug_copies_set_dir(NULL);

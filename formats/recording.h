@@ -163,6 +163,7 @@ _Static_assert(sizeof(struct srec_sample_times) == 8, "sample times header is 8 
 #define SREC_HOST_STACKREC_VERSION "stackrec_version"
 #define SREC_HOST_CALL_GRAPH "call_graph"	    /* how user stacks were taken: "fp" or "dwarf,SIZE" (perf's spelling) */
 #define SREC_HOST_MAX_STACK "max_stack"		    /* the most IPs a stack walk gives (kernel.perf_event_max_stack) */
+#define SREC_HOST_ARCHIVE_OF "archive_of" /* an archive's (stackrec archive): the recording it was made for */
 
 /* SAMPLE: what the BPF program saw at one sampling interrupt, or over one interval off the CPU. */
 enum srec_sample_kind {

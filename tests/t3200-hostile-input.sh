@@ -224,6 +224,21 @@ test_expect_success 'a recording given as --archive: one line naming it, the con
 	test_cmp expect plain.folded
 '
 
+# The other way round: an archive (a file of the same format, of files and no samples) converted as the
+# recording gave an empty output and exit 0.
+test_expect_success 'an archive given as the recording: one line naming both, no output, exit 1; --symfs of a file: 2' '
+	rec_of plain2.rec /nonexistent/prog - &&
+	stackrec archive plain2.rec -o plain2.archive 2>/dev/null &&
+	test_expect_code() { want=$1; shift; "$@"; test $? = $want; } &&
+	test_expect_code 1 stackrec convert plain2.archive -o swapped.folded 2>err &&
+	cat err &&
+	grep -x "stackrec: error: .plain2.archive. is an archive (stackrec archive of .*plain2.rec.), not a recording: convert the recording with --archive .plain2.archive." err &&
+	! test -e swapped.folded &&
+	test_expect_code 2 stackrec convert plain2.rec --symfs plain2.rec -o symfs.folded 2>err &&
+	grep -x "stackrec: error: cannot use --symfs .plain2.rec.: Not a directory" err &&
+	! test -e symfs.folded
+'
+
 test_expect_success 'an archive whose files would extract to more than 64 times its size is refused, nothing left' '
 	id=$(build_id prog) &&
 	head -c 4194304 /dev/zero | tr "\000" A >repeated &&
