@@ -144,34 +144,51 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 	return ret < 0 ? -1 : (long long)offset;
 }
 
-bool archive_debugaltlink(Elf *elf, const char **name, char *hex)
+/* Section name of elf and its header, or NULL. */
+static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *shdr)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *section, *end;
-		Elf_Data *data;
-		size_t id_size;
+		const char *section;
 
-		if (!gelf_getshdr(scn, &shdr) || !(section = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(section, ".gnu_debugaltlink"))
-			continue;
-		/* A file name, its NUL, then the dwz file's build ID (libdw/dwarf_getalt.c reads it so). */
-		if (shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED) || !(data = elf_getdata(scn, NULL)) ||
-		    !data->d_buf || !(end = memchr(data->d_buf, '\0', data->d_size)))
-			return false;
-		id_size = data->d_size - (size_t)(end + 1 - (const char *)data->d_buf);
-		if (id_size < 2 || id_size > 64 || end == data->d_buf)
-			return false;
-		*name = data->d_buf;
-		hex_encode(hex, (const unsigned char *)end + 1, id_size);
-		return true;
+		if (gelf_getshdr(scn, shdr) && (section = elf_strptr(elf, shstrndx, shdr->sh_name)) &&
+		    !strcmp(section, name))
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+bool archive_debugaltlink(Elf *elf, const char **name, char *hex)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = section_named(elf, ".gnu_debugaltlink", &shdr);
+	const char *end;
+	Elf_Data *data;
+	size_t id_size;
+
+	/* A file name, its NUL, then the dwz file's build ID (libdw/dwarf_getalt.c reads it so). */
+	if (!scn || shdr.sh_type == SHT_NOBITS || (shdr.sh_flags & SHF_COMPRESSED) || !(data = elf_getdata(scn, NULL)) ||
+	    !data->d_buf || !(end = memchr(data->d_buf, '\0', data->d_size)))
+		return false;
+	id_size = data->d_size - (size_t)(end + 1 - (const char *)data->d_buf);
+	if (id_size < 2 || id_size > 64 || end == data->d_buf)
+		return false;
+	*name = data->d_buf;
+	hex_encode(hex, (const unsigned char *)end + 1, id_size);
+	return true;
+}
+
+/* Whether elf has DWARF of its own (a .debug_info with bytes), which alone refers to a dwz file: Debian's stripped
+ * binaries keep the .gnu_debugaltlink of the DWARF that went to their debug file. */
+static bool has_debug_info(Elf *elf)
+{
+	GElf_Shdr shdr;
+
+	return section_named(elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0;
 }
 
 /* What `stackrec archive` writes into one archive. */
@@ -230,7 +247,7 @@ static void archive_file(struct archiving *a, int fd, const char *path, const ch
 	a->files++;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (archive_debugaltlink(elf, &alt_name, alt_hex)) {
+	if (has_debug_info(elf) && archive_debugaltlink(elf, &alt_name, alt_hex)) {
 		alt_fd = debug_file_find_alt(NULL, a->path_list, path, alt_name, alt_hex, &alt_path);
 		if (alt_fd >= 0) {
 			archive_file(a, alt_fd, alt_path, alt_hex, true);

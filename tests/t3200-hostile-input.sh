@@ -347,6 +347,18 @@ test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused, by c
 	grep "^stackrec: archived 1 files" err
 '
 
+# Debian's stripped binaries keep the .gnu_debugaltlink of the DWARF that went to their debug files (perl, seq,
+# rm): with no DWARF of their own they need no dwz file, and archive warned that one was missing.
+test_expect_success 'a binary with a .gnu_debugaltlink and no DWARF of its own: archive looks for no dwz file' '
+	objcopy --add-section .gnu_debugaltlink=altlink.bin stripped alt/stripped &&
+	! readelf -S alt/stripped | grep -F .debug_info &&
+	rec_of alt-stripped.rec "$PWD/alt/stripped" $(build_id alt/stripped) &&
+	in_time stackrec archive alt-stripped.rec --no-cache -o alt-stripped.archive 2>err &&
+	cat err &&
+	! grep -e warning -e "some missing" err &&
+	grep "^stackrec: archived 1 files" err
+'
+
 test_expect_success 'symbolic links inside --symfs resolve inside it: an absolute one and a "../.." one do not escape' '
 	mkdir -p outside jail2/usr jail2/opt/lib &&
 	cp prog outside/prog && cp prog jail2/opt/lib/prog &&
