@@ -173,6 +173,25 @@ static bool peel_type(Dwarf_Die *die, Dwarf_Die *type)
 	return false;
 }
 
+/* Whether the type of die is a pointer to a character type (char, signed or unsigned, char8_t): what str() may
+ * read, as perf probe's string type; an int * or a const std::string & (a reference) points to no string. */
+static bool points_to_chars(Dwarf_Die *die)
+{
+	Dwarf_Die pointer, pointee;
+	Dwarf_Attribute attr;
+	Dwarf_Word size = 0, encoding = 0;
+
+	if (!peel_type(die, &pointer) || dwarf_tag(&pointer) != DW_TAG_pointer_type || !peel_type(&pointer, &pointee) ||
+	    dwarf_tag(&pointee) != DW_TAG_base_type)
+		return false;
+	if (dwarf_attr_integrate(&pointee, DW_AT_byte_size, &attr))
+		dwarf_formudata(&attr, &size);
+	if (dwarf_attr_integrate(&pointee, DW_AT_encoding, &attr))
+		dwarf_formudata(&attr, &encoding);
+	return size == 1 && (encoding == DW_ATE_signed_char || encoding == DW_ATE_unsigned_char ||
+			     encoding == DW_ATE_signed || encoding == DW_ATE_unsigned || encoding == DW_ATE_UTF);
+}
+
 enum param_class {
 	CLASS_INTEGER, /* one integer register: integers, pointers, references, enums */
 	CLASS_FLOAT,   /* an SSE register: takes no integer register */
@@ -277,6 +296,7 @@ struct param_info {
 	unsigned int bytes; /* its size: the register's low bytes that hold it */
 	const char *why;    /* reg -1: why it has none */
 	int location;	 /* DWARF register at entry, or -1 */
+	bool chars;	 /* a pointer to characters (points_to_chars): str() may read it */
 };
 
 /* The subprogram DIE of the function whose entry is pc (bias applied), out-of-line instance or not. */
@@ -343,6 +363,7 @@ static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *param
 		pi->name = dwarf_diename(&child) ?: "";
 		pi->reg = -1;
 		pi->location = entry_register(&child, pc);
+		pi->chars = points_to_chars(&child);
 		cls = classify(&child, &type, &pi->bytes, &why);
 		pi->type = type;
 		if (blocked) {
@@ -510,9 +531,10 @@ int probe_resolve(struct probe *p)
 			      p->spec, a->name, p->function, arg_reg_name[params[j].reg], params[j].location);
 			goto out;
 		}
-		if (a->string && strcmp(params[j].type, "ptr")) {
-			error("--probe '%s': str(%s): parameter '%s' of %s is not a pointer", p->spec, a->name, a->name,
-			      p->function);
+		if (a->string && !params[j].chars) {
+			error("--probe '%s': str(%s): parameter '%s' of %s is not a pointer to char: str() reads the "
+			      "NUL-terminated characters a char * points to",
+			      p->spec, a->name, a->name, p->function);
 			goto out;
 		}
 		a->reg = params[j].reg;

@@ -33,7 +33,10 @@ test_expect_success GCC 'a function the binary does not have is refused, and so 
 	test_must_fail stackrec record --probe "./crash:parse_record(arg6)" -- ./crash 2>err &&
 	grep -F "parse_record has no parameter '"'"'arg6'"'"'" err &&
 	test_must_fail stackrec record --probe "./crash:parse_record(str(id))" -- ./crash 2>err &&
-	grep -F "str(id): parameter '"'"'id'"'"' of parse_record is not a pointer" err &&
+	grep -F "str(id): parameter '"'"'id'"'"' of parse_record is not a pointer to char" err &&
+	# a pointer to anything but characters has no string to read (perf probe'"'"'s string type: char * only)
+	test_must_fail stackrec record --probe "./crash:parse_record(str(r))" -- ./crash 2>err &&
+	grep -F "str(r): parameter '"'"'r'"'"' of parse_record is not a pointer to char" err &&
 	test_must_fail stackrec record --metrics-interval -5 -- ./crash 2>err &&
 	grep -F "metrics-interval takes milliseconds" err &&
 	# an empty argument was dropped (strtok), and a repeated one taken twice
