@@ -339,12 +339,42 @@ static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out, D
 }
 
 /* Fills params (at most max) from the formal parameters of subprogram sp; returns how many. */
+/*
+ * Whether subprogram sp returns its value in memory, through a pointer the caller passes in rdi ahead of every
+ * parameter, which DWARF does not list: a struct, class or union of more than 16 bytes, or one the ABI passes by
+ * reference (a C++ class with a non-trivial copy constructor or destructor: DW_AT_calling_convention, as gcc and
+ * clang write it). The parameters then start at rsi: `this` of a method returning a std::string was read from
+ * the return slot's address, and each parameter after it from the one before's register.
+ */
+static bool returns_in_memory(Dwarf_Die *sp)
+{
+	Dwarf_Die type;
+	Dwarf_Attribute attr;
+	Dwarf_Word size = 0, convention = 0;
+
+	if (!peel_type(sp, &type))
+		return false; /* void */
+	if (dwarf_tag(&type) != DW_TAG_structure_type && dwarf_tag(&type) != DW_TAG_class_type &&
+	    dwarf_tag(&type) != DW_TAG_union_type)
+		return false;
+	if (dwarf_attr_integrate(&type, DW_AT_calling_convention, &attr) && dwarf_formudata(&attr, &convention) == 0 &&
+	    convention == DW_CC_pass_by_reference)
+		return true;
+	if (dwarf_attr_integrate(&type, DW_AT_byte_size, &attr))
+		dwarf_formudata(&attr, &size);
+	return size > 16;
+}
+
 static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *params, size_t max)
 {
 	Dwarf_Die child;
 	size_t n = 0;
-	int next_reg = 0;
+	int next_reg = returns_in_memory(sp) ? 1 : 0;
 	const char *blocked = NULL; /* why no later parameter can be placed */
+	/* A function only its own file calls (no DW_AT_external) may have had an unused parameter taken out of its
+	 * signature (clang's dead argument elimination): that parameter has no location, and the registers then
+	 * hold the ones after it. An external function keeps the ABI's signature, used or not. */
+	bool internal = !dwarf_hasattr_integrate(sp, DW_AT_external);
 
 	if (dwarf_child(sp, &child) != 0)
 		return 0;
@@ -368,10 +398,22 @@ static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *param
 		pi->type = type;
 		if (blocked) {
 			pi->why = blocked;
+			/* unless DWARF says which argument register holds it at the entry */
+			for (int r = 0; r < PROBE_ARG_REGS && cls == CLASS_INTEGER; r++)
+				if (pi->location >= 0 && pi->location == arg_dwarf_reg[r]) {
+					pi->reg = r;
+					pi->why = NULL;
+				}
 			continue;
 		}
 		if (cls == CLASS_FLOAT) {
 			pi->why = "it is a floating-point value (passed in an SSE register)";
+			continue;
+		}
+		if (internal && !dwarf_hasattr_integrate(&child, DW_AT_location)) {
+			pi->why = "it has no location: the compiler may have taken it out of this static function's "
+				  "signature";
+			blocked = "a parameter before it may have been taken out of this static function's signature";
 			continue;
 		}
 		if (cls == CLASS_UNKNOWN) {

@@ -85,6 +85,45 @@ test_expect_success BPF 'a clang binary (no .debug_aranges): its parameters are 
 	test_cmp expect clang-hits
 '
 
+# Two ways the ABI's position of a parameter is not where it is: a function returning a struct in memory takes
+# the return slot's address in rdi, ahead of its parameters (DWARF lists none of it: id was read from the slot's
+# register); clang takes an unused parameter out of a static function's signature, and the next moves into its
+# register (handle(unused) read id). DWARF's location at the entry says where, or the probe is refused.
+test_expect_success BPF 'a struct returned in memory, a parameter taken out of a static function: the right registers' '
+	cat >abi.c <<-\EOF &&
+	#include <stdio.h>
+	struct big { long a[4]; };
+	__attribute__((noinline)) struct big make(int id, const char *tag)
+	{
+		struct big b = { { id, 0, 0, 0 } };
+
+		puts(tag);
+		return b;
+	}
+	__attribute__((noinline)) static int handle(int unused, int id) { return id * 2 + 1; }
+	int main(int argc, char **argv)
+	{
+		long s = 0;
+
+		for (int i = 0; i < 3; i++) {
+			struct big b = make(i + 5, argv[0]);
+
+			s += b.a[0] + handle(argc * 100, i);
+		}
+		return s == 0;
+	}
+	EOF
+	clang -O2 -g -o abi abi.c &&
+	test_must_fail stackrec record --probe "./abi:handle(unused)" -- ./abi 2>err &&
+	grep -F "parameter '"'"'unused'"'"' of handle cannot be read at its entry: it has no location" err &&
+	stackrec record --probe "./abi:make(id)" --probe "./abi:handle(id)" -o abi.rec -- ./abi >/dev/null 2>err &&
+	cat err &&
+	dump abi.rec >abi-blocks &&
+	awk "\$1 == \"hit\" { print \$2, \$6 }" abi-blocks >abi-hits &&
+	printf "%s\n" "1 5" "2 0" "1 6" "2 1" "1 7" "2 2" >expect &&
+	test_cmp expect abi-hits
+'
+
 test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from their own bytes, signed as typed; "" is read' '
 	cat >sized.c <<-\EOF &&
 	#include <stdlib.h>
