@@ -202,6 +202,20 @@ static bool has_probe(const struct profile *p, const char *build_id)
 }
 
 /* The probe whose function the physical frame of location l is in: 2 + its index, or NO_PROBE. */
+/* Whether symbol name is function's cold part: FUNCTION.cold, or FUNCTION.cold.N (older gcc). */
+static bool cold_part_of(const char *name, const char *function)
+{
+	size_t n = function ? strlen(function) : 0;
+	const char *rest = n && !strncmp(name, function, n) ? name + n : NULL;
+
+	if (!rest || strncmp(rest, ".cold", 5))
+		return false;
+	rest += 5;
+	if (*rest == '.')
+		rest++;
+	return strspn(rest, "0123456789") == strlen(rest) && (rest == name + n + 5 || *rest);
+}
+
 static uint8_t probe_of(struct enricher *e, struct unwinder *u, uint32_t l)
 {
 	const struct profile_location *loc = &e->p->locations[l];
@@ -210,6 +224,7 @@ static uint8_t probe_of(struct enricher *e, struct unwinder *u, uint32_t l)
 	Dwarf_Addr addr;
 	GElf_Off offset;
 	GElf_Sym sym;
+	const char *name;
 
 	if (loc->kind != PROFILE_LOCATION_USER || loc->synthetic || loc->module >= e->p->module_count)
 		return NO_PROBE;
@@ -220,13 +235,16 @@ static uint8_t probe_of(struct enricher *e, struct unwinder *u, uint32_t l)
 		return NO_PROBE;
 	if (loc->is_return_address && addr)
 		addr--; /* the call, which lies in the caller's function */
-	if (!dwfl_module_addrinfo(mf->mod, addr, &offset, &sym, NULL, NULL, NULL))
+	if (!(name = dwfl_module_addrinfo(mf->mod, addr, &offset, &sym, NULL, NULL, NULL)))
 		return NO_PROBE;
-	/* The symbol's start as an ELF address of the binary, which is what the probe names. */
+	/* The symbol's start as an ELF address of the binary, which is what the probe names; or the symbol of the
+	 * part gcc moved out of the function (FUNCTION.cold: its throw and error paths), which runs in the
+	 * function's frame, at its CFA. */
 	for (size_t i = 0; i < e->p->probe_count; i++) {
 		const struct profile_probe *probe = &e->p->probes[i];
 
-		if (probe->build_id && !strcmp(probe->build_id, m->build_id) && addr - offset - mf->bias == probe->address)
+		if (probe->build_id && !strcmp(probe->build_id, m->build_id) &&
+		    (addr - offset - mf->bias == probe->address || cold_part_of(name, probe->function)))
 			return (uint8_t)(2 + i);
 	}
 	return NO_PROBE;

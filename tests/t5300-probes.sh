@@ -124,6 +124,44 @@ test_expect_success BPF 'a struct returned in memory, a parameter taken out of a
 	test_cmp expect abi-hits
 '
 
+# gcc -O2 moves a function's unlikely paths (error handling, throws) into FUNCTION.cold, which runs in the
+# function's frame: a crash or throw there showed the function with no values (only a frame whose symbol starts
+# at the probe was matched).
+test_expect_success GCC,BPF 'a crash in FUNCTION.cold (gcc -O2): the frame shows the probe'"'"'s values' '
+	cat >cold.c <<-\EOF &&
+	#include <stdio.h>
+	__attribute__((cold, noinline)) void report_bad(int id) { fprintf(stderr, "bad %d\n", id); }
+	volatile int *volatile bad_ptr = (int *)0x77;
+	__attribute__((noinline)) int check(int id, const char *name)
+	{
+		int s = 0;
+
+		for (int i = 0; i < id; i++)
+			s += name[i % 3] * i;
+		if (id > 5) {
+			report_bad(id);
+			s += *bad_ptr;
+			report_bad(s);
+		}
+		return s;
+	}
+	int main(int argc, char **argv)
+	{
+		int s = 0;
+
+		for (int i = 0; i < 8; i++)
+			s += check(i, argv[0]);
+		return s;
+	}
+	EOF
+	gcc -O2 -g -o cold cold.c &&
+	nm cold | grep -E " check\.cold(\.[0-9]+)?$" &&
+	{ stackrec record --probe "./cold:check(id)" -o cold.rec -- ./cold 2>err; test $? -eq 139; } &&
+	stackrec convert cold.rec -f report -o cold.report &&
+	cat cold.report &&
+	grep -A1 -E "^    #[0-9]+ +check at cold.c" cold.report | grep -x "        id = 6"
+'
+
 test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from their own bytes, signed as typed; "" is read' '
 	cat >sized.c <<-\EOF &&
 	#include <stdlib.h>
