@@ -11,6 +11,9 @@
 #define NOT_LOOKED_UP 0 /* location_probe[]: not yet looked up */
 #define NO_PROBE 1	/* location_probe[]: no probe covers the location; else 2 + probe index */
 #define MAX_PROBES 250	/* so that a probe index fits location_probe[]; record takes probes from its command line */
+/* location_probe[]: the probed function's first byte, where a thread stops in the uprobe's trap before the BPF
+ * program stamps its call's hit: the latest hit at that CFA is then the previous call's, so no values are shown */
+#define AT_PROBE_ENTRY 255
 
 /* One hit as pass 1 keeps it: enough to find it; its values are read later if a frame shows it. */
 struct hit_key {
@@ -243,8 +246,11 @@ static uint8_t probe_of(struct enricher *e, struct unwinder *u, uint32_t l)
 	for (size_t i = 0; i < e->p->probe_count; i++) {
 		const struct profile_probe *probe = &e->p->probes[i];
 
-		if (probe->build_id && !strcmp(probe->build_id, m->build_id) &&
-		    (addr - offset - mf->bias == probe->address || cold_part_of(name, probe->function)))
+		if (!probe->build_id || strcmp(probe->build_id, m->build_id))
+			continue;
+		if (!loc->is_return_address && addr - mf->bias == probe->address)
+			return AT_PROBE_ENTRY;
+		if (addr - offset - mf->bias == probe->address || cold_part_of(name, probe->function))
 			return (uint8_t)(2 + i);
 	}
 	return NO_PROBE;
@@ -295,7 +301,7 @@ bool enrich_stack(struct enricher *e, struct unwinder *u, uint32_t pid, uint32_t
 
 		if (e->location_probe[l] == NOT_LOOKED_UP)
 			e->location_probe[l] = probe_of(e, u, l);
-		if (e->location_probe[l] == NO_PROBE)
+		if (e->location_probe[l] == NO_PROBE || e->location_probe[l] == AT_PROBE_ENTRY)
 			continue;
 		if (!cfas[d]) {
 			e->frames_without_cfa++;

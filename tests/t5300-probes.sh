@@ -162,6 +162,46 @@ test_expect_success GCC,BPF 'a crash in FUNCTION.cold (gcc -O2): the frame shows
 	grep -A1 -E "^    #[0-9]+ +check at cold.c" cold.report | grep -x "        id = 6"
 '
 
+# A thread sampled at the probed function's first byte is in the uprobe's trap, before the BPF program stamps its
+# call's hit: the latest hit at that CFA was the previous call's (i one less than the sample's own rdi in 153 of
+# 349 such samples of a hot loop). Such a frame shows no values.
+test_expect_success GCC,BPF 'a sample at the probed function'"'"'s first byte (in the uprobe trap) shows no values' '
+	cat >entry.c <<-\EOF &&
+	volatile long sink;
+	__attribute__((noinline)) long hot(long i) { sink += i; return i; }
+	int main(void)
+	{
+		for (long i = 0; i < 400000; i++)
+			hot(i);
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -o entry entry.c &&
+	stackrec record -F 999 --probe "./entry:hot(i)" -o entry.rec -- ./entry 2>err &&
+	cat err &&
+	stackrec convert entry.rec -f trace -o entry.trace &&
+	offset=$(nm entry | awk "\$3 == \"hot\" { print \$1 }") &&
+	python3 - entry.trace "$offset" <<-\PY
+	import json, sys
+	records = [json.loads(line) for line in open(sys.argv[1])]
+	stacks = {r["id"]: r for r in records if r["type"] == "stack"}
+	entry, shown, other = 0, 0, 0
+	for r in records:
+	    if r["type"] != "sample":
+	        continue
+	    for f in stacks[r["stack"]]["frames"]:
+	        if f.get("function") != "hot" or f["kind"] != "user":
+	            continue
+	        if int(f["file_offset"], 16) == int(sys.argv[2], 16) and not f["return_address"]:
+	            entry += 1
+	            shown += "context" in f
+	        else:
+	            other += "context" in f
+	print("samples at hot'"'"'s first byte:", entry, "with values:", shown, "; elsewhere in hot with values:", other)
+	sys.exit(not (entry > 0 and shown == 0 and other > 0))
+	PY
+'
+
 test_expect_success GCC,BPF 'probe values: an int, a short and an unsigned from their own bytes, signed as typed; "" is read' '
 	cat >sized.c <<-\EOF &&
 	#include <stdlib.h>
