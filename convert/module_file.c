@@ -611,12 +611,28 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 	 * as libdw 0.188 says of no Dwarf whether its alternate is set without looking for it. */
 	alt_len = dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id);
 	if (alt_len > 2 && alt_len <= 64) {
-		char hex[2 * 64 + 1], *by_id;
+		char hex[2 * 64 + 1], *by_id, *alt_path = NULL;
+		int alt_fd;
 
 		hex_encode(hex, alt_id, (size_t)alt_len);
-		by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
-		free(by_id);
+		/* Found by convert's search (under --symfs, in the debug directories, an archive's among them), the
+		 * dwz file went to libdw through checked_find_debuginfo, and libdw looks for no other: the files at
+		 * this machine's paths are not its business (a FIFO there dropped the DWARF of a right archive). */
+		alt_fd = debug_file_find_alt(mf->symfs, mf->callbacks ? mf->callbacks->debuginfo_path : NULL, debug_file,
+					     alt_name, hex, &alt_path);
+		if (alt_fd >= 0) {
+			close(alt_fd);
+			free(alt_path);
+		} else if (mf->symfs) {
+			/* libdw would look for it on this machine, out of the tree --symfs names */
+			warning("'%s': its dwz file '%s' (build ID %s) is not under --symfs: its DWARF is not read",
+				debug_file ? debug_file : "?", alt_name, hex);
+			ok = false;
+		} else {
+			by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+			ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
+			free(by_id);
+		}
 	}
 
 	/* Split DWARF: the .dwp package beside the file, then each skeleton unit's .dwo, beside the debug file

@@ -39,6 +39,36 @@ test_expect_success DWZ 'build two programs sharing a dwz file and one with a .g
 	test "$(build_id one)" != "$(build_id two)" && test "$(build_id one)" != "$(build_id three)"
 '
 
+# one's dwz file where convert looks for it: with --symfs, under the tree only (libdw read this machine's, the
+# tree's promise broken, silently); found in a debug directory, there, whatever lies at its path on this
+# machine (a FIFO there dropped the DWARF of a right archive). A recording of one sample in one's hot_inline.
+test_expect_success DWZ 'the dwz file under --symfs is the tree'"'"'s, and one a debug directory has is used' '
+	BASE=$((0x555555554000)) &&
+	hot=$(nm one | awk "\$3 == \"hot_inline\" || \$3 == \"main\" { print \$1; exit }") &&
+	{
+		text_mapping 700 one $(build_id one) 1 &&
+		echo "sample 700 700 one 10 $(runtime $hot) -" &&
+		echo end
+	} | write_rec dwz.rec >/dev/null &&
+	stackrec convert dwz.rec --no-cache --debug-dir dbg -f trace -o dwz-here.trace &&
+	grep -q "\"line\":[1-9]" dwz-here.trace &&
+	mkdir -p "tree$PWD" tree/usr/lib/debug && cp one "tree$PWD/one" && cp -r dbg/.build-id tree/usr/lib/debug/ &&
+	stackrec convert dwz.rec --no-cache --symfs tree -f trace -o dwz-tree.trace 2>err &&
+	cat err &&
+	grep "its dwz file .$PWD/dwzdir/common. (build ID [0-9a-f]*) is not under --symfs: its DWARF is not read" err &&
+	! grep -q "\"line\":[1-9]" dwz-tree.trace &&
+	alt_id=$(build_id dwzdir/common) &&
+	mkdir -p "altdbg/.build-id/${alt_id:0:2}" &&
+	mv dwzdir/common "altdbg/.build-id/${alt_id:0:2}/${alt_id:2}.debug" &&
+	mkfifo dwzdir/common &&
+	stackrec convert dwz.rec --no-cache --debug-dir dbg --debug-dir altdbg -f trace -o dwz-fifo.trace 2>err;
+	rc=$? &&
+	rm dwzdir/common && mv "altdbg/.build-id/${alt_id:0:2}/${alt_id:2}.debug" dwzdir/common &&
+	cat err && test $rc -eq 0 &&
+	! grep FIFO err &&
+	test_cmp dwz-here.trace dwz-fifo.trace
+'
+
 test_expect_success BPF,DWZ 'the archive carries the dwz file once and the .gnu_debuglink target; convert --archive without them gives the same frames and lines' '
 	stackrec record -F 499 -o three.rec -- sh -c "./one 300 && ./two 300 && ./three 300" &&
 	stackrec convert three.rec --no-cache --debug-dir dbg -f trace -o here.trace &&
