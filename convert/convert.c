@@ -1540,7 +1540,7 @@ int cmd_convert(int argc, char **argv)
 		summary(c, path);
 	}
 	if (explain || verbose) {
-		explain_unnamed(&c->profile, &c->maps, stderr);
+		explain_unnamed(&c->profile, &c->maps, c->call_graph, stderr);
 		explain_unwinding(&c->profile, c->call_graph, stderr);
 		explain_context(&c->profile, frames_without_cfa, c->call_graph, stderr);
 	}

@@ -106,6 +106,9 @@ static const struct {
 	{ "the module's file was not found",
 	  "its CFI is needed to go on: make the file available as for naming it (--debug-dir, --archive, "
 	  "DEBUGINFOD_URLS, the build-ID cache)" },
+	{ UNWIND_DEBUG_FILE_ALONE,
+	  "make the binary itself available (--archive, or at its recorded path under --symfs): its .eh_frame is the "
+	  "CFI, which a debug file does not keep" },
 	{ "no CFI and no frame pointer",
 	  "code without unwind information (JIT, hand-written assembly) that keeps no frame pointer either" },
 	{ "no CFI, and the frame pointer leads to no return address",
@@ -132,11 +135,20 @@ const char *explain_advice(const char *reason)
 }
 
 /* What to do about a group's frames: the reason's advice, or for an unmapped address its cause's. */
-static void print_advice(FILE *out, const struct group *g, const char *culprit)
+static void print_advice(FILE *out, const struct group *g, const char *culprit, const char *call_graph)
 {
 	switch (g->cause) {
 	case CAUSE_NO_FRAME_POINTERS:
-		fprintf(out, "no frame pointers in %s (the frame below it); record with --call-graph dwarf", culprit);
+		/* A dwarf recording walks a frame pointer only where it has no CFI: the binary of that frame was not
+		 * found (a debug file alone has none), or its code has no unwind information */
+		if (call_graph && !strncmp(call_graph, "dwarf", 5))
+			fprintf(out, "no CFI for %s (the frame below it), so its frame pointer was followed, and it keeps "
+				     "none: make the binary itself available (--archive, or at its recorded path under "
+				     "--symfs; a debug file alone has no CFI), unless its code has no unwind information",
+				culprit);
+		else
+			fprintf(out, "no frame pointers in %s (the frame below it); record with --call-graph dwarf",
+				culprit);
 		break;
 	case CAUSE_NOT_COVERED:
 		fputs("the process was recorded from its start, yet none of its recorded mappings covers it: code run "
@@ -224,7 +236,7 @@ static const char *module_name(const struct profile *p, uint32_t module)
 #define GROUP_NONE UINT32_MAX
 #define GROUP_BY_STACK (UINT32_MAX - 1) /* an unmapped user address: its group depends on the stack */
 
-void explain_unnamed(const struct profile *p, const struct process_maps *maps, FILE *out)
+void explain_unnamed(const struct profile *p, const struct process_maps *maps, const char *call_graph, FILE *out)
 {
 	struct group *groups = NULL;
 	uint32_t *group_of;
@@ -284,7 +296,7 @@ void explain_unnamed(const struct profile *p, const struct process_maps *maps, F
 		if (m && m->build_id)
 			fprintf(out, " (build ID %.12s%s)", m->build_id, strlen(m->build_id) > 12 ? "..." : "");
 		fprintf(out, "  %s: ", groups[g].reason);
-		print_advice(out, &groups[g], culprit);
+		print_advice(out, &groups[g], culprit, call_graph);
 		fputc('\n', out);
 		free(name);
 		free(culprit);

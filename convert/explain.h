@@ -23,10 +23,11 @@
  *     process started before recording or mapped it quickly";
  *   - else a return address found by walking frame pointers, above a frame of a known module: that module
  *     has no frame pointers, so the walk read garbage ("no frame pointers in libfoo.so (the frame below
- *     it); record with --call-graph dwarf"), one line per such module;
+ *     it); record with --call-graph dwarf"; in a dwarf recording (call_graph, the HOST block's), a walk
+ *     through it had no CFI: the binary itself was not found), one line per such module;
  *   - else: the recorded mappings do not cover it (code before the exec, or mmap records lost).
  */
-void explain_unnamed(const struct profile *p, const struct process_maps *maps, FILE *out);
+void explain_unnamed(const struct profile *p, const struct process_maps *maps, const char *call_graph, FILE *out);
 
 /*
  * How the user frames were found (the share of each unwinding method, weighted by samples), and how many

@@ -1047,7 +1047,11 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			goto out;
 		}
 		if (step < 0) {
-			reason = rule ? "CFI rule could not be applied" : "no CFI and no frame pointer";
+			struct unwind_module *fm = rule || f->module == PROFILE_NO_MODULE ? NULL : module_of(u, f->module);
+
+			reason = rule ? "CFI rule could not be applied"
+			     : fm && fm->file.debug_only ? UNWIND_DEBUG_FILE_ALONE
+							 : "no CFI and no frame pointer";
 			goto out;
 		}
 		/* Each caller's frame lies above its callee's; a signal frame may return to any stack. */

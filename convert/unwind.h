@@ -57,6 +57,9 @@ struct unwind_frame {
 	uint64_t placed_stamp;
 };
 
+/* Why a stack ends in [incomplete] at a frame whose module was found as its separate debug file only: such a
+ * file keeps no .eh_frame (the CFI of nearly every binary), so the walk had none there. */
+#define UNWIND_DEBUG_FILE_ALONE "only a debug file of the module was found, and it has no CFI"
 /* Why a stack ends in [truncated] (unwind_user_stack's why): the copy ended before the stack did. */
 #define UNWIND_COPY_TOO_SMALL "stack copy too small"
 /* ... the stack a signal handler on an alternate signal stack interrupted: another mapping, not in the copy. */
