@@ -144,28 +144,10 @@ static long long add_file(struct recording_writer *writer, int fd, const char *p
 	return ret < 0 ? -1 : (long long)offset;
 }
 
-/* Section name of elf and its header, or NULL. */
-static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *section;
-
-		if (gelf_getshdr(scn, shdr) && (section = elf_strptr(elf, shstrndx, shdr->sh_name)) &&
-		    !strcmp(section, name))
-			return scn;
-	}
-	return NULL;
-}
-
 bool archive_debugaltlink(Elf *elf, const char **name, char *hex)
 {
 	GElf_Shdr shdr;
-	Elf_Scn *scn = section_named(elf, ".gnu_debugaltlink", &shdr);
+	Elf_Scn *scn = debug_file_section(elf, ".gnu_debugaltlink", &shdr);
 	const char *end;
 	Elf_Data *data;
 	size_t id_size;
@@ -180,15 +162,6 @@ bool archive_debugaltlink(Elf *elf, const char **name, char *hex)
 	*name = data->d_buf;
 	hex_encode(hex, (const unsigned char *)end + 1, id_size);
 	return true;
-}
-
-/* Whether elf has DWARF of its own (a .debug_info with bytes), which alone refers to a dwz file: Debian's stripped
- * binaries keep the .gnu_debugaltlink of the DWARF that went to their debug file. */
-static bool has_debug_info(Elf *elf)
-{
-	GElf_Shdr shdr;
-
-	return section_named(elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0;
 }
 
 /* What `stackrec archive` writes into one archive. */
@@ -247,7 +220,8 @@ static void archive_file(struct archiving *a, int fd, const char *path, const ch
 	a->files++;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (has_debug_info(elf) && archive_debugaltlink(elf, &alt_name, alt_hex)) {
+	/* Debian's stripped binaries keep the .gnu_debugaltlink of the DWARF that went to their debug files */
+	if (debug_file_has_debug_info(elf) && archive_debugaltlink(elf, &alt_name, alt_hex)) {
 		alt_fd = debug_file_find_alt(NULL, a->path_list, path, alt_name, alt_hex, &alt_path);
 		if (alt_fd >= 0) {
 			archive_file(a, alt_fd, alt_path, alt_hex, true);

@@ -654,3 +654,27 @@ const char *debug_file_rejected_debuginfo(const struct debug_file_search *search
 	}
 	return reason;
 }
+
+Elf_Scn *debug_file_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *section;
+
+		if (gelf_getshdr(scn, shdr) && (section = elf_strptr(elf, shstrndx, shdr->sh_name)) &&
+		    !strcmp(section, name))
+			return scn;
+	}
+	return NULL;
+}
+
+bool debug_file_has_debug_info(Elf *elf)
+{
+	GElf_Shdr shdr;
+
+	return debug_file_section(elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS && shdr.sh_size > 0;
+}

@@ -22,6 +22,7 @@
 #ifndef STACKREC_CONVERT_DEBUG_FILE_H
 #define STACKREC_CONVERT_DEBUG_FILE_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +121,12 @@ int debug_file_find_by_link(const char *root, const char *path_list, const char 
 char *debug_file_dwfl_path(const struct debug_file_search *search);
 
 #endif
+/* Section NAME of elf and its header, or NULL. */
+Elf_Scn *debug_file_section(Elf *elf, const char *name, GElf_Shdr *shdr);
+/* Whether elf has DWARF of its own: a .debug_info with bytes (a stripped binary, or a file with only a build-ID
+ * note, has none). Only such a file refers to a dwz file, or can stand for one. */
+bool debug_file_has_debug_info(Elf *elf);
+
 /* debug_file.path of a vDSO found as no file (step 5): the recording's image, or the running kernel's. */
 #define DEBUG_FILE_RECORDED_VDSO "[vdso] embedded in the recording"
 #define DEBUG_FILE_RUNNING_VDSO "[vdso] of the running kernel"

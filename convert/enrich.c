@@ -3,6 +3,7 @@
  */
 #include "enrich.h"
 
+#include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,24 @@ static bool has_probe(const struct profile *p, const char *build_id)
 }
 
 /* The probe whose function the physical frame of location l is in: 2 + its index, or NO_PROBE. */
+/* Whether the function DWARF has at Dwfl address addr of mf (its physical, outermost one) also holds entry:
+ * a part of a function gcc moved out lies in the function's ranges. */
+static bool same_function(const struct module_file *mf, Dwarf_Addr addr, Dwarf_Addr entry)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mf->mod, addr, &bias), *scopes = NULL;
+	bool same = false;
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
+
+	for (int i = n - 1; i >= 0; i--)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			same = dwarf_haspc(&scopes[i], entry - bias) == 1;
+			break;
+		}
+	free(scopes);
+	return same;
+}
+
 /* Whether symbol name is function's cold part: FUNCTION.cold, or FUNCTION.cold.N (older gcc). */
 static bool cold_part_of(const char *name, const char *function)
 {
@@ -250,7 +269,9 @@ static uint8_t probe_of(struct enricher *e, struct unwinder *u, uint32_t l)
 			continue;
 		if (!loc->is_return_address && addr - mf->bias == probe->address)
 			return AT_PROBE_ENTRY;
-		if (addr - offset - mf->bias == probe->address || cold_part_of(name, probe->function))
+		/* a cold part by its name, and by DWARF: two static functions of one name each have theirs */
+		if (addr - offset - mf->bias == probe->address ||
+		    (cold_part_of(name, probe->function) && same_function(mf, addr, probe->address + mf->bias)))
 			return (uint8_t)(2 + i);
 	}
 	return NO_PROBE;

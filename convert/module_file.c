@@ -237,8 +237,22 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	}
 	/* The vDSO's image, named by no path (debug_file.c): libdwfl's search would take that name for a file in
 	 * the current directory ("[vdso] embedded in the recording.debug", ./.debug/...). By build ID only. */
-	if (file_name && (!strcmp(file_name, DEBUG_FILE_RECORDED_VDSO) || !strcmp(file_name, DEBUG_FILE_RUNNING_VDSO)))
-		return debuginfo_decompressed(mod, root, path_list, NULL, NULL, 0, cb && cb->cfi_only, debuginfo_file_name);
+	if (file_name && (!strcmp(file_name, DEBUG_FILE_RECORDED_VDSO) || !strcmp(file_name, DEBUG_FILE_RUNNING_VDSO))) {
+		char hex[2 * 64 + 1];
+
+		fd = debuginfo_decompressed(mod, root, path_list, NULL, NULL, 0, cb && cb->cfi_only, debuginfo_file_name);
+		/* and from the debuginfod servers, which libdwfl's search asks after its paths */
+		if (fd < 0 && debuginfod_client_wanted() && build_id_hex(mod, hex)) {
+			fd = debuginfod_client_find_debuginfo(hex, &path);
+			if (fd >= 0) {
+				free(*debuginfo_file_name);
+				*debuginfo_file_name = path;
+			} else {
+				free(path);
+			}
+		}
+		return fd;
+	}
 	canonical = file_name ? realpath(file_name, NULL) : NULL;
 
 	/* A .gnu_debuglink (it has a CRC; a .gnu_debugaltlink has none and may be a path) names a file beside
@@ -621,14 +635,26 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 		alt_fd = debug_file_find_alt(mf->symfs, mf->callbacks ? mf->callbacks->debuginfo_path : NULL, debug_file,
 					     alt_name, hex, &alt_path);
 		if (alt_fd >= 0) {
+			/* with DWARF of its own, or libdwfl does not set it as dw's alternate, and libdw looks again */
+			Elf *alt_elf = elf_begin(alt_fd, ELF_C_READ_MMAP, NULL);
+
+			if (!debug_file_has_debug_info(alt_elf)) {
+				close(alt_fd);
+				alt_fd = -1;
+			}
+			elf_end(alt_elf);
+		}
+		if (alt_fd >= 0) {
 			close(alt_fd);
 			free(alt_path);
 		} else if (mf->symfs) {
 			/* libdw would look for it on this machine, out of the tree --symfs names */
 			warning("'%s': its dwz file '%s' (build ID %s) is not under --symfs: its DWARF is not read",
 				debug_file ? debug_file : "?", alt_name, hex);
+			free(alt_path);
 			ok = false;
 		} else {
+			free(alt_path);
 			by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 			ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
 			free(by_id);

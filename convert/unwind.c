@@ -739,15 +739,15 @@ static bool load_input(struct reg_slots *slots, const struct unwind_input *in, s
 }
 
 /*
- * Whether the signal frame whose trampoline runs at stack pointer sp was delivered on an alternate signal stack
- * (sigaltstack, SA_ONSTACK) that the interrupted code was not on: then the stack it interrupted is another
- * mapping, which the copy (of the handler's stack) does not reach, whatever its SIZE. x86-64's rt_sigframe less
- * the return address the handler popped: sp is its ucontext, whose uc_stack (ss_sp at +16, ss_flags at +24,
- * ss_size at +32) the kernel fills with the alternate stack and, in ss_flags, SS_ONSTACK if the interrupted
- * stack pointer lay on it, SS_DISABLE if there was none, 0 if it lay elsewhere. The handler ran on it when sp
- * lies inside (a handler without SA_ONSTACK runs on the interrupted stack, though one is set up).
+ * The alternate signal stack (sigaltstack, SA_ONSTACK) the signal frame whose trampoline runs at stack pointer
+ * sp was delivered on, as [*low, *low + *size): false when it was delivered on the stack it interrupted. x86-64's
+ * rt_sigframe less the return address the handler popped: sp is its ucontext, whose uc_stack (ss_sp at +16,
+ * ss_flags at +24, ss_size at +32) the kernel fills with the thread's alternate stack as set up (flags 0 or
+ * SS_AUTODISARM; SS_DISABLE when there is none). The handler ran on it when sp lies inside: a handler without
+ * SA_ONSTACK runs on the interrupted stack though one is set up. If the interrupted stack pointer lies outside
+ * it too, that stack is another mapping, which the copy (of the handler's stack) does not reach at any SIZE.
  */
-static bool left_signal_stack(const struct memory *m, uint64_t sp)
+static bool signal_stack_of(const struct memory *m, uint64_t sp, uint64_t *low, uint64_t *size)
 {
 	struct memory look = *m; /* a look, not a step: a failed read is no reason for the walk to end */
 	uint64_t ss_sp, ss_flags, ss_size;
@@ -755,7 +755,11 @@ static bool left_signal_stack(const struct memory *m, uint64_t sp)
 	if (!read_word(&look, sp + 16, &ss_sp) || !read_word(&look, sp + 24, &ss_flags) ||
 	    !read_word(&look, sp + 32, &ss_size))
 		return false;
-	return (uint32_t)ss_flags == 0 && sp >= ss_sp && sp - ss_sp < ss_size;
+	if (((uint32_t)ss_flags & 2) /* SS_DISABLE */ || sp < ss_sp || sp - ss_sp >= ss_size)
+		return false;
+	*low = ss_sp;
+	*size = ss_size;
+	return true;
 }
 
 /* Whether address lies outside the copy (values are hostile: no sums that can overflow). */
@@ -912,6 +916,7 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 	int step;
 	enum call_site by_frame_pointer;
 	struct unwind_frame in_caller;
+	struct memory look;
 	uint64_t top;
 
 	*leaf = false;
@@ -919,15 +924,19 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 	if (known(r, CFI_REG_SP) && read_word(m, r->v[CFI_REG_SP], &top) && top && at_function_entry(u, f) &&
 	    return_address_calls(u, pid, time_ns, f, top) != CALL_SITE_NONE)
 		return return_from_top(r, caller, top, pc, leaf);
-	step = fp_step(r, m, caller, pc);
-	if (f->module == PROFILE_NO_MODULE) /* JIT code: no file to read calls from */
-		return step;
-	if (step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc)) {
-		struct memory look = *m; /* a failed look at the top is not why the walk ends */
+	/* on a copy of m: a failed read of a step not taken is not why the walk ends later */
+	look = *m;
+	step = fp_step(r, &look, caller, pc);
+	if (f->module != PROFILE_NO_MODULE && /* JIT code: no file to read calls from */
+	    (step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc))) {
+		struct memory top_look = *m;
 
-		return top_returns_from(u, pid, time_ns, f, r, &look, &top) ? return_from_top(r, caller, top, pc, leaf)
-									     : step;
+		if (top_returns_from(u, pid, time_ns, f, r, &top_look, &top))
+			return return_from_top(r, caller, top, pc, leaf);
 	}
+	*m = look;
+	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc))
+		return step;
 	by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
 	if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
 		return step;
@@ -954,7 +963,8 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 	uint64_t period;
 	bool plans;
 	struct placed_frame *placed = NULL; /* the last frame's */
-	bool other_stack = false; /* a signal frame led off an alternate signal stack (left_signal_stack) */
+	bool on_signal_stack = false; /* a signal frame was delivered on an alternate stack: signal_stack_of */
+	uint64_t signal_stack_low = 0, signal_stack_size = 0;
 
 	*end = UNWIND_LOST;
 	if (!load_input(&u->slots, in, r, &m)) {
@@ -982,8 +992,8 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		f->cfa = 0;
 		callee_sp = r->v[CFI_REG_SP];
-		if (rule && rule->signal_frame && !other_stack)
-			other_stack = left_signal_stack(&m, callee_sp);
+		if (rule && rule->signal_frame && !on_signal_stack)
+			on_signal_stack = signal_stack_of(&m, callee_sp, &signal_stack_low, &signal_stack_size);
 		if (rule && rule->plan.usable && plans && planned_step(rule, r, &m, &pc, &f->cfa)) {
 			/* The general way's checks below, of a step that found the caller (r is the caller's now). */
 			method = PROFILE_UNWIND_CFI;
@@ -1027,7 +1037,8 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		}
 		if (step > 0 && pc == 0)
 			step = -1;
-		if (step < 0 && other_stack && outside_copy(&m, r->v[CFI_REG_SP])) {
+		if (step < 0 && on_signal_stack && outside_copy(&m, r->v[CFI_REG_SP]) &&
+		    r->v[CFI_REG_SP] - signal_stack_low >= signal_stack_size) {
 			reason = UNWIND_SIGNAL_STACK;
 			*end = UNWIND_TRUNCATED;
 			goto out;

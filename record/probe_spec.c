@@ -346,31 +346,39 @@ static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out, D
  * clang write it). The parameters then start at rsi: `this` of a method returning a std::string was read from
  * the return slot's address, and each parameter after it from the one before's register.
  */
-static bool returns_in_memory(Dwarf_Die *sp)
+enum return_way { RETURN_IN_REGISTERS, RETURN_IN_MEMORY, RETURN_UNKNOWN };
+
+static enum return_way returns_in_memory(Dwarf_Die *sp)
 {
 	Dwarf_Die type;
 	Dwarf_Attribute attr;
 	Dwarf_Word size = 0, convention = 0;
 
 	if (!peel_type(sp, &type))
-		return false; /* void */
+		return RETURN_IN_REGISTERS; /* void */
 	if (dwarf_tag(&type) != DW_TAG_structure_type && dwarf_tag(&type) != DW_TAG_class_type &&
 	    dwarf_tag(&type) != DW_TAG_union_type)
-		return false;
+		return RETURN_IN_REGISTERS;
 	if (dwarf_attr_integrate(&type, DW_AT_calling_convention, &attr) && dwarf_formudata(&attr, &convention) == 0 &&
 	    convention == DW_CC_pass_by_reference)
-		return true;
-	if (dwarf_attr_integrate(&type, DW_AT_byte_size, &attr))
-		dwarf_formudata(&attr, &size);
-	return size > 16;
+		return RETURN_IN_MEMORY;
+	/* A class the DWARF only declares (clang's limited debug info leaves std::string's definition to
+	 * libstdc++'s): its size and whether it is trivial are unknown. */
+	if (!dwarf_attr_integrate(&type, DW_AT_byte_size, &attr) || dwarf_formudata(&attr, &size) != 0)
+		return RETURN_UNKNOWN;
+	return size > 16 ? RETURN_IN_MEMORY : RETURN_IN_REGISTERS;
 }
 
 static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *params, size_t max)
 {
 	Dwarf_Die child;
 	size_t n = 0;
-	int next_reg = returns_in_memory(sp) ? 1 : 0;
-	const char *blocked = NULL; /* why no later parameter can be placed */
+	enum return_way returned = returns_in_memory(sp);
+	int next_reg = returned == RETURN_IN_MEMORY ? 1 : 0;
+	/* why no later parameter can be placed */
+	const char *blocked = returned == RETURN_UNKNOWN ? "the function returns a class the DWARF only declares: "
+							  "whether its address takes rdi is unknown"
+							: NULL;
 	/* A function only its own file calls (no DW_AT_external) may have had an unused parameter taken out of its
 	 * signature (clang's dead argument elimination): that parameter has no location, and the registers then
 	 * hold the ones after it. An external function keeps the ABI's signature, used or not. */

@@ -377,10 +377,10 @@ test_expect_success BPF '--duration, a command that ignores SIGTERM: the file is
 	wait_until 60 grep -q "has not exited 1 s after SIGTERM; waiting for it (Ctrl-C kills it)" err &&
 	complete_recording ignored.rec &&
 	grep "^stackrec: recorded" err &&
-	pgrep -f "busy-$$ 60001" &&
+	pgrep -x "busy-$$" &&
 	kill -INT $rec &&
 	{ wait $rec; test $? -eq 130; } &&
-	! pgrep -f "busy-$$ 60001"
+	! pgrep -x "busy-$$"
 '
 
 # Ctrl-C or SIGTERM while the BPF programs load (a second or two): the command still ran, and the existing
@@ -420,7 +420,7 @@ test_expect_success BPF 'under nohup, SIGHUP does not end the recording' '
 	kill -HUP $rec &&
 	sleep 1 &&
 	kill -0 $rec &&
-	pgrep -f "busy-$$ 60000" &&
+	pgrep -x "busy-$$" &&
 	kill -TERM $rec &&
 	{ wait $rec; test $? -eq 143; } &&
 	complete_recording nohup.rec &&

@@ -349,6 +349,29 @@ test_expect_success 'a FIFO at the .gnu_debugaltlink (dwz) file is refused, by c
 
 # Debian's stripped binaries keep the .gnu_debugaltlink of the DWARF that went to their debug files (perl, seq,
 # rm): with no DWARF of their own they need no dwz file, and archive warned that one was missing.
+# Under --symfs, a file with the dwz file'"'"'s build ID but no DWARF (its build-ID note alone) was taken for found:
+# libdwfl cannot make it the alternate, so libdw looked for one itself, at the link'"'"'s absolute path on this
+# machine: a FIFO there blocked convert for good.
+test_expect_success 'under --symfs, a dwz file without DWARF in the tree: no look on this machine, no hang' '
+	mkdir -p alt2 &&
+	printf "%s\n" "int other(void) { return 1; }" "int main(void) { return other(); }" >other.c &&
+	cc -O1 -g -o other other.c &&
+	other_id=$(build_id other) &&
+	{ printf "%s\0" "$PWD/alt2/common.debug" && printf "$(printf %s "$other_id" | sed "s/../\\\\x&/g")"; } >altlink2.bin &&
+	test "$(readelf -n other | grep -c "$other_id")" = 1 &&
+	objcopy --add-section .gnu_debugaltlink=altlink2.bin prog alt2/prog &&
+	mkfifo alt2/common.debug &&
+	mkdir -p "tree2$PWD/alt2" "tree2/usr/lib/debug/.build-id/${other_id:0:2}" &&
+	cp alt2/prog "tree2$PWD/alt2/prog" &&
+	objcopy --only-section=.note.gnu.build-id other "tree2/usr/lib/debug/.build-id/${other_id:0:2}/${other_id:2}.debug" &&
+	rec_of alt2.rec "$PWD/alt2/prog" $(build_id alt2/prog) &&
+	in_time stackrec convert alt2.rec --no-cache --symfs tree2 >alt2.folded 2>err &&
+	cat err alt2.folded &&
+	grep "its dwz file .$PWD/alt2/common.debug. (build ID $other_id) is not under --symfs: its DWARF is not read" err &&
+	echo "prog;_init 1" >expect &&
+	test_cmp expect alt2.folded
+'
+
 test_expect_success 'a binary with a .gnu_debugaltlink and no DWARF of its own: archive looks for no dwz file' '
 	objcopy --add-section .gnu_debugaltlink=altlink.bin stripped alt/stripped &&
 	! readelf -S alt/stripped | grep -F .debug_info &&

@@ -361,10 +361,13 @@ test_expect_success GCC,BPF 'every sleep is an off-CPU sample of its length or c
 # that ps shows as I: rcu_preempt, idle kworkers and kdamond were most of an -a recording. A vfork parent waits
 # uninterruptibly (ps: D), and stays.
 test_expect_success BPF '-a --state uninterruptible: waits ps shows as D, not idle kernel threads (I)' '
-	{ sh -c "i=0; while [ \$i -lt 2000 ]; do /bin/true; i=\$((i + 1)); done" & } &&
+	# the shell runs /bin/true until the recording is over (loading the BPF programs takes a second or so)
+	rm -f unint.stop &&
+	{ sh -c "while [ ! -e unint.stop ]; do /bin/true; done" & } &&
 	shell=$! &&
-	stackrec record -a --off-cpu --state uninterruptible --duration 1 -o unint.rec 2>err &&
-	wait $shell &&
+	stackrec record -a --off-cpu --state uninterruptible --duration 1 -o unint.rec 2>err;
+	rc=$? &&
+	touch unint.stop && wait $shell && test $rc -eq 0 &&
 	stackrec convert unint.rec -o unint.folded &&
 	cut -d";" -f1-6 unint.folded | sort | uniq -c | sort -rn | head -20 &&
 	grep -E "^sh;.*;__vfork;" unint.folded &&

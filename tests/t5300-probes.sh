@@ -121,7 +121,15 @@ test_expect_success BPF 'a struct returned in memory, a parameter taken out of a
 	dump abi.rec >abi-blocks &&
 	awk "\$1 == \"hit\" { print \$2, \$6 }" abi-blocks >abi-hits &&
 	printf "%s\n" "1 5" "2 0" "1 6" "2 1" "1 7" "2 2" >expect &&
-	test_cmp expect abi-hits
+	test_cmp expect abi-hits &&
+	# clang leaves std::string'"'"'s definition to libstdc++'"'"'s debug info: returned by a method, whether it
+	# takes rdi is unknown, and at -O0 no register location says where the parameters are
+	printf "%s\n" "#include <string>" "struct Obj { int k; std::string name(int id); };" \
+		"std::string Obj::name(int id) { return std::to_string(id + k); }" \
+		"int main() { Obj o{3}; return (int)o.name(1).size() - 1; }" >declared.cc &&
+	clang++ -O0 -g -o declared declared.cc &&
+	test_must_fail stackrec record --probe "./declared:_ZN3Obj4nameB5cxx11Ei(id)" -- ./declared 2>err &&
+	grep -F "returns a class the DWARF only declares" err
 '
 
 # gcc -O2 moves a function's unlikely paths (error handling, throws) into FUNCTION.cold, which runs in the

@@ -60,11 +60,16 @@ test_expect_success DWZ 'the dwz file under --symfs is the tree'"'"'s, and one a
 	alt_id=$(build_id dwzdir/common) &&
 	mkdir -p "altdbg/.build-id/${alt_id:0:2}" &&
 	mv dwzdir/common "altdbg/.build-id/${alt_id:0:2}/${alt_id:2}.debug" &&
-	mkfifo dwzdir/common &&
-	stackrec convert dwz.rec --no-cache --debug-dir dbg --debug-dir altdbg -f trace -o dwz-fifo.trace 2>err;
-	rc=$? &&
-	rm dwzdir/common && mv "altdbg/.build-id/${alt_id:0:2}/${alt_id:2}.debug" dwzdir/common &&
-	cat err && test $rc -eq 0 &&
+	{
+		# the dwz file back in its place whatever happens, for the tests after this one
+		mkfifo dwzdir/common
+		stackrec convert dwz.rec --no-cache --debug-dir dbg --debug-dir altdbg -f trace -o dwz-fifo.trace 2>err
+		rc=$?
+		rm -f dwzdir/common
+		mv "altdbg/.build-id/${alt_id:0:2}/${alt_id:2}.debug" dwzdir/common
+		test $rc -eq 0
+	} &&
+	cat err &&
 	! grep FIFO err &&
 	test_cmp dwz-here.trace dwz-fifo.trace
 '
