@@ -241,25 +241,15 @@ static bool allocated_section(struct symbolize *s, GElf_Addr addr, GElf_Addr *lo
 /* -j SECTION: its address range; false when the binary has no such section. */
 static bool named_section(struct symbolize *s)
 {
-	Elf *elf = s->module.file.elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+	if (!debug_file_section(s->module.file.elf, s->section_name, &sh))
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && !strcmp(name, s->section_name)) {
-			/* A section not loaded (.debug_info, .comment) holds no code: every offset in it is ??:0, as
-			 * addr2line answers; its address 0 would have made its offsets the text's. */
-			s->section_low = sh->sh_addr;
-			s->section_high = sh->sh_flags & SHF_ALLOC ? sh->sh_addr + sh->sh_size : sh->sh_addr;
-			return true;
-		}
-	}
-	return false;
+	/* A section not loaded (.debug_info, .comment) holds no code: every offset in it is ??:0, as addr2line
+	 * answers; its address 0 would have made its offsets the text's. */
+	s->section_low = sh.sh_addr;
+	s->section_high = sh.sh_flags & SHF_ALLOC ? sh.sh_addr + sh.sh_size : sh.sh_addr;
+	return true;
 }
 
 static int compare_code_symbols(const void *a, const void *b)

@@ -822,24 +822,13 @@ static enum call_site return_address_calls(struct unwinder *u, uint32_t pid, uin
  */
 static void init_and_fini(struct unwind_module *module)
 {
-	Elf *elf = module->file.elf;
-	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
-	size_t names;
 
 	module->entries_read = true;
-	if (!elf || elf_getshdrstrndx(elf, &names) < 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, names, shdr.sh_name)))
-			continue;
-		if (!strcmp(name, ".init"))
-			module->init_addr = shdr.sh_addr;
-		else if (!strcmp(name, ".fini"))
-			module->fini_addr = shdr.sh_addr;
-	}
+	if (debug_file_section(module->file.elf, ".init", &shdr))
+		module->init_addr = shdr.sh_addr;
+	if (debug_file_section(module->file.elf, ".fini", &shdr))
+		module->fini_addr = shdr.sh_addr;
 }
 
 /*
@@ -927,16 +916,19 @@ static int interrupted_without_cfi(struct unwinder *u, uint32_t pid, uint64_t ti
 	/* on a copy of m: a failed read of a step not taken is not why the walk ends later */
 	look = *m;
 	step = fp_step(r, &look, caller, pc);
-	if (f->module != PROFILE_NO_MODULE && /* JIT code: no file to read calls from */
-	    (step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc))) {
+	if (f->module == PROFILE_NO_MODULE) { /* JIT code: no file to read calls from */
+		*m = look;
+		return step;
+	}
+	if (step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc)) {
 		struct memory top_look = *m;
 
 		if (top_returns_from(u, pid, time_ns, f, r, &top_look, &top))
 			return return_from_top(r, caller, top, pc, leaf);
+		*m = look;
+		return step;
 	}
 	*m = look;
-	if (f->module == PROFILE_NO_MODULE || step <= 0 || !*pc || !mapped(u, pid, time_ns, *pc))
-		return step;
 	by_frame_pointer = return_address_calls(u, pid, time_ns, f, *pc);
 	if (by_frame_pointer == CALL_SITE_UNKNOWN || by_frame_pointer == CALL_SITE_CALLS)
 		return step;
