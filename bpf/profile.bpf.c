@@ -299,6 +299,8 @@ static __always_inline __u64 stack_end(struct task_struct *task, __u64 sp, bool 
 struct uprobe_task___stackrec {
 	void *return_instances;
 	void *auprobe;
+	unsigned long vaddr;	 /* the probed instruction's address (in an anonymous union of the kernel's) */
+	unsigned long xol_vaddr; /* the task's slot in the [uprobes] page, where its copy runs */
 } __attribute__((preserve_access_index));
 
 struct task_struct___stackrec {
@@ -331,6 +333,39 @@ static __always_inline bool fp_walk_here(struct task_struct *task, struct pt_reg
 	if (bpf_core_field_exists(utask->auprobe) && BPF_CORE_READ(utask, auprobe))
 		return false;
 	return true;
+}
+
+/*
+ * pc as the task's code has it. A uprobe runs a copy of the instruction it replaced in the task's slot of the
+ * kernel's [uprobes] page, one step with the trap flag set, then moves the pc back by the slot's distance from
+ * the probed instruction (default_post_xol_op). A sample in between (the step's debug trap, the way back to
+ * user space: most of a hot probed function's samples) has its pc in the slot, in no module, and a frame
+ * pointer that is not yet the function's own (the probed instruction is usually its first): its stack was
+ * [uprobes] and a caller that never called it. The same distance taken here gives the pc the step stands for,
+ * with the registers and stack as they are at that pc; e's flags say so. (The flag is set in e, not returned: a
+ * local flag live across take_user_regs' copy doubled the states the verifier walks, past its limit.)
+ */
+static __always_inline __u64 unstepped_pc(struct sample_event *e, struct task_struct *task, __u64 pc)
+{
+	struct uprobe_task___stackrec *utask;
+	__u64 slot;
+
+	if (!bpf_core_field_exists(((struct task_struct___stackrec *)0)->utask) ||
+	    !bpf_core_field_exists(utask->xol_vaddr) || !bpf_core_field_exists(utask->vaddr))
+		return pc;
+	utask = BPF_CORE_READ((struct task_struct___stackrec *)task, utask);
+	if (!utask)
+		return pc;
+	slot = BPF_CORE_READ(utask, xol_vaddr);
+	/*
+	 * A pc in the task's slot is in a step: the kernel moves it there (arch_uprobe_pre_xol) after setting vaddr
+	 * and before it marks the step begun (active_uprobe), and out again before the slot is reused. The copy is
+	 * at most MAX_UINSN_BYTES (16); after the step the pc is just past it.
+	 */
+	if (!slot || pc < slot || pc - slot > 16)
+		return pc;
+	e->flags |= SAMPLE_UPROBE_STEP;
+	return BPF_CORE_READ(utask, vaddr) + (pc - slot);
 }
 
 /*
@@ -368,13 +403,13 @@ static __always_inline long take_user_regs(struct sample_event *e, struct task_s
 		u->regs[5] = BPF_CORE_READ(regs, r13);
 		u->regs[6] = BPF_CORE_READ(regs, r14);
 		u->regs[7] = BPF_CORE_READ(regs, r15);
-		u->regs[8] = BPF_CORE_READ(regs, ip);
+		u->regs[8] = unstepped_pc(e, task, BPF_CORE_READ(regs, ip));
 	} else {
 		u->reg_count = USER_REGS_COUNT_FP;
 		u->reg_mask = USER_REGS_MASK_FP_X86_64;
 		u->regs[0] = BPF_CORE_READ(regs, bp);
 		u->regs[1] = sp;
-		u->regs[2] = BPF_CORE_READ(regs, ip);
+		u->regs[2] = unstepped_pc(e, task, BPF_CORE_READ(regs, ip));
 		/*
 		 * A leaf without a frame of its own saved its return address below the frame pointer, which is
 		 * still its caller's (or an older frame's): the words from there up are the frames the walk reads
@@ -482,7 +517,7 @@ static __always_inline __u16 walk_frame_pointers(struct sample_event *e, __u32 a
 
 	*(__u64 *)(e->data + at) = e->user_regs.regs[2];
 	if (check_fp_walk)
-		*differ |= kernel_ips[0] ^ e->user_regs.regs[2];
+		*differ |= unstepped_pc(e, bpf_get_current_task_btf(), kernel_ips[0]) ^ e->user_regs.regs[2];
 	for (int i = 1; i < MAX_STACK_DEPTH && i < fp_max_depth; i++) {
 		__u64 off = fp - sp;
 
@@ -608,12 +643,21 @@ static __always_inline void take_sample(void *ctx, struct sample_event *e, __u16
 		e->user_depth = depth;
 		at += (depth < MAX_STACK_DEPTH ? depth : MAX_STACK_DEPTH) * sizeof(__u64);
 	} else if (!dwarf_mode) {
+		__u16 depth;
+
 		n = bpf_get_stack(ctx, e->data + at, STACK_IPS_BYTES, BPF_F_USER_STACK);
 		/* A failed walk is the error to report, before a failed copy of the top words. */
 		if (n < 0)
 			e->user_stack_error = n;
-		e->user_depth = ip_count(n);
-		at += e->user_depth * sizeof(__u64);
+		depth = ip_count(n);
+		e->user_depth = depth;
+		/* the kernel's walk starts at the pc in a uprobe's slot too (unstepped_pc) */
+		if (depth) {
+			__u64 *pc = (__u64 *)(e->data + at);
+
+			*pc = unstepped_pc(e, bpf_get_current_task_btf(), *pc);
+		}
+		at += depth * sizeof(__u64);
 	}
 	n = bpf_get_stack(ctx, e->data + at, STACK_IPS_BYTES, kernel_skip & BPF_F_SKIP_FIELD_MASK);
 	e->kernel_stack_error = n < 0 ? n : 0;

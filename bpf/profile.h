@@ -29,6 +29,7 @@
 #define SAMPLE_USER_REGS (1u << 0)	/* user_regs and the stack bytes are valid */
 #define SAMPLE_USER_UNWIND (1u << 1) /* user IPs were not walked: unwind offline from user_regs and the stack */
 #define SAMPLE_EVENT_INFO (1u << 2)  /* kind SAMPLE_KIND_EVENT: a struct event_info follows the IPs */
+#define SAMPLE_UPROBE_STEP (1u << 3) /* the user pc was in a uprobe's slot: given as the probed instruction's */
 
 /* user_regs.flags, as enum srec_user_regs_flags */
 #define USER_STACK_CUT (1u << 0)

@@ -70,6 +70,7 @@ struct info {
 	/* dwarf mode: samples, stack bytes, copies cut short, copies whose stack end was not known */
 	uint64_t unwind_samples, stack_bytes, cut_stacks, unknown_end_stacks, holed_stacks;
 	uint64_t cut_off_cpu_stacks; /* of cut_stacks, off-CPU copies cut at the most they keep */
+	uint64_t uprobe_steps;	     /* samples with SREC_SAMPLE_UPROBE_STEP */
 	uint64_t off_cpu_samples, off_cpu_ns;
 	struct process_info *procs;
 	size_t proc_count, proc_cap;
@@ -274,6 +275,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		add_tid(in, s.tid);
 		if (s.flags & SREC_SAMPLE_USER_UNWIND)
 			in->unwind_samples++;
+		in->uprobe_steps += !!(s.flags & SREC_SAMPLE_UPROBE_STEP);
 		if (s.kind == SREC_SAMPLE_OFF_CPU) {
 			in->off_cpu_samples++;
 			in->off_cpu_ns += s.weight;
@@ -485,6 +487,9 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	       in->samples ? (double)in->user_frames / (double)in->samples : 0.0,
 	       in->samples ? (double)in->kernel_frames / (double)in->samples : 0.0,
 	       in->unwind_samples ? " (user stacks are unwound by convert)" : "");
+	if (in->uprobe_steps)
+		printf("  %-20s %" PRIu64 " samples: their pc, in a uprobe's copy of the probed instruction, is given "
+		       "as the probed instruction's\n", "in a uprobe's step", in->uprobe_steps);
 	if (in->unwind_samples) {
 		/* A cut copy is where convert's [truncated] frames come from: say how often, and what helps. */
 		printf("  %-20s %" PRIu64 " samples, %.0f bytes of stack each on average\n", "dwarf stacks",

@@ -45,7 +45,7 @@
 
 #define SREC_FILE_MAGIC "STACKREC" /* 8 bytes, no terminating NUL in the file */
 #define SREC_VERSION_MAJOR 1
-#define SREC_VERSION_MINOR 7 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
+#define SREC_VERSION_MINOR 8 /* 1.1: SAMPLE flags USER_REGS and USER_UNWIND, HOST call_graph;
 				* 1.2: PROBE, PROBE_HIT, PROCESS_METRICS blocks, SAMPLE kind EVENT, STATS grown;
 				*      FRAME blocks: frame numbers;
 				* 1.3: SAMPLE_TIME_DELTA blocks: samples timed from the one before;
@@ -53,7 +53,8 @@
 				* 1.5: user_regs flags STACK_HOLES: pages of a stack copy not read;
 				* 1.6: PROBE_HIT: a string not read has length SREC_PROBE_STRING_UNREAD, 0 is "";
 				*      values extended from the argument's size;
-				* 1.7: PROBE_HIT: SREC_PROBE_STRING_CUT marks a string cut at the most bytes kept */
+				* 1.7: PROBE_HIT: SREC_PROBE_STRING_CUT marks a string cut at the most bytes kept;
+				* 1.8: SAMPLE flag UPROBE_STEP: a pc in a uprobe's slot given as the probed one's */
 #define SREC_BYTE_ORDER_MARK 0x01020304u /* written natively; reads back as 0x04030201 on the other order */
 
 struct srec_file_header {
@@ -206,7 +207,12 @@ enum srec_sample_flags {
 	SREC_SAMPLE_USER_UNWIND = 1u << 1,
 	/* A struct srec_sample_event and its name end the block: after the IPs, and after the registers and
 	 * stack bytes when SREC_SAMPLE_USER_REGS is set too. Set exactly when kind is SREC_SAMPLE_EVENT. */
-	SREC_SAMPLE_EVENT_INFO = 1u << 2
+	SREC_SAMPLE_EVENT_INFO = 1u << 2,
+	/* The user pc was in the kernel's [uprobes] page, in a uprobe's copy of the instruction it replaced, which
+	 * the kernel was stepping out of line (from 1.8): the pc given (the leaf IP, or the pc register) is the
+	 * probed instruction's own, moved as the kernel moves it after the step. Before 1.8 such a pc was the
+	 * slot's, in no module. */
+	SREC_SAMPLE_UPROBE_STEP = 1u << 3
 };
 
 /*

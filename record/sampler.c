@@ -39,7 +39,8 @@ _Static_assert(USER_STACK_MAX == SREC_USER_STACK_MAX && OFF_CPU_STACK_MAX == SRE
 		       USER_STACK_END_UNKNOWN == SREC_USER_STACK_END_UNKNOWN &&
 		       USER_STACK_HOLES_SHIFT == SREC_USER_STACK_HOLES_SHIFT &&
 		       (1u << (USER_STACK_HOLES_SHIFT + USER_STACK_MAX / 4096) & SREC_USER_STACK_HOLES_MASK) &&
-		       SAMPLE_EVENT_INFO == SREC_SAMPLE_EVENT_INFO && SAMPLE_KIND_EVENT == SREC_SAMPLE_EVENT,
+		       SAMPLE_EVENT_INFO == SREC_SAMPLE_EVENT_INFO && SAMPLE_KIND_EVENT == SREC_SAMPLE_EVENT &&
+		       SAMPLE_UPROBE_STEP == SREC_SAMPLE_UPROBE_STEP,
 	       "flags");
 /* An event's info goes to the file as a struct srec_sample_event followed by its name. */
 _Static_assert(offsetof(struct event_info, name) == sizeof(struct srec_sample_event) &&

@@ -454,4 +454,30 @@ test_expect_success GCC,BPF 'a recorder that cannot keep up: the target goes on,
 	test $(grep -c "^hit 1 " lost.blocks) = $1
 '
 
+test_expect_success GCC,BPF 'a sample in the uprobe step out of line unwinds from the probed function (fp, dwarf)' '
+	# Most samples of a hot probed function come while the kernel steps its copy of the probed instruction in
+	# the [uprobes] page: perf shows [uprobes] called by main'"'"'s caller. The sampler gives the probed pc.
+	for mode in fp dwarf; do
+		stackrec record --call-graph $mode -F 999 --probe "./probe_hot:hot_call(n)" -o step-$mode.rec -- \
+			./probe_hot 300000 >/dev/null 2>err-$mode || return 1
+		stackrec info step-$mode.rec >info-$mode &&
+		grep -E "in a uprobe.s step +[1-9][0-9]* samples" info-$mode &&
+		stackrec convert step-$mode.rec -o step-$mode.folded || return 1
+		! grep -F "[uprobes]" step-$mode.folded || return 1
+		# every sample in hot_call has main (and the rest) as its callers
+		awk "/;hot_call/ { all += \$NF; if (\$0 ~ /__libc_start_call_main;main;hot_call/) good += \$NF }
+		     END { print all, good; exit !(all > 100 && good == all) }" step-$mode.folded || return 1
+	done
+'
+
+test_expect_success GCC,BPF 'a probe hit packed in less than four bytes of file: its context is shown, not taken as hostile' '
+	# 300,000 hits of a probe without arguments take 2.4 bytes each; convert allowed a hit per 4 bytes
+	stackrec record -F 49 --probe "./probe_hot:hot_call()" -o packed.rec -- ./probe_hot 300000 >/dev/null 2>err &&
+	test $(stat -c %s packed.rec) -lt 1200000 &&
+	stackrec convert -f report --all-events packed.rec -o packed.report 2>err &&
+	cat err &&
+	! grep -F "no probe context" err &&
+	grep "sample with probe context" packed.report
+'
+
 test_done

@@ -868,6 +868,20 @@ static size_t hit(uint64_t *buf, uint32_t pid, uint32_t tid, uint64_t time_ns, u
 	return 50 + len;
 }
 
+/* An enricher of p's probe 1 (p's only probe) for a file of file_size bytes, given n hits (buf: room for one). */
+static struct enricher *enricher_with_hits(struct profile *p, uint64_t file_size, uint64_t n, uint64_t *buf)
+{
+	struct enricher *e;
+
+	p->context_omitted = NULL;
+	p->probe_count = 1;
+	e = enricher_new(p, file_size, SREC_VERSION_MINOR);
+	for (uint64_t i = 0; i < n; i++)
+		enrich_add_hit(e, i, buf, (uint32_t)hit(buf, 10, 11, 100 + i, 0x7000, 1, "x"));
+	enrich_finish_hits(e, false, true);
+	return e;
+}
+
 /* The directory of the checked-in fixtures: this binary is ROOT/build*\/tests/test-convert. */
 static char *fixtures_dir(void)
 {
@@ -1007,13 +1021,12 @@ static void test_enrich(void)
 	ok(p.context_omitted && !enrich_stack(e, u, 10, 11, 200, locs + 2, cfas + 2, 1, hits),
 	   "enrich: ... and ends context");
 	enricher_free(e);
-	/* More hits than the file's size can hold (a quarter per byte, plus 1,024): none is trusted. */
-	p.context_omitted = NULL;
-	p.probe_count = 1;
-	e = enricher_new(&p, 0, SREC_VERSION_MINOR);
-	for (uint64_t i = 0; i < 1100; i++)
-		enrich_add_hit(e, i, buf, (uint32_t)hit(buf, 10, 11, 100 + i, 0x7000, 1, "x"));
-	enrich_finish_hits(e, false, true);
+	/* A file of 4,000 bytes may hold 3,000 hits (a real one packs a hit in 2.4 bytes): context is shown. */
+	e = enricher_with_hits(&p, 4000, 3000, buf);
+	ok(!p.context_omitted, "enrich: three hits in four bytes of file are not too many");
+	enricher_free(e);
+	/* More hits than the file's size can hold (one per byte, plus 1,024): none is trusted. */
+	e = enricher_with_hits(&p, 0, 1100, buf);
 	ok(p.context_omitted && strstr(p.context_omitted, "file's size") &&
 		   !enrich_stack(e, u, 10, 11, 5000, locs + 2, cfas + 2, 1, hits),
 	   "enrich: a file with more hits than its size implies gets no context");
