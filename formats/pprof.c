@@ -391,14 +391,15 @@ static Perftools__Profiles__Label *fill_label(Perftools__Profiles__Label *label,
 }
 
 /*
- * The labels of one frame's context into l[]: "FUNCTION.ARG" with a number (s64, u64 as its bits) or a
- * string ("0x..." for a pointer, the captured text for a string, "" when it could not be read). Returns
- * their count, the probe's arg_count.
+ * The labels of one frame's context into l[]: "FUNCTION.ARG" with a number (s64, u64 as its bits; unit
+ * "count") or a string ("0x..." for a pointer, the captured text for a string, "\"\"" for an empty one,
+ * "(not read; pointer 0x...)" when it could not be read). Returns their count, the probe's arg_count.
  */
 static size_t context_labels(const struct profile *profile, const struct profile_hit *hit,
 			     struct string_table *strings, Perftools__Profiles__Label *l)
 {
 	const struct profile_probe *probe = &profile->probes[hit->probe];
+	int64_t count_unit = intern(strings, "count");
 
 	for (uint32_t a = 0; a < probe->arg_count; a++) {
 		char *key = xasprintf("%s.%s", probe->function, probe->args[a].name), hex[24];
@@ -407,7 +408,10 @@ static size_t context_labels(const struct profile *profile, const struct profile
 		switch (probe->args[a].type) {
 		case PROFILE_ARG_S64:
 		case PROFILE_ARG_U64:
+			/* pprof keeps a label only if one of its fields is not 0: the value 0 needs its unit. "count" is
+			 * a unit pprof neither prints nor asks -tagfocus for (measurement.Scale) */
 			label->num = (int64_t)hit->values[a];
+			label->num_unit = count_unit;
 			break;
 		case PROFILE_ARG_PTR:
 			snprintf(hex, sizeof(hex), "0x%" PRIx64, hit->values[a]);
@@ -419,8 +423,15 @@ static size_t context_labels(const struct profile *profile, const struct profile
 
 				label->str = intern(strings, start);
 				free(start);
+			} else if (!hit->strings[a]) {
+				/* as -f report says it */
+				char *unread = xasprintf("(not read; pointer 0x%" PRIx64 ")", hit->values[a]);
+
+				label->str = intern(strings, unread);
+				free(unread);
 			} else {
-				label->str = intern(strings, hit->strings[a] ? hit->strings[a] : "");
+				/* string 0 is "", which pprof takes for no string, and the label for none */
+				label->str = intern(strings, hit->strings[a][0] ? hit->strings[a] : "\"\"");
 			}
 			break;
 		}

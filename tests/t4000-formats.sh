@@ -208,6 +208,16 @@ test_expect_success PPROF 'pprof -raw: sample types, mappings, labels, comments'
 	grep "^Comment: host: testhost" pprof.pb.gz.raw
 '
 
+test_expect_success PPROF 'pprof keeps probe context of the value 0 and the empty string, and -tagfocus finds 0' '
+	# pprof drops a label whose fields are all 0 (encode.go): top.id 0 and top.s "" were not there
+	"$PPROF" -symbolize=none -tags context-zero.pb.gz >zero.tags 2>zero.err &&
+	cat zero.tags &&
+	grep -A1 "^ *top.id: Total 5.0ms" zero.tags | grep -E "5.0ms \( *100%\): 0$" &&
+	grep -A1 "^ *top.s: Total 5.0ms" zero.tags | grep -F "(  100%): \"\"" &&
+	"$PPROF" -symbolize=none -top -tagfocus=top.id=0 context-zero.pb.gz >zero.top 2>/dev/null &&
+	grep "^Showing nodes accounting for 5ms, 29.41% of 17ms total" zero.top
+'
+
 # The hand-built profile samples at 1000 Hz: its on-CPU milliseconds are folded's on-CPU sample counts.
 test_expect_success PPROF 'pprof -top -sample_index=cpu flat per function equals folded --kind on' '
 	test -s folded.txt &&

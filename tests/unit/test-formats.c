@@ -358,7 +358,21 @@ static char *write_profile(const struct profile *p, const char *name, const stru
  * Probe context in pprof (labels), trace (a context member) and report: the profile of the other checks
  * with a probe on top() whose call is known in the first stack (location 1, "top").
  */
-static void check_context(void)
+/* The labels of pprof's first sample for profile p, unpacked (NULL when it does not read back): *data keeps the
+ * output, saved as file in dir unless dir is NULL. */
+static Perftools__Profiles__Profile *context_pprof(const char *dir, const char *file, const struct profile *p,
+						   char **data, uint8_t **raw)
+{
+	struct output_options all = { .all_events = true };
+	size_t size, raw_size;
+
+	*data = write_profile(p, "pprof", &all, &size);
+	save(dir, file, *data, size);
+	*raw = gunzip(*data, size, &raw_size);
+	return *raw ? perftools__profiles__profile__unpack(NULL, raw_size, *raw) : NULL;
+}
+
+static void check_context(const char *dir)
 {
 	struct profile p = test_profile;
 	struct profile_stack with_context[sizeof(stacks) / sizeof(stacks[0])];
@@ -400,6 +414,30 @@ static void check_context(void)
 		perftools__profiles__profile__free_unpacked(pp, NULL);
 	free(raw);
 	free(data);
+
+	/* pprof drops a label whose fields are all 0: the number 0 has a unit, the empty string is written "\"\"",
+	 * and a string not read says so (t4000 has pprof read context-zero.pb.gz). */
+	hit.values[0] = 0;
+	hit.strings[2] = "";
+	pp = context_pprof(dir, "context-zero.pb.gz", &p, &data, &raw);
+	labels_ok = pp && pp->n_sample == 5 && pp->sample[0]->n_label == 8 &&
+		    pp->sample[0]->label[5]->num == 0 && !strcmp(str(pp, pp->sample[0]->label[5]->num_unit), "count") &&
+		    !strcmp(str(pp, pp->sample[0]->label[7]->str), "\"\"");
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(raw);
+	free(data);
+	hit.strings[2] = NULL;
+	pp = context_pprof(NULL, NULL, &p, &data, &raw);
+	labels_ok = labels_ok && pp && pp->n_sample == 5 && pp->sample[0]->n_label == 8 &&
+		    !strcmp(str(pp, pp->sample[0]->label[7]->str), "(not read; pointer 0x2000)");
+	ok(labels_ok, "pprof: a context value 0 with the unit count, an empty string as \"\", a string not read said");
+	if (pp)
+		perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(raw);
+	free(data);
+	hit.values[0] = (uint64_t)-5;
+	hit.strings[2] = "a\"b\n";
 
 	data = write_profile(&p, "trace", &all, &size);
 	ok(size && strstr(data, "\"function\":\"top\",\"system_name\":\"top\"") &&
@@ -608,7 +646,7 @@ int main(int argc, char **argv)
 	check_folded_sums();
 	check_terminal_text();
 
-	check_context();
+	check_context(dir);
 
 	data = check_format(dir, "speedscope", &plain, "speedscope.json", &size);
 	ok(size && strstr(data, "\"name\":\"app (pid 100, tid 100)\"") &&
