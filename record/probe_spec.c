@@ -299,7 +299,6 @@ struct param_info {
 	bool chars;	 /* a pointer to characters (points_to_chars): str() may read it */
 };
 
-/* The subprogram DIE of the function whose entry is pc (bias applied), out-of-line instance or not. */
 /*
  * The unit holding addr. libdw 0.188 finds it by .debug_aranges only, which clang does not write by default
  * (`--probe` of every clang binary said "no DWARF"): else by each unit's own ranges, as convert's cu_index does.
@@ -319,6 +318,7 @@ static Dwarf_Die *unit_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *mem, Dwa
 	return NULL;
 }
 
+/* The subprogram DIE of the function whose entry is addr (bias applied), out-of-line instance or not. */
 static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out, Dwarf_Addr *bias)
 {
 	Dwarf_Die unit, *cu = unit_of(mod, addr, &unit, bias), *scopes = NULL;
@@ -338,7 +338,6 @@ static bool find_subprogram(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out, D
 	return found;
 }
 
-/* Fills params (at most max) from the formal parameters of subprogram sp; returns how many. */
 /*
  * Whether subprogram sp returns its value in memory, through a pointer the caller passes in rdi ahead of every
  * parameter, which DWARF does not list: a struct, class or union of more than 16 bytes, or one the ABI passes by
@@ -369,6 +368,7 @@ static enum return_way returns_in_memory(Dwarf_Die *sp)
 	return size > 16 ? RETURN_IN_MEMORY : RETURN_IN_REGISTERS;
 }
 
+/* Fills params (at most max) from the formal parameters of subprogram sp; returns how many. */
 static size_t list_params(Dwarf_Die *sp, Dwarf_Addr pc, struct param_info *params, size_t max)
 {
 	Dwarf_Die child;
@@ -469,6 +469,29 @@ static int find_function(Dwfl_Module *mod, const char *name, GElf_Addr *value)
 	return found;
 }
 
+/*
+ * Whether the compiler inlined subprogram sp (its out-of-line instance) somewhere: its abstract instance says so
+ * (DW_INL_inlined, DW_INL_declared_inlined). A uprobe at the entry sees only the calls of the out-of-line copy:
+ * a probe on a function inlined at its busy call sites counted 0 hits and said nothing.
+ */
+static bool inlined_somewhere(Dwarf_Die *sp)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word inl;
+
+	return dwarf_attr_integrate(sp, DW_AT_inline, &attr) && dwarf_formudata(&attr, &inl) == 0 &&
+	       (inl == DW_INL_inlined || inl == DW_INL_declared_inlined);
+}
+
+bool probe_same_place(const struct probe *a, const struct probe *b)
+{
+	if (a->address != b->address)
+		return false;
+	if (a->build_id_size && a->build_id_size == b->build_id_size)
+		return !memcmp(a->build_id, b->build_id, a->build_id_size);
+	return !strcmp(a->path, b->path);
+}
+
 /* "r, id, name" (at most size bytes) */
 static void param_list(const struct param_info *params, size_t n, char *out, size_t size)
 {
@@ -540,6 +563,10 @@ int probe_resolve(struct probe *p)
 		have_dwarf = find_subprogram(mod, value + mod_bias, &sp, &bias);
 		if (have_dwarf)
 			n = list_params(&sp, value + mod_bias - bias, params, sizeof(params) / sizeof(params[0]));
+		if (have_dwarf && inlined_somewhere(&sp))
+			warning("--probe '%s': %s is also inlined into callers in '%s' (DWARF: DW_AT_inline): the calls "
+				"made there do not reach its entry, and are not hits",
+				p->spec, p->function, p->path);
 	}
 	param_list(params, n, list, sizeof(list));
 	for (unsigned int i = 0; i < p->arg_count; i++) {

@@ -38,6 +38,11 @@ int probe_parse(struct probe *p, const char *spec);
 /* Finds the function in the binary and the register of each named parameter (DWARF). 0, or -1 with one
  * error line: an unknown parameter lists those the function has. */
 int probe_resolve(struct probe *p);
+/*
+ * Whether two resolved probes are on the same code: one binary (by build ID, else path) and one address (a
+ * function and its alias). convert shows a frame the context of one probe only, so record refuses the second.
+ */
+bool probe_same_place(const struct probe *a, const struct probe *b);
 void probe_release(struct probe *p);
 
 #endif

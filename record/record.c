@@ -371,9 +371,16 @@ static int parse_options(struct recorder *rec, int argc, char **argv)
 	else if (rec->probe_count || rec->signals || rec->exceptions)
 		rec->metrics_interval_ms = DEFAULT_METRICS_INTERVAL_MS;
 	/* Before anything is loaded: a probe that names what the binary does not have is refused now. */
-	for (size_t i = 0; i < rec->probe_count; i++)
+	for (size_t i = 0; i < rec->probe_count; i++) {
 		if (probe_resolve(&rec->probes[i]) < 0)
 			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (probe_same_place(&rec->probes[j], &rec->probes[i]))
+				return error("--probe '%s': %s in '%s' has a probe already (--probe '%s'), and a frame shows "
+					     "one probe's values: name every argument in one probe",
+					     rec->probes[i].spec, rec->probes[i].function, rec->probes[i].path,
+					     rec->probes[j].spec);
+	}
 	if (off_cpu_option && !rec->off_cpu)
 		return error("%s chooses off-CPU samples: it needs --off-cpu", off_cpu_option);
 	if (rec->min_block_us > rec->max_block_us)

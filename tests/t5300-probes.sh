@@ -480,4 +480,39 @@ test_expect_success GCC,BPF 'a probe hit packed in less than four bytes of file:
 	grep "sample with probe context" packed.report
 '
 
+test_expect_success GCC 'a second probe on a probed function is refused: a frame shows one probe'"'"'s values' '
+	test_must_fail stackrec record --probe "./crash:parse_record(id)" --probe "./crash:parse_record(str(name))" \
+		-o twice.rec -- ./crash 2>err &&
+	cat err &&
+	test_line_count err = 1 &&
+	grep -F "parse_record in '"'"'$PWD/crash'"'"' has a probe already (--probe '"'"'./crash:parse_record(id)'"'"')" err &&
+	test ! -e twice.rec
+'
+
+test_expect_success GCC,BPF 'a probe on a function also inlined into its callers says that those calls are no hits' '
+	cat >inlined.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	int step(int x) { return x * 3 + 1; }
+	int main(int argc, char **argv)
+	{
+		long n = argc > 1 ? atol(argv[1]) : 1000, s = 0;
+		for (long i = 0; i < n; i++)
+			s += step((int)i);
+		printf("%ld\n", s);
+		return 0;
+	}
+	EOF
+	gcc -O2 -g -o inlined inlined.c &&
+	gcc -O0 -g -o not-inlined inlined.c &&
+	stackrec record --probe "./inlined:step(x)" -o inlined.rec -- ./inlined 1000 >/dev/null 2>err &&
+	cat err &&
+	grep -F "step is also inlined into callers in '"'"'$PWD/inlined'"'"' (DWARF: DW_AT_inline): the calls made there do not reach its entry" err &&
+	grep -F "recorded 0 probe hits" err &&
+	stackrec record --probe "./not-inlined:step(x)" -o not-inlined.rec -- ./not-inlined 1000 >/dev/null 2>err &&
+	cat err &&
+	! grep -F "inlined into" err &&
+	grep -F "recorded 1000 probe hits" err
+'
+
 test_done
