@@ -503,6 +503,18 @@ static int extract_block(void *ctx, uint32_t type, const void *body, uint32_t si
 	return 0;
 }
 
+char *archive_file_identity(const char *archive_path)
+{
+	char *path = realpath(archive_path, NULL), *identity = NULL;
+	struct stat st;
+
+	if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		identity = xasprintf("archive %s %lld %lld.%09ld", path, (long long)st.st_size,
+				     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	free(path);
+	return identity;
+}
+
 const char *archive_temp_parent(void)
 {
 	const char *dir = getenv("TMPDIR");

@@ -22,6 +22,11 @@
  */
 char *archive_extract(const char *archive_path, bool *damaged);
 void archive_remove_dir(char *dir);
+/*
+ * "archive PATH SIZE MTIME" of the archive file (its absolute path), for the caches' keys in place of the directory
+ * archive_extract makes anew at every run (debug_file_search.archive_identity); NULL when it cannot be had.
+ */
+char *archive_file_identity(const char *archive_path);
 /* Where archive_extract makes its directory: $TMPDIR when it is an absolute path, else /tmp. */
 const char *archive_temp_parent(void);
 

@@ -1312,7 +1312,7 @@ int cmd_convert(int argc, char **argv)
 	struct recording_reader reader;
 	struct convert *c;
 	const char *cache_dir_option = NULL, *archive_path = NULL;
-	char *cache_dir = NULL, *archive_dir = NULL, *symfs = NULL;
+	char *cache_dir = NULL, *archive_dir = NULL, *archive_identity = NULL, *symfs = NULL;
 	bool no_cache = false, explain = false;
 	int opt, status = 0;
 	bool damaged;
@@ -1474,6 +1474,8 @@ int cmd_convert(int argc, char **argv)
 		if (archive_dir) {
 			sym.search.dirs = xrealloc(sym.search.dirs, (sym.search.dir_count + 1) * sizeof(char *));
 			sym.search.dirs[sym.search.dir_count++] = xstrdup(archive_dir);
+			sym.search.archive_dir = archive_dir;
+			sym.search.archive_identity = archive_identity = archive_file_identity(archive_path);
 		}
 	}
 	if (have_cached) {
@@ -1567,6 +1569,7 @@ int cmd_convert(int argc, char **argv)
 	free(cache_dir);
 	free(profile_key);
 	archive_remove_dir(archive_dir);
+	free(archive_identity);
 	free(c);
 release_options:
 	symbolizer_options_release(&sym);

@@ -35,6 +35,11 @@ struct debug_file_search {
 	const char *symfs;	    /* --symfs: the recording machine's files are under this root, or NULL */
 	const void *vdso_image;	    /* the recording's [vdso] (a FILE block), or NULL */
 	size_t vdso_size;
+	/* --archive: the directory its files were extracted to (also in dirs), and the archive file's identity
+	 * ("archive PATH SIZE MTIME"), which stands for that directory in the caches' keys: the directory is a new
+	 * one, with new files, at every run */
+	const char *archive_dir;
+	const char *archive_identity;
 };
 
 struct debug_file {

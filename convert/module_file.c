@@ -30,16 +30,17 @@ struct candidate_walk {
 	bool have_self;
 	size_t others;
 	char **identity; /* module_file_identity's walk: each candidate that is a file is added to it, none checked */
+	const struct debug_file_search *search; /* ... found by this search */
 };
 
-static void identify_file(char **identity, const char *path);
+static void identify_file(char **identity, const char *path, const struct debug_file_search *search);
 
 static bool candidate_ok(struct candidate_walk *w, const char *path)
 {
 	struct stat st;
 
 	if (w->identity) {
-		identify_file(w->identity, path);
+		identify_file(w->identity, path, w->search);
 		return true;
 	}
 	if (stat(path, &st) == 0 && !(w->have_self && st.st_dev == w->self.st_dev && st.st_ino == w->self.st_ino))
@@ -765,28 +766,37 @@ char *module_file_go_build_id(Elf *elf)
 	return NULL;
 }
 
-/* Appends " PATH SIZE MTIME" of path to *identity when it is a file. */
-static void identify_file(char **identity, const char *path)
+/*
+ * Appends " PATH SIZE MTIME" of path to *identity when it is a file; for a file extracted from search's archive,
+ * "ARCHIVE-IDENTITY/RELATIVE-PATH SIZE": the archive's own identity stands for the new directory and the new files'
+ * times of every run, which kept every module's symbol cache entry from being used with --archive.
+ */
+static void identify_file(char **identity, const char *path, const struct debug_file_search *search)
 {
+	size_t n = search->archive_dir && search->archive_identity ? strlen(search->archive_dir) : 0;
 	struct stat st;
 	char *more;
 
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
-	more = xasprintf("%s%s%s %lld %lld.%09ld", *identity ? *identity : "", *identity ? "; " : "", path,
-			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (n && !strncmp(path, search->archive_dir, n) && path[n] == '/')
+		more = xasprintf("%s%s%s%s %lld", *identity ? *identity : "", *identity ? "; " : "",
+				 search->archive_identity, path + n, (long long)st.st_size);
+	else
+		more = xasprintf("%s%s%s %lld %lld.%09ld", *identity ? *identity : "", *identity ? "; " : "", path,
+				 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	free(*identity);
 	*identity = more;
 }
 
 char *module_file_identity(const struct module_file *mf, const char *build_id, const struct debug_file_search *search)
 {
-	struct candidate_walk w = { .root = search->symfs };
+	struct candidate_walk w = { .root = search->symfs, .search = search };
 	const char *link;
 	char *identity = NULL, *path_list, *canonical;
 	GElf_Word crc = 0;
 
-	identify_file(&identity, mf->path);
+	identify_file(&identity, mf->path, search);
 	if (!identity)
 		return NULL;
 	/* The debuginfod servers asked (convert --debuginfod sets DEBUGINFOD_URLS): an entry made without them,
@@ -804,7 +814,7 @@ char *module_file_identity(const struct module_file *mf, const char *build_id, c
 		char *path = rel ? xasprintf("%s/%s", dir, rel) : NULL;
 
 		if (path)
-			identify_file(&identity, path);
+			identify_file(&identity, path, search);
 		free(path);
 		free(rel);
 		free(dir);

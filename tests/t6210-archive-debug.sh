@@ -36,7 +36,8 @@ test_expect_success DWZ 'build two programs sharing a dwz file and one with a .g
 	readelf -p .gnu_debugaltlink dbg/.build-id/*/*.debug | grep -c "$PWD/dwzdir/common" >count &&
 	echo 2 >expect && test_cmp expect count &&
 	objcopy --only-keep-debug three three.dbg && strip -g three && objcopy --add-gnu-debuglink=three.dbg three &&
-	test "$(build_id one)" != "$(build_id two)" && test "$(build_id one)" != "$(build_id three)"
+	test "$(build_id one)" != "$(build_id two)" && test "$(build_id one)" != "$(build_id three)" &&
+	for p in one two three; do build_id $p >id-$p || return 1; done
 '
 
 # one's dwz file where convert looks for it: with --symfs, under the tree only (libdw read this machine's, the
@@ -91,6 +92,20 @@ test_expect_success BPF,DWZ 'the archive carries the dwz file once and the .gnu_
 	grep -c "^stackrec: archived $PWD/dwzdir/common as .$PWD/dwzdir/common\.debug. " err >count &&
 	echo 1 >expect && test_cmp expect count &&
 	grep "^stackrec: archived $PWD/three.dbg as .$PWD/three\.dbg\.debug. " err
+'
+
+test_expect_success BPF,DWZ 'convert --archive again uses the symbol cache entries the first run wrote' '
+	# the archive is extracted to a new directory at every run: its path and its files'"'"' times were in the
+	# entries'"'"' keys, so each run found them "made from other files" and wrote them again
+	rm -rf "$STACKREC_CACHE_DIR" &&
+	stackrec convert -v three.rec --archive three.archive -f trace -o cold.trace 2>cold.err &&
+	grep "symbol cache entry .*/$(cat id-one).* written$" cold.err &&
+	stackrec convert -v three.rec --archive three.archive -f trace -o warm.trace 2>warm.err &&
+	cat warm.err &&
+	! grep -e "not used" -e " written$" warm.err &&
+	for p in one two three; do grep "symbol cache entry .*/$(cat id-$p)\..*: [0-9]* addresses$" warm.err || return 1; done &&
+	test_cmp there.trace cold.trace &&
+	test_cmp there.trace warm.trace
 '
 
 # The real thing: Debian's assembler, whose debug file (binutils-x86-64-linux-gnu-dbg) takes most of its DWARF
