@@ -4,6 +4,7 @@
  * tell what happens from now on. Also the writers of TASK and MAPPING blocks, shared with side_band.c.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static void fill_file_identity(pid_t pid, uint64_t start, uint64_t end, const ch
 	m->dev_minor = minor(st.st_dev);
 }
 
-int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t start, uint64_t end,
+int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t view, uint64_t start, uint64_t end,
 		  uint64_t offset, uint32_t prot, uint32_t flags, uint32_t major, uint32_t minor, uint64_t inode,
 		  const uint8_t *build_id, uint8_t build_id_size, const char *path)
 {
@@ -90,14 +91,14 @@ int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t st
 		m.build_id_size = build_id_size;
 		memcpy(m.build_id, build_id, build_id_size);
 	} else {
-		read_mapping_build_id(pid, start, end, path, &m);
+		read_mapping_build_id(view, start, end, path, &m);
 	}
 	if (!inode)
-		fill_file_identity(pid, start, end, path, &m);
+		fill_file_identity(view, start, end, path, &m);
 	if (u64_set_add(&rec->mapped_pids, (uint64_t)pid))
 		embedded_note_process(pid);
 	if (m.build_id_size && strncmp(path, "/memfd:", 7) != 0)
-		build_id_cache_add(rec, pid, start, end, path, m.build_id, m.build_id_size);
+		build_id_cache_add(rec, view, start, end, path, m.build_id, m.build_id_size);
 	m.path_size = (uint32_t)strlen(path) + 1;
 	if (!strcmp(path, "[vdso]") && embedded_note_vdso_mapping(rec, start, end) < 0)
 		return -1;
@@ -114,6 +115,51 @@ static void read_comm(const char *file, char comm[SREC_COMM_LEN])
 	if (fgets(comm, SREC_COMM_LEN, f))
 		comm[strcspn(comm, "\n")] = '\0';
 	fclose(f);
+}
+
+char proc_task_state(pid_t id)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", id);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	paren = strrchr(buf, ')'); /* the state follows the comm, which may itself contain ')' */
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+pid_t process_live_task(pid_t pid)
+{
+	char dir_path[64];
+	struct dirent *d;
+	pid_t live = 0;
+	DIR *dir;
+	char state = proc_task_state(pid);
+
+	if (state && state != 'Z' && state != 'X')
+		return pid;
+	if (!state)
+		return 0;
+	snprintf(dir_path, sizeof(dir_path), "/proc/%d/task", pid);
+	if (!(dir = opendir(dir_path)))
+		return 0;
+	while (!live && (d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+
+		state = tid > 0 && tid != pid ? proc_task_state(tid) : 0;
+		if (state && state != 'Z' && state != 'X')
+			live = tid;
+	}
+	closedir(dir);
+	return live;
 }
 
 static void scan_threads(struct recorder *rec, pid_t pid)
@@ -142,9 +188,12 @@ static void scan_maps(struct recorder *rec, pid_t pid)
 {
 	char file[64], *line = NULL;
 	size_t cap = 0;
+	pid_t view = process_live_task(pid);
 	FILE *f;
 
-	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	if (!view)
+		return;
+	snprintf(file, sizeof(file), "/proc/%d/maps", view);
 	f = fopen(file, "re");
 	if (!f)
 		return;
@@ -160,8 +209,8 @@ static void scan_maps(struct recorder *rec, pid_t pid)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-		write_mapping(rec, rec->start_ns, pid, start, end, offset, prot, SREC_MAPPING_FROM_PROC, major, minor,
-			      inode, NULL, 0, path_at ? line + path_at : "");
+		write_mapping(rec, rec->start_ns, pid, view, start, end, offset, prot, SREC_MAPPING_FROM_PROC, major,
+			      minor, inode, NULL, 0, path_at ? line + path_at : "");
 	}
 	free(line);
 	fclose(f);

@@ -213,8 +213,17 @@ void side_band_close(struct recorder *rec);
 /* record/proc_scan.c: TASK (existing) and MAPPING blocks for a running process. */
 int proc_scan_process(struct recorder *rec, pid_t pid);
 int proc_scan_all(struct recorder *rec);
-/* Writes a MAPPING block; reads the build ID from the file when build_id_size is 0. */
-int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, uint64_t start, uint64_t end,
+/* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too), or 0 when unreadable. */
+char proc_task_state(pid_t id);
+/*
+ * The task whose /proc entry shows process pid's memory: pid, or, once its main thread has exited while other
+ * threads run on (pthread_exit leaves it a zombie, with an empty /proc/PID/maps), a live thread of it (its
+ * /proc/TID, which is there for every thread); 0 when no task of it is alive.
+ */
+pid_t process_live_task(pid_t pid);
+/* Writes a MAPPING block of pid; reads the build ID from the file, through /proc/VIEW (a task of pid whose
+ * entry shows its memory: process_live_task), when build_id_size is 0. */
+int write_mapping(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t view, uint64_t start, uint64_t end,
 		  uint64_t offset, uint32_t prot, uint32_t flags, uint32_t major, uint32_t minor, uint64_t inode,
 		  const uint8_t *build_id, uint8_t build_id_size, const char *path);
 int write_task(struct recorder *rec, uint64_t time_ns, pid_t pid, pid_t tid, pid_t parent, uint32_t event,

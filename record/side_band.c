@@ -112,10 +112,10 @@ static void handle_mmap2(struct recorder *rec, const struct perf_event_header *h
 	memcpy(path, m->filename, len);
 	path[len] = '\0';
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-		write_mapping(rec, record_time(h), (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0, 0,
+		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0, 0,
 			      0, 0, m->build_id, m->build_id_size > SREC_BUILD_ID_MAX ? 0 : m->build_id_size, path);
 	else
-		write_mapping(rec, record_time(h), (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0,
+		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0,
 			      m->maj, m->min, m->ino, NULL, 0, path);
 }
 

@@ -175,26 +175,21 @@ int target_start(struct recorder *rec)
 	return 0;
 }
 
-/* A process that exited but was not reaped yet (a zombie) still answers kill(pid, 0): it counts as gone. */
-static bool process_alive(pid_t pid)
+/*
+ * A process that exited but was not reaped yet (a zombie) still answers kill(pid, 0): it counts as gone. A process
+ * whose main thread alone has exited (pthread_exit) is a zombie too by its own /proc/PID/stat, but runs on in its
+ * other threads: it is alive (process_live_task). A thread (-t) is alive while its own task is.
+ */
+static bool process_alive(pid_t pid, bool thread)
 {
-	char path[64], buf[256], *paren;
-	ssize_t n;
-	int fd;
+	char state;
 
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	paren = strrchr(buf, ')'); /* the state follows the comm, which may itself contain ')' */
-	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+	if (!thread)
+		return process_live_task(pid) != 0;
+	state = proc_task_state(pid);
+	return !state || (state != 'Z' && state != 'X'); /* unreadable: there, as kill() says */
 }
 
 void target_warn_gone_at_start(const struct recorder *rec)
@@ -206,7 +201,7 @@ void target_warn_gone_at_start(const struct recorder *rec)
 	if (rec->target != TARGET_PIDS && !threads)
 		return;
 	for (size_t i = 0; i < count; i++)
-		if (!process_alive(ids[i]))
+		if (!process_alive(ids[i], threads))
 			warning("%s %d exited before recording started: nothing of it is recorded",
 				threads ? "thread" : "process", (int)ids[i]);
 }
@@ -226,12 +221,12 @@ bool target_gone(struct recorder *rec)
 		return command_exited(rec);
 	case TARGET_PIDS:
 		for (size_t i = 0; i < rec->pid_count; i++)
-			if (process_alive(rec->pids[i]))
+			if (process_alive(rec->pids[i], false))
 				return false;
 		return true;
 	case TARGET_THREADS: /* /proc/TID/stat is there for a thread too */
 		for (size_t i = 0; i < rec->tid_count; i++)
-			if (process_alive(rec->tids[i]))
+			if (process_alive(rec->tids[i], true))
 				return false;
 		return true;
 	case TARGET_ALL: /* until stopped, unless a command runs meanwhile */

@@ -110,6 +110,49 @@ test_expect_success BPF '-p PID of a process that ended while the recorder loade
 	kill $parent
 '
 
+# A process whose main thread called pthread_exit runs on in its other threads, though its own /proc/PID/stat
+# says Z and its /proc/PID/maps is empty: it was "exited before recording started", the recording stopped when
+# its main thread exited, and -a named none of its frames.
+test_expect_success BPF 'a process whose main thread has exited is recorded while its other threads run, its frames named' '
+	cat >leader_exits.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <pthread.h>
+	#include <stdlib.h>
+	#include <time.h>
+	static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+	volatile unsigned long sink;
+	__attribute__((noinline)) void orphan_spin(double s) { double end = now() + s; while (now() < end) sink++; }
+	__attribute__((noinline)) void main_spin(double s) { double end = now() + s; while (now() < end) sink++; }
+	static void *orphan(void *a) { pthread_setname_np(pthread_self(), "orphan"); orphan_spin(atof(a)); return 0; }
+	int main(int argc, char **argv)
+	{
+		pthread_t t;
+		pthread_create(&t, 0, orphan, argv[1]);
+		if (argc > 2)
+			main_spin(atof(argv[2]));
+		pthread_exit(0);
+	}
+	EOF
+	gcc -O2 -g -pthread -fno-omit-frame-pointer -o leader_exits leader_exits.c &&
+	# the main thread is gone before the recording starts
+	./leader_exits 6 & pid=$! &&
+	wait_until 60 grep -q "^State:.*zombie" /proc/$pid/status &&
+	"$STACKREC" record -F 499 --duration 1 -p $pid -o gone-leader.rec 2>err &&
+	cat err &&
+	! grep "exited before recording started" err &&
+	stackrec convert gone-leader.rec -o gone-leader.folded &&
+	cat gone-leader.folded &&
+	! grep -F "[unknown]" gone-leader.folded &&
+	awk "{ all += \$NF } /;orphan_spin/ { spin += \$NF } END { exit !(all > 100 && spin == all) }" gone-leader.folded &&
+	# ... and while it is recorded: the recording goes on to its --duration
+	./leader_exits 4 0.5 & pid2=$! &&
+	wait_until 60 grep -qx orphan /proc/$pid2/task/*/comm &&
+	"$STACKREC" record -F 499 --duration 2 -p $pid2 -o exits-leader.rec 2>err &&
+	cat err &&
+	grep -E "recorded [0-9]+ samples from 1 processes in 2\.[0-9]+ s" err &&
+	kill $pid $pid2 2>/dev/null; true
+'
+
 test_expect_success 'build a program with a second thread, both spinning' '
 	cat >threads.c <<-\EOF &&
 	#define _GNU_SOURCE
