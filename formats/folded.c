@@ -20,7 +20,7 @@
  * frame separator: ';' becomes ':' (as stackcollapse does), control characters (newlines, tabs) and bytes
  * that begin no UTF-8 sequence (flamegraph.pl reads UTF-8) become '?',
  * and a name ending in whitespace + digits (which flamegraph.pl would read as a second, differential
- * count) has that whitespace turned into '_'. In the comm, spaces become '_' as stackcollapse-perf.pl does.
+ * count; Unicode's spaces and digits too, trailing_number_guard) has that whitespace turned into '_'. In the comm, spaces become '_' as stackcollapse-perf.pl does.
  */
 #include <assert.h>
 #include <inttypes.h>
@@ -67,10 +67,68 @@ static bool word_has_escaped(uint64_t w, bool is_comm)
 	       ((del - ones) & ~del & highs);
 }
 
+/*
+ * The code point of the UTF-8 character that ends at s[end] (exclusive), at most four bytes back to s[start], and
+ * its first byte's index in *at; -1 for a byte that ends no valid character.
+ */
+static long char_before(const char *s, size_t start, size_t end, size_t *at)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = end - 1;
+	long c;
+
+	while (i > start && end - i < 4 && (u[i] & 0xc0) == 0x80)
+		i--;
+	*at = i;
+	if (u[i] < 0x80)
+		return end - i == 1 ? u[i] : -1;
+	if (utf8_sequence_length(u + i, end - i) != end - i)
+		return -1;
+	c = u[i] & (0x7f >> (end - i));
+	for (size_t k = i + 1; k < end; k++)
+		c = c << 6 | (u[k] & 0x3f);
+	return c;
+}
+
+/* Perl's \s under Unicode rules (flamegraph.pl reads UTF-8): the White_Space property. */
+static bool unicode_space(long c)
+{
+	return (c >= 0x09 && c <= 0x0d) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+	       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/*
+ * A name that ends in whitespace, then digits (flamegraph.pl's \s+?(\d+(?:\.\d*)?)$ would read them as a second,
+ * differential count): that whitespace becomes '_'. Under Unicode rules \s takes the no-break and ideographic
+ * spaces and \d every script's digits (Arabic-Indic, fullwidth, ...): every character past ASCII counts as a
+ * digit here, which at worst turns a space that needed no guard. b's name starts at start.
+ */
+static void trailing_number_guard(struct buf *b, size_t start)
+{
+	size_t end = b->len, at;
+	bool digits = false;
+	long c;
+
+	while (end > start && (c = char_before(b->s, start, end, &at)) >= 0) {
+		if (unicode_space(c)) {
+			if (!digits)
+				return;
+			b->s[at] = '_';
+			memmove(b->s + at + 1, b->s + end, b->len - end + 1);
+			b->len -= end - at - 1;
+			return;
+		}
+		if (!((c >= '0' && c <= '9') || c == '.' || c >= 0x80))
+			return;
+		digits |= c != '.';
+		end = at;
+	}
+}
+
 /* Appends name escaped (see the top of this file); is_comm also turns spaces into '_'. */
 static void add_escaped(struct buf *b, const char *name, bool is_comm)
 {
-	size_t start, end, digits, i;
+	size_t start, end, i;
 	uint64_t high = 0;
 
 	if (!*name)
@@ -107,12 +165,7 @@ static void add_escaped(struct buf *b, const char *name, bool is_comm)
 			b->s[i] = '?';
 		i += len ? len : 1;
 	}
-	for (digits = end; digits > start && ((b->s[digits - 1] >= '0' && b->s[digits - 1] <= '9') ||
-					      b->s[digits - 1] == '.');
-	     digits--)
-		;
-	if (digits < end && digits > start && b->s[digits - 1] == ' ')
-		b->s[digits - 1] = '_';
+	trailing_number_guard(b, start);
 }
 
 /* A key of stack_memo (convert/stack_memo.h) made of words. */

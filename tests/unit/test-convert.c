@@ -689,6 +689,36 @@ static void check_folded(const struct profile *p, const struct output_options *o
 }
 
 /* A profile by hand: one stack with odd names, for the folded writer. */
+/*
+ * flamegraph.pl reads UTF-8: its \s takes the no-break and ideographic spaces, its \d every script's digits, so a
+ * leaf named "tick<NBSP>42" read as a differential line ("tick", 42 before). Such a space becomes '_'.
+ */
+static void test_folded_unicode_numbers(void)
+{
+	static const char *names[] = { "tick\xc2\xa0" "42", "wide\xe3\x80\x80" "7", "arabic digit 1\xd9\xa3", "no\xc2\xa0" "digits" };
+	struct output_options options = { 0 };
+	struct profile p;
+	uint32_t stack[1];
+
+	profile_init(&p);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct profile_location *l;
+
+		stack[0] = profile_intern_location(&p, PROFILE_LOCATION_USER, PROFILE_NO_MODULE, 0x1000 + i, 0x1000 + i,
+						   false, PROFILE_UNWIND_PC);
+		l = &p.locations[stack[0]];
+		l->frames = xcalloc(1, sizeof(*l->frames));
+		l->frames[0].function = xstrdup(names[i]);
+		l->frame_count = 1;
+		add(&p, 5, 5, "t", ON, 10 + i, 1000000, stack, 1, 0);
+	}
+	profile_finish(&p);
+	check_folded(&p, &options,
+		     "t;arabic digit_1\xd9\xa3 1\nt;no\xc2\xa0" "digits 1\nt;tick_42 1\nt;wide_7 1\n",
+		     "folded: a Unicode space before digits (any script's) becomes '_', one before letters stays");
+	profile_release(&p);
+}
+
 static void test_folded(void)
 {
 	const struct output_format *folded = output_format_find("folded");
@@ -1274,6 +1304,7 @@ static int run_tests(void)
 	test_demangle();
 	test_pointer_table();
 	test_folded();
+	test_folded_unicode_numbers();
 	test_jit_maps();
 	test_jit_maps_line_ends();
 	test_symbol_table();
