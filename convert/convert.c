@@ -419,9 +419,15 @@ static bool jit_location(struct convert *c, uint32_t pid, const struct unwind_fr
 	loc = &p->locations[*out];
 	if (!loc->frame_count) {
 		loc->frames = xcalloc(1, sizeof(*loc->frames));
+		loc->frame_count = 1;
+		/* A line "START SIZE " names nothing: unnamed, as every output shows an unnamed frame (folded wrote
+		 * "[unknown]", d3 "[perf-PID.map]", trace a function "") */
+		if (!*name) {
+			loc->unnamed_reason = PROFILE_UNNAMED_EMPTY_JIT_NAME;
+			return true;
+		}
 		loc->frames[0].function = xstrdup(name);
 		loc->frames[0].system_name = xstrdup(name);
-		loc->frame_count = 1;
 	}
 	return true;
 }

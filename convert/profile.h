@@ -64,6 +64,8 @@ enum profile_unwind {
 
 /* The unnamed_reason of a user address that no recorded mapping covers (--explain tells why it may be so). */
 #define PROFILE_UNNAMED_NO_MAPPING "no mapping for the address"
+/* ... of a JIT address whose perf map line gives an empty name. */
+#define PROFILE_UNNAMED_EMPTY_JIT_NAME "its perf map entry has an empty name"
 /* The unnamed_reasons of a kernel address: every name comes from the recording's kallsyms (kernel_symbols.h). */
 #define PROFILE_UNNAMED_KERNEL_HIDDEN "kernel addresses were hidden (kernel.kptr_restrict) when recording"
 #define PROFILE_UNNAMED_NO_KALLSYMS "no kernel symbols in the recording"

@@ -321,6 +321,22 @@ test_expect_success BPF,GCC 'code in anonymous executable memory (a JIT'"'"'s), 
 		";spin$" ";__libc_start_call_main;main;run_jitted;jitted_trampoline_\[j\];spin$" 95
 '
 
+# A perf map line "START SIZE " names nothing: folded wrote [unknown], d3 and speedscope [perf-PID.map], the
+# trace a function "" with no reason.
+test_expect_success BPF,GCC 'a JIT frame whose perf map line names nothing is unnamed, alike in folded, d3 and trace' '
+	stackrec record -F 999 -o jit_empty.rec -- ./jit_stub 400 "" &&
+	pid=$(stackrec convert jit_empty.rec --pid | sed -n "s/^jit_stub-\([0-9]*\);.*/\1/p" | head -n 1) &&
+	rm -f "/tmp/perf-$pid.map" &&
+	stackrec convert jit_empty.rec -o jit_empty.folded &&
+	grep ";main;run_jitted;\[perf-$pid.map\];spin " jit_empty.folded &&
+	! grep -F "[unknown]" jit_empty.folded &&
+	stackrec convert jit_empty.rec -f d3 -o jit_empty.d3 &&
+	grep -F "\"name\":\"[perf-$pid.map]\"" jit_empty.d3 &&
+	stackrec convert jit_empty.rec -f trace -o jit_empty.trace &&
+	grep -F "\"function\":null" jit_empty.trace | grep -F "\"unnamed_reason\":\"its perf map entry has an empty name\"" &&
+	! grep -F "\"function\":\"\"" jit_empty.trace
+'
+
 # An io_uring worker thread (iou-wrk) runs only in the kernel; its user registers are a copy of its creator's
 # with ip 0. The dwarf copy took them: every worker stack began with a user frame at 0x0, [unknown].
 test_expect_success BPF,GCC,LIBURING 'an io_uring worker, default options: kernel frames only, no user frame it never ran' '
