@@ -472,10 +472,14 @@ static void print_info(struct info *in, const struct recording_reader *r)
 	if (in->bad_blocks)
 		printf("  %-20s %" PRIu64 " (skipped)\n", "malformed", in->bad_blocks);
 	printf("samples:\n");
-	printf("  %-20s %" PRIu64 "\n", "samples", in->samples);
+	/* Events are stacks too (SAMPLE blocks of kind EVENT), but no samples: record's summary and convert count
+	 * them apart, and so does "events:" below. */
+	printf("  %-20s %" PRIu64 "%s\n", "samples", in->samples - in->event_samples,
+	       in->event_samples ? " (and the events' stacks, under events:)" : "");
 	if (in->off_cpu_samples)
 		printf("  %-20s %" PRIu64 " on-CPU, %" PRIu64 " off-CPU (%.3f s off the CPU)\n", "kinds",
-		       in->samples - in->off_cpu_samples, in->off_cpu_samples, (double)in->off_cpu_ns / 1e9);
+		       in->samples - in->event_samples - in->off_cpu_samples, in->off_cpu_samples,
+		       (double)in->off_cpu_ns / 1e9);
 	printf("  %-20s %.3f s\n", "time span", in->samples ? (double)(in->last_ns - in->first_ns) / 1e9 : 0.0);
 	/* As record's summary counts them: processes with samples. Others only had mappings or tasks recorded. */
 	size_t sampled = 0;

@@ -515,4 +515,15 @@ test_expect_success GCC,BPF 'a probe on a function also inlined into its callers
 	grep -F "recorded 1000 probe hits" err
 '
 
+test_expect_success GCC,BPF 'info counts samples as record does, events apart' '
+	{ stackrec record -F 999 --signals -o counted.rec -- ./crash 2>err; test $? -eq 139; } &&
+	cat err &&
+	summary=$(sed -n "s/^stackrec: recorded \([0-9]*\) samples .*/\1/p" err) &&
+	events=$(sed -n "s/.* probe hits (0 lost), \([0-9]*\) events .*/\1/p" err) &&
+	test "$events" -ge 1 &&
+	stackrec info counted.rec >counted.info &&
+	awk -v n="$summary" "\$1 == \"samples\" && \$2 == n { found = 1 } END { exit !found }" counted.info &&
+	awk -v n="$events" "\$1 == \"events\" && \$2 == n { found = 1 } END { exit !found }" counted.info
+'
+
 test_done
