@@ -977,7 +977,13 @@ int cmd_symbolize(int argc, char **argv)
 		case 'p': s.pretty = true; break;
 		case 's': s.basenames = true; break;
 		case 'j': s.section_name = optarg; break;
-		case 'b': /* addr2line's BFD target: libelf reads every ELF target itself */
+		case 'b': /* addr2line's BFD target: libelf reads every ELF target itself, and nothing else */
+			if (strncmp(optarg, "elf32-", 6) && strncmp(optarg, "elf64-", 6)) {
+				error("'%s': invalid bfd target: only ELF is read (elf64-x86-64, elf32-i386, ...)", optarg);
+				status = 1; /* as addr2line's exit status for it */
+				goto release_options;
+			}
+			break;
 		case 'r': /* addr2line's demangler recursion limit: libiberty's default applies */
 		case 'R': break;
 		case 'J': s.json = true; break;

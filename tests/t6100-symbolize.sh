@@ -424,7 +424,11 @@ test_expect_success 'a missing binary, a FIFO or a directory is one error line n
 	for flag in --version -V; do
 		stackrec symbolize $flag >out && grep -x "stackrec symbolize [0-9.]*" out || return 1
 	done &&
-	stackrec symbolize -H >out && grep "^usage: stackrec symbolize" out
+	stackrec symbolize -H >out && grep "^usage: stackrec symbolize" out &&
+	# -b: any ELF target (libelf reads the file'"'"'s own), a bogus one refused as addr2line does, exit 1
+	stackrec symbolize -b elf64-x86-64 -e /bin/true 0 >out &&
+	test_expect_code 1 stackrec symbolize -b bogus -e /bin/true 0 >out 2>err &&
+	test_line_count err = 1 && grep -x "stackrec: error: .bogus.: invalid bfd target: only ELF is read (.*)" err
 '
 
 # An ELF file whose header tables are not there: it was answered ??:0 for every address, exit 0, where addr2line
