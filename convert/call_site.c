@@ -194,19 +194,26 @@ static const unsigned char *code_around(const struct module_file *mf, uint64_t r
 /* Whether the code at at (before bytes before it, after from it on) is where a return address no call made
  * leads: a signal handler's, a makecontext function's or a goroutine's, which the kernel, the C library or Go's
  * runtime put on the stack. */
-static bool made_return(const unsigned char *at, size_t before, size_t after)
+/* Whether the code at at (after bytes from it on) is glibc's __start_context, where makecontext has the context's
+ * function return: mov %rbx, %rsp; mov (%rsp), %rdi; test %rdi, %rdi (after an endbr64 where glibc is built for
+ * CET). */
+static bool start_context_at(const unsigned char *at, size_t after)
 {
 	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	/* mov $15, %rax; syscall: rt_sigreturn (glibc's __restore_rt, after a nop) */
-	static const unsigned char sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
-	/* mov %rbx, %rsp; mov (%rsp), %rdi; test %rdi, %rdi: glibc's __start_context, where makecontext has the
-	 * context's function return (after an endbr64 where glibc is built for CET) */
 	static const unsigned char start_context[] = { 0x48, 0x89, 0xdc, 0x48, 0x8b, 0x3c, 0x24, 0x48, 0x85, 0xff };
 	size_t skip = after >= sizeof(endbr64) && !memcmp(at, endbr64, sizeof(endbr64)) ? sizeof(endbr64) : 0;
 
+	return after - skip >= sizeof(start_context) && !memcmp(at + skip, start_context, sizeof(start_context));
+}
+
+static bool made_return(const unsigned char *at, size_t before, size_t after)
+{
+	/* mov $15, %rax; syscall: rt_sigreturn (glibc's __restore_rt, after a nop) */
+	static const unsigned char sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
 	if (after >= sizeof(sigreturn) && !memcmp(at, sigreturn, sizeof(sigreturn)))
 		return true;
-	if (after - skip >= sizeof(start_context) && !memcmp(at + skip, start_context, sizeof(start_context)))
+	if (start_context_at(at, after))
 		return true;
 	/* Go's runtime.goexit + 1: a nop, then the call of goexit1 that ends a goroutine whose function returned */
 	return before >= 1 && after >= 1 && at[-1] == 0x90 && at[0] == 0xe8;
@@ -219,6 +226,15 @@ static enum call_kind return_address_kind(const unsigned char *at, size_t before
 	enum call_kind kind = call_before(at, before, displacement);
 
 	return kind == NO_CALL && made_return(at, before, after) ? MADE_RETURN : kind;
+}
+
+bool call_site_starts_context(const struct module_file *mf, uint64_t ra_offset)
+{
+	Dwarf_Addr ra_addr;
+	size_t before, after;
+	const unsigned char *at = code_around(mf, ra_offset, &ra_addr, &before, &after);
+
+	return at && start_context_at(at, after);
 }
 
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset)

@@ -57,5 +57,12 @@ const char *call_site_plt_function(const struct module_file *mf, GElf_Addr addr)
  * goroutine (runtime.goexit + 1).
  */
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset);
+/*
+ * Whether the return address at file offset ra_offset of mf is glibc's __start_context, the first instruction of
+ * the function makecontext has a context's function return to: the outermost frame of that context's stack. It
+ * is named at that address, not the byte before (another function's padding), and nothing called it: the words
+ * above it are the context's arguments and data, where a walk went on to callers that never called.
+ */
+bool call_site_starts_context(const struct module_file *mf, uint64_t ra_offset);
 
 #endif

@@ -490,7 +490,7 @@ static inline uint32_t placed_return_address(struct convert *c, uint32_t pid, ui
 	return placed_location(c, pid, time_ns, period, &frame, false);
 }
 
-enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL };
+enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL, RETURN_STARTS_CONTEXT };
 
 #define WALK_CUT UINT32_MAX /* no location: the last word of a cut walk's memo entry */
 
@@ -498,21 +498,28 @@ enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL };
 #define FP_CUT_REASON "a return address that follows no call"
 
 /*
- * Whether return address file_offset of module (a profile module index) follows no call instruction in the
- * module's code (call_site_follows_no_call). What cannot be read passes: JIT code, a module whose file was not
- * found, or one found by its path alone (no build ID), which may not be the code that ran.
+ * The file of module (a profile module index) whose code the return-address checks read, or NULL where it cannot
+ * be: JIT code, a module whose file was not found, or one found by its path alone (no build ID), which may not be
+ * the code that ran. What cannot be read passes every check.
  */
+static const struct module_file *checked_code(struct convert *c, uint32_t module)
+{
+	return module != PROFILE_NO_MODULE && c->profile.modules[module].build_id ? unwind_module_file(c->unwinder, module)
+										   : NULL;
+}
+
+/* Whether return address file_offset of module follows no call instruction in its code (call_site_follows_no_call). */
 static bool module_code_follows_no_call(struct convert *c, uint32_t module, uint64_t file_offset)
 {
-	const struct module_file *mf;
+	const struct module_file *mf = checked_code(c, module);
 
-	return module != PROFILE_NO_MODULE && c->profile.modules[module].build_id &&
-	       (mf = unwind_module_file(c->unwinder, module)) && call_site_follows_no_call(mf, file_offset);
+	return mf && call_site_follows_no_call(mf, file_offset);
 }
 
 /*
  * Whether return-address location loc follows no call (module_code_follows_no_call): a frame-pointer walk
- * through code without frame pointers took a saved register or a word of data for a return address there
+ * through code without frame pointers took a saved register or a word of data for a return address there.
+ * Also notes (RETURN_STARTS_CONTEXT) a return address that is makecontext's __start_context
  * (bash's function pointers, values in cc1's frames). Asked once a location.
  */
 static bool follows_no_call(struct convert *c, uint32_t loc)
@@ -525,11 +532,14 @@ static bool follows_no_call(struct convert *c, uint32_t loc)
 		GROW(c->return_checked, c->return_checked_cap, (size_t)loc + 1);
 		memset(c->return_checked + old, RETURN_UNCHECKED, c->return_checked_cap - old);
 	}
-	if (c->return_checked[loc] == RETURN_UNCHECKED)
-		c->return_checked[loc] = l->kind == PROFILE_LOCATION_USER &&
-						 module_code_follows_no_call(c, l->module, l->file_offset)
-					 ? RETURN_AFTER_NO_CALL
-					 : RETURN_AFTER_CALL;
+	if (c->return_checked[loc] == RETURN_UNCHECKED) {
+		const struct module_file *mf = l->kind == PROFILE_LOCATION_USER ? checked_code(c, l->module) : NULL;
+
+		c->return_checked[loc] = !mf ? RETURN_AFTER_CALL
+					 : call_site_starts_context(mf, l->file_offset) ? RETURN_STARTS_CONTEXT
+					 : call_site_follows_no_call(mf, l->file_offset) ? RETURN_AFTER_NO_CALL
+											   : RETURN_AFTER_CALL;
+	}
 	return c->return_checked[loc] == RETURN_AFTER_NO_CALL;
 }
 
@@ -628,11 +638,20 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	for (uint32_t i = 1; i < depth; i++)
 		locations[n++] = placed_return_address(c, s->pid, s->time_ns, key[1], ips[i],
 						       PROFILE_UNWIND_FRAME_POINTER);
-	for (uint32_t i = 1 + leaf->fixed; i < n && !leaf->cut; i++) /* the repair was checked (repair_leaf) */
+	for (uint32_t i = 1 + leaf->fixed; i < n && !leaf->cut; i++) { /* the repair was checked (repair_leaf) */
 		if (follows_no_call(c, locations[i])) {
 			n = i;
 			leaf->cut = true;
+		} else if (c->return_checked[locations[i]] == RETURN_STARTS_CONTEXT) {
+			/* makecontext's __start_context, named where it is: the walk went on through the context's
+			 * data to callers that never called (call_site_starts_context) */
+			struct unwind_frame start = { .pc = c->profile.locations[locations[i]].address,
+						      .method = PROFILE_UNWIND_FRAME_POINTER };
+
+			locations[i] = placed_location(c, s->pid, s->time_ns, key[1], &start, false);
+			n = i + 1;
 		}
+	}
 	if (leaf->cut)
 		locations[n] = WALK_CUT; /* for the memo only */
 	if (memo)

@@ -56,6 +56,7 @@ struct leaf_rule {
 struct placed_frame {
 	struct placed_key key;
 	bool missing;
+	bool context_start; /* a return address that is makecontext's __start_context (call_site_starts_context) */
 	uint32_t module;
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
@@ -626,6 +627,14 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 	return rule;
 }
 
+/* Whether return address f (resolved) is makecontext's __start_context (the byte before it is another function's). */
+static bool starts_context(struct unwinder *u, const struct unwind_frame *f)
+{
+	struct unwind_module *m = f->module == PROFILE_NO_MODULE ? NULL : module_of(u, f->module);
+
+	return m && call_site_starts_context(&m->file, f->file_offset);
+}
+
 /*
  * Frame f of process pid (pc, is_return_address and method set) at time_ns, in the period of its mappings'
  * history: its entry of the memo, with its module, file offset and CFI rule as unwind_resolve and rule_for find
@@ -650,7 +659,9 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 		unwind_resolve(u, pid, time_ns, f);
 		rule = rule_for(u, f, &missing);
 		/* Stamps start at 1: 0 is the stamp of no entry and of no link. */
-		*p = (struct placed_frame){ .key = key, .missing = missing, .module = f->module,
+		*p = (struct placed_frame){ .key = key, .missing = missing,
+					    .context_start = f->is_return_address && starts_context(u, f),
+					    .module = f->module,
 					    .file_offset = f->file_offset, .generation = u->rules.generation,
 					    .rule = rule, .index = (uint32_t)(p - u->placed),
 					    .stamp = ++u->stamps,
@@ -980,6 +991,13 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 		rule = placed->rule;
 		if (placed->missing) {
 			reason = "the module's file was not found";
+			goto out;
+		}
+		/* makecontext's __start_context, named where it is: the outermost frame of its context, which nothing
+		 * called; above it are the context's data (call_site_starts_context) */
+		if (placed->context_start) {
+			f->is_return_address = false;
+			*end = UNWIND_COMPLETE;
 			goto out;
 		}
 		f->cfa = 0;

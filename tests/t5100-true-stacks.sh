@@ -321,6 +321,46 @@ test_expect_success BPF,GCC 'code in anonymous executable memory (a JIT'"'"'s), 
 		";spin$" ";__libc_start_call_main;main;run_jitted;jitted_trampoline_\[j\];spin$" 95
 '
 
+# makecontext has a context's function return to glibc's __start_context, which nothing called: the byte before it
+# is another function's padding, so the frame was unnamed ([libc.so.6]), and the walk went on through the
+# context's data: fp mode named __libc_start_call_main its caller, dwarf mode ended [incomplete].
+test_expect_success BPF,GCC 'a makecontext coroutine: its stacks end at __start_context, named, fp and dwarf' '
+	cat >coroutine.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <time.h>
+	#include <ucontext.h>
+	static ucontext_t main_ctx, co_ctx;
+	volatile unsigned long sink;
+	static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+	__attribute__((noinline)) void co_work(void) { double end = now() + 0.002; while (now() < end) sink++; }
+	__attribute__((noinline)) void coroutine(void) { for (;;) { co_work(); swapcontext(&co_ctx, &main_ctx); } }
+	__attribute__((noinline)) void main_work(void) { double end = now() + 0.002; while (now() < end) sink++; }
+	int main(int argc, char **argv)
+	{
+		static char stack[65536];
+		int n = argc > 1 ? atoi(argv[1]) : 300;
+		getcontext(&co_ctx);
+		co_ctx.uc_stack.ss_sp = stack;
+		co_ctx.uc_stack.ss_size = sizeof(stack);
+		co_ctx.uc_link = &main_ctx;
+		makecontext(&co_ctx, coroutine, 0);
+		for (int i = 0; i < n; i++) {
+			main_work();
+			swapcontext(&main_ctx, &co_ctx);
+		}
+		return 0;
+	}
+	EOF
+	gcc -O1 -g -fno-omit-frame-pointer -o coroutine coroutine.c &&
+	for mode in fp dwarf; do
+		stackrec record --call-graph $mode -F 999 -o coroutine-$mode.rec -- ./coroutine 300 2>/dev/null &&
+		stackrec convert coroutine-$mode.rec -o coroutine-$mode.folded &&
+		# every sample in the coroutine: __start_context its outermost frame
+		awk "/;coroutine;/ { all += \$NF; if (\$1 ~ /^coroutine;__start_context;coroutine;co_work/) good += \$NF }
+		     END { print all, good; exit !(all > 100 && good == all) }" coroutine-$mode.folded || return 1
+	done
+'
+
 # A perf map line "START SIZE " names nothing: folded wrote [unknown], d3 and speedscope [perf-PID.map], the
 # trace a function "" with no reason.
 test_expect_success BPF,GCC 'a JIT frame whose perf map line names nothing is unnamed, alike in folded, d3 and trace' '
