@@ -191,9 +191,6 @@ static const unsigned char *code_around(const struct module_file *mf, uint64_t r
 	return module_file_address(mf, ra_offset, ra_addr) ? code_at(mf, *ra_addr - mf->bias, before, after) : NULL;
 }
 
-/* Whether the code at at (before bytes before it, after from it on) is where a return address no call made
- * leads: a signal handler's, a makecontext function's or a goroutine's, which the kernel, the C library or Go's
- * runtime put on the stack. */
 /* Whether the code at at (after bytes from it on) is glibc's __start_context, where makecontext has the context's
  * function return: mov %rbx, %rsp; mov (%rsp), %rdi; test %rdi, %rdi (after an endbr64 where glibc is built for
  * CET). */
@@ -206,17 +203,22 @@ static bool start_context_at(const unsigned char *at, size_t after)
 	return after - skip >= sizeof(start_context) && !memcmp(at + skip, start_context, sizeof(start_context));
 }
 
-static bool made_return(const unsigned char *at, size_t before, size_t after)
+/* Whether the code at at (before bytes before it, after from it on) is where a return address no call made
+ * leads: a signal handler's, a makecontext function's or a goroutine's, which the kernel, the C library or Go's
+ * runtime put on the stack. */
+static enum call_site_made made_return(const unsigned char *at, size_t before, size_t after)
 {
 	/* mov $15, %rax; syscall: rt_sigreturn (glibc's __restore_rt, after a nop) */
 	static const unsigned char sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
 	if (after >= sizeof(sigreturn) && !memcmp(at, sigreturn, sizeof(sigreturn)))
-		return true;
+		return CALL_SITE_MADE_SIGRETURN;
 	if (start_context_at(at, after))
-		return true;
+		return CALL_SITE_MADE_START_CONTEXT;
 	/* Go's runtime.goexit + 1: a nop, then the call of goexit1 that ends a goroutine whose function returned */
-	return before >= 1 && after >= 1 && at[-1] == 0x90 && at[0] == 0xe8;
+	if (before >= 1 && after >= 1 && at[-1] == 0x90 && at[0] == 0xe8)
+		return CALL_SITE_MADE_GOEXIT;
+	return CALL_SITE_MADE_NONE;
 }
 
 /* What comes before the return address at (before bytes before it, after from it on): call_before's answer,
@@ -225,16 +227,16 @@ static enum call_kind return_address_kind(const unsigned char *at, size_t before
 {
 	enum call_kind kind = call_before(at, before, displacement);
 
-	return kind == NO_CALL && made_return(at, before, after) ? MADE_RETURN : kind;
+	return kind == NO_CALL && made_return(at, before, after) != CALL_SITE_MADE_NONE ? MADE_RETURN : kind;
 }
 
-bool call_site_starts_context(const struct module_file *mf, uint64_t ra_offset)
+enum call_site_made call_site_made_return(const struct module_file *mf, uint64_t ra_offset)
 {
 	Dwarf_Addr ra_addr;
 	size_t before, after;
 	const unsigned char *at = code_around(mf, ra_offset, &ra_addr, &before, &after);
 
-	return at && start_context_at(at, after);
+	return at ? made_return(at, before, after) : CALL_SITE_MADE_NONE;
 }
 
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset)

@@ -57,12 +57,20 @@ const char *call_site_plt_function(const struct module_file *mf, GElf_Addr addr)
  * goroutine (runtime.goexit + 1).
  */
 bool call_site_follows_no_call(const struct module_file *mf, uint64_t ra_offset);
-/*
- * Whether the return address at file offset ra_offset of mf is glibc's __start_context, the first instruction of
- * the function makecontext has a context's function return to: the outermost frame of that context's stack. It
- * is named at that address, not the byte before (another function's padding), and nothing called it: the words
- * above it are the context's arguments and data, where a walk went on to callers that never called.
- */
-bool call_site_starts_context(const struct module_file *mf, uint64_t ra_offset);
+/* A return address that no call made, but where the kernel, the C library or Go's runtime has a function return. */
+enum call_site_made {
+	CALL_SITE_MADE_NONE,
+	/* rt_sigreturn's trampoline (glibc's __restore_rt), where a signal handler returns: the frame of the signal
+	 * delivery, named at its own address (the byte before it is a nop that no symbol covers) */
+	CALL_SITE_MADE_SIGRETURN,
+	/* glibc's __start_context, where makecontext has a context's function return: the outermost frame of that
+	 * context's stack, named at its own address (the byte before it is another function's padding); nothing
+	 * called it, and the words above it are the context's data, where a walk went on to callers that never
+	 * called */
+	CALL_SITE_MADE_START_CONTEXT,
+	CALL_SITE_MADE_GOEXIT /* Go's runtime.goexit + 1, where a goroutine's function returns */
+};
+/* Which such return address the one at file offset ra_offset of mf is, if any (its code, read from the file). */
+enum call_site_made call_site_made_return(const struct module_file *mf, uint64_t ra_offset);
 
 #endif

@@ -490,7 +490,9 @@ static inline uint32_t placed_return_address(struct convert *c, uint32_t pid, ui
 	return placed_location(c, pid, time_ns, period, &frame, false);
 }
 
-enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL, RETURN_STARTS_CONTEXT };
+/* follows_no_call's answers, per location: RETURN_SIGRETURN and RETURN_STARTS_CONTEXT are made returns
+ * (call_site_made_return) named at their own address, the second the end of its stack */
+enum { RETURN_UNCHECKED, RETURN_AFTER_CALL, RETURN_AFTER_NO_CALL, RETURN_SIGRETURN, RETURN_STARTS_CONTEXT };
 
 #define WALK_CUT UINT32_MAX /* no location: the last word of a cut walk's memo entry */
 
@@ -519,7 +521,8 @@ static bool module_code_follows_no_call(struct convert *c, uint32_t module, uint
 /*
  * Whether return-address location loc follows no call (module_code_follows_no_call): a frame-pointer walk
  * through code without frame pointers took a saved register or a word of data for a return address there.
- * Also notes (RETURN_STARTS_CONTEXT) a return address that is makecontext's __start_context
+ * Also notes the made returns of signal handlers and makecontext functions (RETURN_SIGRETURN,
+ * RETURN_STARTS_CONTEXT).
  * (bash's function pointers, values in cc1's frames). Asked once a location.
  */
 static bool follows_no_call(struct convert *c, uint32_t loc)
@@ -535,8 +538,11 @@ static bool follows_no_call(struct convert *c, uint32_t loc)
 	if (c->return_checked[loc] == RETURN_UNCHECKED) {
 		const struct module_file *mf = l->kind == PROFILE_LOCATION_USER ? checked_code(c, l->module) : NULL;
 
+		enum call_site_made made = mf ? call_site_made_return(mf, l->file_offset) : CALL_SITE_MADE_NONE;
+
 		c->return_checked[loc] = !mf ? RETURN_AFTER_CALL
-					 : call_site_starts_context(mf, l->file_offset) ? RETURN_STARTS_CONTEXT
+					 : made == CALL_SITE_MADE_START_CONTEXT ? RETURN_STARTS_CONTEXT
+					 : made == CALL_SITE_MADE_SIGRETURN ? RETURN_SIGRETURN
 					 : call_site_follows_no_call(mf, l->file_offset) ? RETURN_AFTER_NO_CALL
 											   : RETURN_AFTER_CALL;
 	}
@@ -642,14 +648,17 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		if (follows_no_call(c, locations[i])) {
 			n = i;
 			leaf->cut = true;
-		} else if (c->return_checked[locations[i]] == RETURN_STARTS_CONTEXT) {
-			/* makecontext's __start_context, named where it is: the walk went on through the context's
-			 * data to callers that never called (call_site_starts_context) */
-			struct unwind_frame start = { .pc = c->profile.locations[locations[i]].address,
-						      .method = PROFILE_UNWIND_FRAME_POINTER };
+		} else if (c->return_checked[locations[i]] >= RETURN_SIGRETURN) {
+			/* a signal handler's __restore_rt or makecontext's __start_context, named where it is (the
+			 * byte before is no function's); the walk went on from __start_context through the
+			 * context's data to callers that never called (enum call_site_made) */
+			bool end = c->return_checked[locations[i]] == RETURN_STARTS_CONTEXT;
+			struct unwind_frame made = { .pc = c->profile.locations[locations[i]].address,
+						     .method = PROFILE_UNWIND_FRAME_POINTER };
 
-			locations[i] = placed_location(c, s->pid, s->time_ns, key[1], &start, false);
-			n = i + 1;
+			locations[i] = placed_location(c, s->pid, s->time_ns, key[1], &made, false);
+			if (end)
+				n = i + 1;
 		}
 	}
 	if (leaf->cut)

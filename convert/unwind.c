@@ -56,7 +56,7 @@ struct leaf_rule {
 struct placed_frame {
 	struct placed_key key;
 	bool missing;
-	bool context_start; /* a return address that is makecontext's __start_context (call_site_starts_context) */
+	uint8_t made; /* enum call_site_made: a return address no call made (__restore_rt, __start_context) */
 	uint32_t module;
 	uint64_t file_offset;
 	uint64_t generation; /* of the CFI rules, whose pointer rule is */
@@ -627,12 +627,12 @@ static const struct cfi_rule *rule_for(struct unwinder *u, const struct unwind_f
 	return rule;
 }
 
-/* Whether return address f (resolved) is makecontext's __start_context (the byte before it is another function's). */
-static bool starts_context(struct unwinder *u, const struct unwind_frame *f)
+/* Which return address no call made return address f (resolved) is, if any (enum call_site_made). */
+static enum call_site_made made_return(struct unwinder *u, const struct unwind_frame *f)
 {
 	struct unwind_module *m = f->module == PROFILE_NO_MODULE ? NULL : module_of(u, f->module);
 
-	return m && call_site_starts_context(&m->file, f->file_offset);
+	return m ? call_site_made_return(&m->file, f->file_offset) : CALL_SITE_MADE_NONE;
 }
 
 /*
@@ -660,7 +660,7 @@ static struct placed_frame *place_frame(struct unwinder *u, uint32_t pid, uint64
 		rule = rule_for(u, f, &missing);
 		/* Stamps start at 1: 0 is the stamp of no entry and of no link. */
 		*p = (struct placed_frame){ .key = key, .missing = missing,
-					    .context_start = f->is_return_address && starts_context(u, f),
+					    .made = f->is_return_address ? made_return(u, f) : CALL_SITE_MADE_NONE,
 					    .module = f->module,
 					    .file_offset = f->file_offset, .generation = u->rules.generation,
 					    .rule = rule, .index = (uint32_t)(p - u->placed),
@@ -994,12 +994,15 @@ uint32_t unwind_user_stack(struct unwinder *u, const struct unwind_input *in, st
 			goto out;
 		}
 		/* makecontext's __start_context, named where it is: the outermost frame of its context, which nothing
-		 * called; above it are the context's data (call_site_starts_context) */
-		if (placed->context_start) {
+		 * called; above it are the context's data. A signal handler's __restore_rt, named where it is too,
+		 * under its signal frame's rule. (enum call_site_made: the byte before either is no function's) */
+		if (placed->made == CALL_SITE_MADE_START_CONTEXT) {
 			f->is_return_address = false;
 			*end = UNWIND_COMPLETE;
 			goto out;
 		}
+		if (placed->made == CALL_SITE_MADE_SIGRETURN && rule && rule->signal_frame)
+			f->is_return_address = false;
 		f->cfa = 0;
 		callee_sp = r->v[CFI_REG_SP];
 		if (rule && rule->signal_frame && !on_signal_stack)
