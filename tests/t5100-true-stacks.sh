@@ -97,6 +97,19 @@ expect_share() {
 	return $rc
 }
 
+# in_both_modes NAME FP_MATCH DWARF_MATCH SELECT COMMAND...: records COMMAND (its name NAME) in fp and in dwarf mode;
+# every sample whose user stack matches SELECT matches that mode's MATCH (expect_share at 100%).
+in_both_modes() {
+	local name=$1 fp=$2 dwarf=$3 select=$4
+	shift 4
+	stackrec record --call-graph fp -F 999 -o "$name-fp.rec" -- "$@" 2>/dev/null &&
+	stackrec convert "$name-fp.rec" -o "$name-fp.folded" &&
+	expect_share "$name, fp" "$name-fp.folded" "$name" "$select" "$fp" 100 &&
+	stackrec record --call-graph dwarf -F 999 -o "$name-dwarf.rec" -- "$@" 2>/dev/null &&
+	stackrec convert "$name-dwarf.rec" -o "$name-dwarf.folded" &&
+	expect_share "$name, dwarf" "$name-dwarf.folded" "$name" "$select" "$dwarf" 100
+}
+
 # check_chain NAME BINARY [RECORD OPTIONS...]: records ./BINARY (built from chain.c) for 1.5 s; the true path
 # main;top;mid;leaf_a must be the user stack of at least 99% of leaf_a's samples, and no stack may show a call
 # that BINARY does not make (tests/check-call-edges.sh). Both are checked and printed before failing.
@@ -352,13 +365,9 @@ test_expect_success BPF,GCC 'a makecontext coroutine: its stacks end at __start_
 	}
 	EOF
 	gcc -O1 -g -fno-omit-frame-pointer -o coroutine coroutine.c &&
-	for mode in fp dwarf; do
-		stackrec record --call-graph $mode -F 999 -o coroutine-$mode.rec -- ./coroutine 300 2>/dev/null &&
-		stackrec convert coroutine-$mode.rec -o coroutine-$mode.folded &&
-		# every sample in the coroutine: __start_context its outermost frame
-		awk "/;coroutine[; ]/ { all += \$NF; if (\$1 ~ /^coroutine;__start_context;coroutine(;|\$)/) good += \$NF }
-		     END { print all, good; exit !(all > 100 && good == all) }" coroutine-$mode.folded || return 1
-	done
+	# every sample in the coroutine: __start_context its outermost frame
+	in_both_modes coroutine "^;__start_context;coroutine(;|\$)" "^;__start_context;coroutine(;|\$)" \
+		";coroutine(;|\$)" ./coroutine 300
 '
 
 # A signal handler returns to glibc's __restore_rt, which no call put there: the byte before it, where a return
@@ -385,14 +394,9 @@ test_expect_success BPF,GCC 'a signal handler'"'"'s frame of delivery is named _
 	}
 	EOF
 	gcc -O1 -g -fno-omit-frame-pointer -o alarm alarm.c &&
-	for mode in fp dwarf; do
-		stackrec record --call-graph $mode -F 999 -o alarm-$mode.rec -- ./alarm 1 2>/dev/null &&
-		stackrec convert alarm-$mode.rec -o alarm-$mode.folded &&
-		# fp mode: the interrupted function itself may be missing below __restore_rt (docs/convert.md)
-		if [ $mode = dwarf ]; then below=";main;interrupted;.*"; else below=";main;.*"; fi &&
-		awk -v below="$below" "/;handler;in_handler/ { all += \$NF; if (\$0 ~ below \"__restore_rt;handler;in_handler\") good += \$NF }
-		     END { print all, good; exit !(all > 50 && good == all) }" alarm-$mode.folded || return 1
-	done
+	# fp mode: the interrupted function itself may be missing below __restore_rt (docs/convert.md)
+	in_both_modes alarm ";main;.*__restore_rt;handler;in_handler" ";main;interrupted;.*__restore_rt;handler;in_handler" \
+		";handler;in_handler" ./alarm 1
 '
 
 # A perf map line "START SIZE " names nothing: folded wrote [unknown], d3 and speedscope [perf-PID.map], the
