@@ -28,7 +28,9 @@ int recording_reader_open(struct recording_reader *r, const char *path)
 	int fd;
 
 	memset(r, 0, sizeof(*r));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in the recording's place (another user's, in a shared directory) is refused below,
+	 * not waited on for a writer forever (info, convert, archive and --archive hung) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

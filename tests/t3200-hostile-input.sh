@@ -45,6 +45,22 @@ test_expect_success 'a FIFO at a recorded path is refused in one line, not opene
 	test_cmp expect fifo.folded
 '
 
+# The recording itself, or the archive, a FIFO (another user's, in a shared directory): opened blocking, each
+# command waited for a writer forever.
+test_expect_success 'a FIFO given as the recording or the archive is refused in one line, not waited on' '
+	mkfifo given &&
+	for command in "info given" "convert given" "archive given -o given.archive"; do
+		in_time stackrec $command 2>err;
+		test $? = 1 &&
+		test_line_count err = 1 &&
+		grep -x "stackrec: error: cannot read .given.: not a regular file" err || return 1
+	done &&
+	in_time stackrec convert fifo.rec --no-cache --archive given -o given.folded 2>err;
+	test $? = 3 &&
+	grep -x "stackrec: error: cannot read .given.: not a regular file" err &&
+	test_cmp expect given.folded
+'
+
 # A module file cut short: its frames were "no symbols", which advised installing a debug package.
 test_expect_success 'a recorded binary cut short: its frames say so, and --explain names the file' '
 	head -c 3000 prog >cut-prog &&
