@@ -65,6 +65,7 @@ struct convert {
 	struct kernel_symbols kernel;
 	struct jit_maps jit;
 	unsigned char *vdso_image; /* the recording's [vdso], from its FILE blocks */
+	bool vdso_too_large;	   /* they held more than VDSO_IMAGE_MAX bytes: no image */
 	char *archive_of; /* the file is an archive (stackrec archive) of this recording, not a recording */
 	size_t vdso_size;
 	char vdso_build_id[2 * SREC_BUILD_ID_MAX + 1]; /* that image's, or "" */
@@ -174,6 +175,9 @@ static int parse_jobs(const char *text, unsigned int *jobs)
 	*jobs = (unsigned int)n;
 	return 0;
 }
+
+/* The most bytes of a recorded [vdso] image used: a vDSO is 8 KB (x86-64, Linux 6.x). */
+#define VDSO_IMAGE_MAX (1u << 20)
 
 /* Pass 1. */
 
@@ -329,8 +333,19 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 		}
 		if (file.kind == SREC_FILE_PERF_MAP)
 			jit_maps_add_text(&c->jit, file.pid, file.data_offset, data, file.data_size);
+		/* A vDSO is 8 KB; the image is kept whole, copied again, and goes into the profile cache: a forged
+		 * recording's 1 GB one was all three */
 		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size &&
-		    file.data_size <= SREC_FRAME_MAX_UNCOMPRESSED) {
+		    file.data_size > VDSO_IMAGE_MAX - c->vdso_size && !c->vdso_too_large) {
+			c->vdso_too_large = true;
+			free(c->vdso_image);
+			c->vdso_image = NULL;
+			c->vdso_size = 0;
+			warning("the recording's [vdso] image is larger than %u bytes: not used (its frames stay "
+				"unnamed)",
+				VDSO_IMAGE_MAX);
+		}
+		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size && !c->vdso_too_large) {
 			c->vdso_image = xrealloc(c->vdso_image, c->vdso_size + file.data_size);
 			memcpy(c->vdso_image + c->vdso_size, data, file.data_size);
 			c->vdso_size += file.data_size;

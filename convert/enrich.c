@@ -48,7 +48,7 @@ struct enricher *enricher_new(struct profile *p, uint64_t file_size, unsigned in
 
 	e->p = p;
 	e->empty_strings = version_minor >= 6;
-	/* Hits are kept (48 bytes each) until the end: a hostile file of a few highly compressed frames must not
+	/* Hits are kept (40 bytes each) until the end: a hostile file of a few highly compressed frames must not
 	 * make that unbounded. One hit per byte of file: a real one takes more than two (2.4 bytes a hit of a
 	 * probe with no arguments on a function called a million times, and 3.9 with two; a quarter of a hit a
 	 * byte took the context of both away as "hostile"). */

@@ -27,6 +27,7 @@ void jit_maps_init(struct jit_maps *maps)
 {
 	memset(maps, 0, sizeof(*maps));
 	maps->text_max = JIT_MAPS_TEXT_MAX;
+	maps->symbols_left = JIT_MAPS_SYMBOLS_MAX;
 }
 
 static struct jit_process *find(const struct jit_maps *maps, uint32_t pid)
@@ -71,7 +72,7 @@ static int compare_symbols(const void *a, const void *b)
 
 /* Parses the map's lines; returns how many made no sense. The text is the file's bytes: a NUL inside it ends
  * only its line, which is skipped, never the rest of the map. Lines end in "\n", "\r\n" or the end of the text. */
-static uint64_t parse(struct jit_process *proc)
+static uint64_t parse(struct jit_process *proc, uint64_t *symbols_left, uint64_t *symbols_dropped)
 {
 	uint32_t line_no = 0;
 	uint64_t bad = 0;
@@ -106,6 +107,11 @@ static uint64_t parse(struct jit_process *proc)
 			bad++;
 			continue;
 		}
+		if (!*symbols_left) {
+			(*symbols_dropped)++;
+			continue;
+		}
+		(*symbols_left)--;
 		GROW(proc->symbols, proc->symbol_cap, proc->symbol_count + 1);
 		proc->symbols[proc->symbol_count++] =
 			(struct jit_symbol){ .start = start, .end = start + size, .line = line_no, .name = end + 1 };
@@ -125,7 +131,7 @@ static int compare_processes(const void *a, const void *b)
 void jit_maps_finish(struct jit_maps *maps)
 {
 	for (size_t i = 0; i < maps->count; i++) {
-		uint64_t bad = parse(&maps->processes[i]);
+		uint64_t bad = parse(&maps->processes[i], &maps->symbols_left, &maps->symbols_dropped);
 
 		if (bad)
 			warning("the perf map of pid %" PRIu32 " has %" PRIu64 " malformed lines: skipped them",
@@ -136,6 +142,10 @@ void jit_maps_finish(struct jit_maps *maps)
 		warning("the perf maps hold more than %" PRIu64 " bytes in all: %" PRIu64 " bytes beyond that not read "
 			"(their JIT frames stay unnamed)",
 			maps->text_max, maps->text_dropped);
+	if (maps->symbols_dropped)
+		warning("the perf maps hold more than %llu symbols in all: %" PRIu64 " lines beyond them not read (their "
+			"JIT frames stay unnamed)",
+			JIT_MAPS_SYMBOLS_MAX, maps->symbols_dropped);
 	if (maps->count)
 		sort_array(maps->processes, maps->count, sizeof(*maps->processes), compare_processes);
 }

@@ -17,6 +17,8 @@ struct jit_maps {
 	uint64_t text_bytes;	/* the maps' text kept, of all processes: text_max at most */
 	uint64_t text_max;	/* JIT_MAPS_TEXT_MAX (jit_maps_init; a test makes it smaller) */
 	uint64_t text_dropped;	/* bytes beyond that, not kept (one warning) */
+	uint64_t symbols_left;	/* JIT_MAPS_SYMBOLS_MAX, less the symbols parsed so far */
+	uint64_t symbols_dropped; /* lines beyond that, not parsed (one warning) */
 };
 
 /*
@@ -24,6 +26,11 @@ struct jit_maps {
  * recording (another user's processes, or a forged file) can hold any number of them.
  */
 #define JIT_MAPS_TEXT_MAX (1024ull << 20)
+/*
+ * The symbols of all perf maps kept, at most (32 bytes each): a line of six bytes ("1 1 x\n") is a symbol, so
+ * the text's bound alone let a forged recording's maps take 9 GB. node's maps hold some 100,000 symbols.
+ */
+#define JIT_MAPS_SYMBOLS_MAX (8ull << 20)
 
 void jit_maps_init(struct jit_maps *maps);
 /* Adds a piece (at data_offset) of process pid's perf map text. */

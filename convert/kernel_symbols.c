@@ -11,6 +11,7 @@
 #include "kernel_symbols.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,10 +20,15 @@
 void kernel_symbols_init(struct kernel_symbols *ks)
 {
 	memset(ks, 0, sizeof(*ks));
+	ks->text_max = KERNEL_SYMBOLS_TEXT_MAX;
 }
 
 void kernel_symbols_add_text(struct kernel_symbols *ks, const char *text, size_t size)
 {
+	if (size > ks->text_max - ks->text_len) {
+		ks->dropped += size;
+		return;
+	}
 	GROW(ks->text, ks->text_cap, ks->text_len + size + 1);
 	memcpy(ks->text + ks->text_len, text, size);
 	ks->text_len += size;
@@ -76,6 +82,10 @@ size_t kernel_symbols_finish(struct kernel_symbols *ks)
 	bool any_address = false;
 	size_t kept = 0;
 
+	if (ks->dropped)
+		warning("the recording's kernel symbols hold more than %zu bytes of text: %" PRIu64 " bytes beyond that "
+			"not read (the kernel frames they would name stay unnamed)",
+			ks->text_max, ks->dropped);
 	while (line && line < end) {
 		char *eol = memchr(line, '\n', (size_t)(end - line));
 		char *p = line, *name, *module = NULL, *q;

@@ -61,6 +61,22 @@ test_expect_success 'a FIFO given as the recording or the archive is refused in 
 	test_cmp expect given.folded
 '
 
+# A forged recording's [vdso] image of 60 MiB zeros (a vDSO is 8 KB): kept whole, copied, and put in the profile
+# cache, the more such blocks the more memory. Images past 1 MiB are not used.
+test_expect_success 'a [vdso] image past 1 MiB is not used, with a warning, in little memory' '
+	head -c $((60 << 20)) /dev/zero >zeros &&
+	{ echo "host hostname=test" &&
+	  for i in 0 1 2 3; do echo "file 1 0102030405060708090a0b0c0d0e0f1011121314 $((i * (60 << 20))) [vdso] zeros" flush; done &&
+	  echo "sample 100 100 prog 10 400010 -" && echo end; } | write_rec big-vdso.rec >/dev/null &&
+	rm zeros &&
+	# (SANITIZE=1: ASan would keep the freed 60 MiB frames in its quarantine)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1" \
+		in_time /usr/bin/time -f %M -o big-vdso.rss "$STACKREC" convert big-vdso.rec --no-cache >/dev/null 2>err &&
+	cat err big-vdso.rss &&
+	test $(cat big-vdso.rss) -lt 250000 &&
+	grep -x "stackrec: warning: the recording.s \[vdso\] image is larger than 1048576 bytes: not used (its frames stay unnamed)" err
+'
+
 # A module file cut short: its frames were "no symbols", which advised installing a debug package.
 test_expect_success 'a recorded binary cut short: its frames say so, and --explain names the file' '
 	head -c 3000 prog >cut-prog &&

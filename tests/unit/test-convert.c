@@ -637,6 +637,18 @@ static void test_kernel_symbols(void)
 	kernel_symbols_add_text(&ks, "0000000000000000 T a\n0000000000000000 T b\n", 42);
 	ok(kernel_symbols_finish(&ks) == 0 && ks.hidden, "kallsyms: all-zero addresses mean hidden");
 	kernel_symbols_release(&ks);
+
+	/* The text is bounded: a forged recording of a few highly compressed frames made convert hold gigabytes. */
+	kernel_symbols_init(&ks);
+	ok(ks.text_max == KERNEL_SYMBOLS_TEXT_MAX, "kallsyms: the text is bounded by default");
+	ks.text_max = 60;
+	kernel_symbols_add_text(&ks, "ffffffff81000000 T one\n", 23);
+	kernel_symbols_add_text(&ks, "ffffffff81000100 T two\n", 23);
+	kernel_symbols_add_text(&ks, "ffffffff81000200 T three\n", 25);
+	ok(kernel_symbols_finish(&ks) == 2 && ks.dropped == 25 && (s = kernel_symbols_find(&ks, 0xffffffff81000210)) &&
+		   !strcmp(s->name, "two"),
+	   "kallsyms: text past the bound is not kept, and counted");
+	kernel_symbols_release(&ks);
 }
 
 static void test_demangle(void)
@@ -820,6 +832,16 @@ static void test_jit_maps(void)
 	ok(!jit_maps_lookup(&maps, 3, 0x3008) && !jit_maps_lookup(&maps, 2, 0x2108) && maps.text_bytes == 24 &&
 		   maps.text_dropped == 27,
 	   "jit maps: text past the bound is not kept, and counted");
+	jit_maps_release(&maps);
+
+	/* ... and so are their symbols (a six-byte line is one). */
+	jit_maps_init(&maps);
+	ok(maps.symbols_left == JIT_MAPS_SYMBOLS_MAX, "jit maps: their symbols are bounded by default");
+	maps.symbols_left = 2;
+	jit_maps_add_text(&maps, 1, 0, "1000 10 one\n1100 10 two\n1200 10 three\n", 37);
+	jit_maps_finish(&maps);
+	ok(jit_maps_lookup(&maps, 1, 0x1108) && !jit_maps_lookup(&maps, 1, 0x1208) && maps.symbols_dropped == 1,
+	   "jit maps: symbols past the bound are not kept, and counted");
 	jit_maps_release(&maps);
 }
 
@@ -1406,12 +1428,14 @@ static int write_recording(const char *path)
 					       .data_offset = strtoull(a[2], NULL, 0),
 					       .path_size = (uint32_t)strlen(a[3]) + 1 };
 			FILE *in = fopen(a[4], "r");
-			unsigned char *tail = xmalloc(f.path_size + 65536);
-			size_t got;
+			size_t cap = 65536, got = 0, n;
+			unsigned char *tail = xmalloc(f.path_size + cap);
 
 			if (!in)
 				return error("cannot open '%s'", a[4]) ? 1 : 1;
-			got = fread(tail + f.path_size, 1, 65536, in);
+			while ((n = fread(tail + f.path_size + got, 1, cap - got, in)) > 0) /* the whole file */
+				if ((got += n) == cap)
+					tail = xrealloc(tail, f.path_size + (cap *= 2));
 			fclose(in);
 			parse_build_id(a[1], &id);
 			f.build_id_size = id.build_id_size;
