@@ -537,6 +537,17 @@ char *archive_extract(const char *archive_path, bool *damaged)
 	pending_create_begin(&mask);
 	made = mkdtemp(x.dir) != NULL;
 	err = errno;
+	if (made) {
+		/* Without symbolic links or doubled slashes ($TMPDIR may have them): the caches' keys name the files
+		 * extracted here by their place in this directory, found by prefix in their real paths
+		 * (debug_file_search.archive_dir) */
+		char *real = realpath(x.dir, NULL);
+
+		if (real) {
+			free(x.dir);
+			x.dir = real;
+		}
+	}
 	if (made)
 		pending_dir_set(x.dir); /* a Ctrl-C or a file cut short leaves no directory behind (interrupt_cleanup.c) */
 	pending_create_end(&mask);

@@ -97,10 +97,11 @@ test_expect_success BPF,DWZ 'the archive carries the dwz file once and the .gnu_
 test_expect_success BPF,DWZ 'convert --archive again uses the symbol cache entries the first run wrote' '
 	# the archive is extracted to a new directory at every run: its path and its files'"'"' times were in the
 	# entries'"'"' keys, so each run found them "made from other files" and wrote them again
-	rm -rf "$STACKREC_CACHE_DIR" &&
-	stackrec convert -v three.rec --archive three.archive -f trace -o cold.trace 2>cold.err &&
+	# (extracted under a $TMPDIR reached through a symbolic link, with a trailing slash: the key is the same)
+	rm -rf "$STACKREC_CACHE_DIR" && mkdir realtmp && ln -s "$PWD/realtmp" linktmp &&
+	TMPDIR=$PWD/linktmp/ stackrec convert -v three.rec --archive three.archive -f trace -o cold.trace 2>cold.err &&
 	grep "symbol cache entry .*/$(cat id-one).* written$" cold.err &&
-	stackrec convert -v three.rec --archive three.archive -f trace -o warm.trace 2>warm.err &&
+	TMPDIR=$PWD/linktmp/ stackrec convert -v three.rec --archive three.archive -f trace -o warm.trace 2>warm.err &&
 	cat warm.err &&
 	! grep -e "not used" -e " written$" warm.err &&
 	for p in one two three; do grep "symbol cache entry .*/$(cat id-$p)\..*: [0-9]* addresses$" warm.err || return 1; done &&
