@@ -978,7 +978,7 @@ int cmd_symbolize(int argc, char **argv)
 		case 's': s.basenames = true; break;
 		case 'j': s.section_name = optarg; break;
 		case 'b': /* addr2line's BFD target: libelf reads every ELF target itself, and nothing else */
-			if (strncmp(optarg, "elf32-", 6) && strncmp(optarg, "elf64-", 6)) {
+			if (strncmp(optarg, "elf32-", 6) && strncmp(optarg, "elf64-", 6) && strcmp(optarg, "default")) {
 				error("'%s': invalid bfd target: only ELF is read (elf64-x86-64, elf32-i386, ...)", optarg);
 				status = 1; /* as addr2line's exit status for it */
 				goto release_options;

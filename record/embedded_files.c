@@ -256,10 +256,11 @@ static int open_perf_map(pid_t pid, char *path, size_t path_size)
 	char via_root[128];
 	const char *why;
 	struct stat st;
+	pid_t view = process_live_task(pid); /* its main thread's /proc/PID/root is gone once it has exited */
 	int fd;
 
 	snprintf(path, path_size, "/tmp/perf-%d.map", pid);
-	snprintf(via_root, sizeof(via_root), "/proc/%d/root/tmp/perf-%d.map", pid, pid);
+	snprintf(via_root, sizeof(via_root), "/proc/%d/root/tmp/perf-%d.map", view ? view : pid, pid);
 	/* O_NOFOLLOW: anyone can create /tmp/perf-PID.map, as a symlink too; O_NONBLOCK: or as a FIFO. */
 	fd = open(via_root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)

@@ -60,16 +60,22 @@ static long long status_value(const char *status, const char *key)
 	return -1;
 }
 
-/* Fills m from /proc; false when the process is gone or its files do not parse. */
+/*
+ * Fills m from /proc; false when the process is gone or its files do not parse. Read through a live thread's
+ * /proc/TID once the main thread has exited (process_live_task): the main thread's own status then has no
+ * VmRSS, and the process's memory read 0.
+ */
 static bool read_metrics(uint32_t pid, struct srec_process_metrics *m)
 {
 	char stat[PROC_FILE_MAX], status[PROC_FILE_MAX];
 	unsigned long long utime, stime;
 	long long rss_kb, vm_kb, threads;
 	long ticks = sysconf(_SC_CLK_TCK);
+	pid_t view = process_live_task((pid_t)pid);
 	const char *p;
 
-	if (proc_read(pid, "stat", stat, sizeof(stat)) <= 0 || proc_read(pid, "status", status, sizeof(status)) <= 0)
+	if (!view || proc_read((uint32_t)view, "stat", stat, sizeof(stat)) <= 0 ||
+	    proc_read((uint32_t)view, "status", status, sizeof(status)) <= 0)
 		return false;
 	/* comm may hold spaces and parentheses: the fields start after the last ')' */
 	p = strrchr(stat, ')');

@@ -483,6 +483,27 @@ static bool inlined_somewhere(Dwarf_Die *sp)
 	       (inl == DW_INL_inlined || inl == DW_INL_declared_inlined);
 }
 
+/*
+ * A clone gcc made of function (NAME.constprop.0, NAME.isra.0, NAME.part.0: its abstract instance has DW_AT_inline
+ * too, though nothing may be inlined), as a new string, or NULL when the symbol table has none.
+ */
+static char *clone_of(Dwfl_Module *mod, const char *function)
+{
+	int n = dwfl_module_getsymtab(mod);
+	size_t len = strlen(function);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && !strncmp(s, function, len) &&
+		    s[len] == '.' && strncmp(s + len, ".cold", 5))
+			return xstrdup(s);
+	}
+	return NULL;
+}
+
 bool probe_same_place(const struct probe *a, const struct probe *b)
 {
 	if (a->address != b->address)
@@ -563,10 +584,20 @@ int probe_resolve(struct probe *p)
 		have_dwarf = find_subprogram(mod, value + mod_bias, &sp, &bias);
 		if (have_dwarf)
 			n = list_params(&sp, value + mod_bias - bias, params, sizeof(params) / sizeof(params[0]));
-		if (have_dwarf && inlined_somewhere(&sp))
-			warning("--probe '%s': %s is also inlined into callers in '%s' (DWARF: DW_AT_inline): the calls "
-				"made there do not reach its entry, and are not hits",
-				p->spec, p->function, p->path);
+		if (have_dwarf && inlined_somewhere(&sp)) {
+			char *clone = clone_of(mod, p->function);
+
+			if (clone)
+				warning("--probe '%s': %s has copies in '%s' (DWARF: DW_AT_inline): inlined into callers or "
+					"compiled as clones (%s): the calls made to those do not reach its entry, and are not "
+					"hits",
+					p->spec, p->function, p->path, clone);
+			else
+				warning("--probe '%s': %s is also inlined into callers in '%s' (DWARF: DW_AT_inline): the "
+					"calls made there do not reach its entry, and are not hits",
+					p->spec, p->function, p->path);
+			free(clone);
+		}
 	}
 	param_list(params, n, list, sizeof(list));
 	for (unsigned int i = 0; i < p->arg_count; i++) {

@@ -63,7 +63,9 @@ static char *find_libstdcxx(struct recorder *rec)
 		char maps[64], line[4096];
 		FILE *f;
 
-		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)rec->pids[i]);
+		pid_t view = process_live_task(rec->pids[i]); /* its main thread may have exited */
+
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)(view ? view : rec->pids[i]));
 		f = fopen(maps, "re");
 		if (!f)
 			continue;

@@ -4,6 +4,7 @@
  * tell what happens from now on. Also the writers of TASK and MAPPING blocks, shared with side_band.c.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -126,14 +127,14 @@ char proc_task_state(pid_t id)
 	snprintf(path, sizeof(path), "/proc/%d/stat", id);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return 0; /* errno says why */
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return '?';
 	buf[n] = '\0';
 	paren = strrchr(buf, ')'); /* the state follows the comm, which may itself contain ')' */
-	return paren && paren[1] == ' ' ? paren[2] : 0;
+	return paren && paren[1] == ' ' && paren[2] ? paren[2] : '?';
 }
 
 pid_t process_live_task(pid_t pid)
@@ -146,8 +147,8 @@ pid_t process_live_task(pid_t pid)
 
 	if (state && state != 'Z' && state != 'X')
 		return pid;
-	if (!state)
-		return 0;
+	if (!state) /* gone, or unreadable for another reason (EMFILE): alive, as kill() found it */
+		return errno == ENOENT || errno == ESRCH ? 0 : pid;
 	snprintf(dir_path, sizeof(dir_path), "/proc/%d/task", pid);
 	if (!(dir = opendir(dir_path)))
 		return 0;

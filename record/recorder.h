@@ -213,12 +213,14 @@ void side_band_close(struct recorder *rec);
 /* record/proc_scan.c: TASK (existing) and MAPPING blocks for a running process. */
 int proc_scan_process(struct recorder *rec, pid_t pid);
 int proc_scan_all(struct recorder *rec);
-/* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too), or 0 when unreadable. */
+/* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too): 0 when it cannot be
+ * opened (errno says why), '?' when it does not read. */
 char proc_task_state(pid_t id);
 /*
  * The task whose /proc entry shows process pid's memory: pid, or, once its main thread has exited while other
  * threads run on (pthread_exit leaves it a zombie, with an empty /proc/PID/maps), a live thread of it (its
- * /proc/TID, which is there for every thread); 0 when no task of it is alive.
+ * /proc/TID, which is there for every thread); 0 when no task of it is alive; pid itself when its state cannot be
+ * read (kill() found it).
  */
 pid_t process_live_task(pid_t pid);
 /* Writes a MAPPING block of pid; reads the build ID from the file, through /proc/VIEW (a task of pid whose

@@ -119,17 +119,19 @@ test_expect_success BPF 'a process whose main thread has exited is recorded whil
 	#include <pthread.h>
 	#include <stdlib.h>
 	#include <time.h>
+	#include <unistd.h>
 	static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 	volatile unsigned long sink;
 	__attribute__((noinline)) void orphan_spin(double s) { double end = now() + s; while (now() < end) sink++; }
-	__attribute__((noinline)) void main_spin(double s) { double end = now() + s; while (now() < end) sink++; }
+	/* until the file named exists: the test makes it once the recording is under way */
+	__attribute__((noinline)) void main_spin(const char *file) { while (access(file, F_OK) != 0) sink++; }
 	static void *orphan(void *a) { pthread_setname_np(pthread_self(), "orphan"); orphan_spin(atof(a)); return 0; }
 	int main(int argc, char **argv)
 	{
 		pthread_t t;
 		pthread_create(&t, 0, orphan, argv[1]);
 		if (argc > 2)
-			main_spin(atof(argv[2]));
+			main_spin(argv[2]);
 		pthread_exit(0);
 	}
 	EOF
@@ -144,12 +146,22 @@ test_expect_success BPF 'a process whose main thread has exited is recorded whil
 	cat gone-leader.folded &&
 	! grep -F "[unknown]" gone-leader.folded &&
 	awk "{ all += \$NF } /;orphan_spin/ { spin += \$NF } END { exit !(all > 100 && spin == all) }" gone-leader.folded &&
-	# ... and while it is recorded: the recording goes on to its --duration
-	./leader_exits 4 0.5 & pid2=$! &&
+	# ... and while it is recorded: the recording goes on to its --duration, the metrics read through a live
+	# thread (the main thread'"'"'s own status has no VmRSS then)
+	./leader_exits 6 go & pid2=$! &&
 	wait_until 60 grep -qx orphan /proc/$pid2/task/*/comm &&
-	"$STACKREC" record -F 499 --duration 2 -p $pid2 -o exits-leader.rec 2>err &&
+	{ "$STACKREC" record -F 499 --duration 3 --metrics-interval 100 -p $pid2 -o exits-leader.rec 2>err & rec=$!; } &&
+	wait_until 120 samples_in 50 exits-leader.rec &&
+	touch go &&
+	wait $rec &&
 	cat err &&
-	grep -E "recorded [0-9]+ samples from 1 processes in 2\.[0-9]+ s" err &&
+	grep -E "recorded [0-9]+ samples from 1 processes in 3\.[0-9]+ s" err &&
+	stackrec convert exits-leader.rec -o exits-leader.folded &&
+	grep ";main_spin " exits-leader.folded &&
+	stackrec convert exits-leader.rec -f trace -o exits-leader.trace &&
+	grep "\"metrics\"" exits-leader.trace | tail -n 3 >last-metrics &&
+	test_line_count last-metrics = 3 &&
+	! grep "\"rss_bytes\":0," last-metrics &&
 	kill $pid $pid2 2>/dev/null; true
 '
 

@@ -512,7 +512,20 @@ test_expect_success GCC,BPF 'a probe on a function also inlined into its callers
 	stackrec record --probe "./not-inlined:step(x)" -o not-inlined.rec -- ./not-inlined 1000 >/dev/null 2>err &&
 	cat err &&
 	! grep -F "inlined into" err &&
-	grep -F "recorded 1000 probe hits" err
+	grep -F "recorded 1000 probe hits" err &&
+	# a function gcc cloned (its constant argument folded in) but inlined nowhere: the clone is named
+	cat >cloned.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	__attribute__((noinline)) int work(int x, int mode) { int s = 0; for (int i = 0; i < x; i++) s += mode ? i * 3 : i; return s; }
+	int main(int argc, char **argv) { long n = atol(argv[1]), s = 0; for (long i = 0; i < n; i++) s += work((int)i, 1); printf("%ld\n", s); return 0; }
+	EOF
+	gcc -O3 -g -o cloned cloned.c &&
+	clone=$(nm cloned | awk "\$3 ~ /^work[.]/ { print \$3; exit }") &&
+	test -n "$clone" &&
+	stackrec record --probe "./cloned:work(x)" -o cloned.rec -- ./cloned 100 >/dev/null 2>err &&
+	cat err &&
+	grep -F "work has copies in '"'"'$PWD/cloned'"'"' (DWARF: DW_AT_inline): inlined into callers or compiled as clones ($clone)" err
 '
 
 test_expect_success GCC,BPF 'info counts samples as record does, events apart' '

@@ -393,13 +393,14 @@ test_expect_success 'a binary cut short while symbolize serves a pipe: one line 
 	other=$(nm cut-prog | awk "\$3 == \"recording_reader_open\" { print \$1 }") &&
 	test -n "$main" && test -n "$other" &&
 	coproc CUT { "$STACKREC" symbolize --no-cache -e cut-prog -f 2>cut.err; } &&
+	cut_pid=$CUT_PID && # bash unsets CUT_PID once the coprocess has ended, before the wait below may run
 	echo "$main" >&${CUT[1]} &&
 	read -t 10 -r f1 <&${CUT[0]} && read -t 10 -r l1 <&${CUT[0]} &&
 	test "$f1" = main &&
 	truncate -s 0 cut-prog &&
 	echo "$other" >&${CUT[1]} &&
 	eval "exec ${CUT[1]}>&-" &&
-	{ wait $CUT_PID; rc=$?; } ;
+	{ wait $cut_pid; rc=$?; } ;
 	cat cut.err &&
 	test "$rc" = 1 &&
 	test_line_count cut.err = 1 &&

@@ -354,12 +354,8 @@ static char *write_profile(const struct profile *p, const char *name, const stru
 	return data;
 }
 
-/*
- * Probe context in pprof (labels), trace (a context member) and report: the profile of the other checks
- * with a probe on top() whose call is known in the first stack (location 1, "top").
- */
-/* The labels of pprof's first sample for profile p, unpacked (NULL when it does not read back): *data keeps the
- * output, saved as file in dir unless dir is NULL. */
+/* The pprof output of profile p, unpacked (NULL when it does not read back): *data keeps the output, *raw its
+ * unzipped bytes, saved as file in dir unless dir is NULL. */
 static Perftools__Profiles__Profile *context_pprof(const char *dir, const char *file, const struct profile *p,
 						   char **data, uint8_t **raw)
 {
@@ -372,6 +368,10 @@ static Perftools__Profiles__Profile *context_pprof(const char *dir, const char *
 	return *raw ? perftools__profiles__profile__unpack(NULL, raw_size, *raw) : NULL;
 }
 
+/*
+ * Probe context in pprof (labels), trace (a context member) and report: the profile of the other checks
+ * with a probe on top() whose call is known in the first stack (location 1, "top").
+ */
 static void check_context(const char *dir)
 {
 	struct profile p = test_profile;
