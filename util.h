@@ -251,4 +251,12 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t elem_size)
 			grow_array((void **)&(array), &(capacity), (needed), sizeof(*(array))); \
 	} while (0)
 
+/* a + b, or UINT64_MAX where that overflows (sums of numbers a file gives: hostile ones must not wrap) */
+static inline uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+	uint64_t sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
 #endif

@@ -320,10 +320,12 @@ static inline __attribute__((always_inline)) void count_samples(struct profile *
 	bool off_cpu = sample->kind == PROFILE_SAMPLE_OFF_CPU;
 
 	s->count += n;
+	/* Times saturate: a forged weight near 2^64 wrapped the sums around to small numbers (a real one adds up
+	 * to 584 years first) */
 	if (off_cpu)
-		s->off_cpu_ns += sample->weight_ns;
+		s->off_cpu_ns = add_saturating(s->off_cpu_ns, sample->weight_ns);
 	else
-		s->on_cpu_ns += sample->weight_ns;
+		s->on_cpu_ns = add_saturating(s->on_cpu_ns, sample->weight_ns);
 	if (!s->user_error)
 		s->user_error = sample->user_error;
 	if (!s->kernel_error)
@@ -331,10 +333,10 @@ static inline __attribute__((always_inline)) void count_samples(struct profile *
 	p->total_samples += n;
 	if (off_cpu) {
 		p->off_cpu_samples += n;
-		p->total_off_cpu_ns += sample->weight_ns;
+		p->total_off_cpu_ns = add_saturating(p->total_off_cpu_ns, sample->weight_ns);
 	} else {
 		p->on_cpu_samples += n;
-		p->total_on_cpu_ns += sample->weight_ns;
+		p->total_on_cpu_ns = add_saturating(p->total_on_cpu_ns, sample->weight_ns);
 	}
 	if (sample->user_error)
 		p->user_stack_errors += n;

@@ -53,6 +53,13 @@ const char *output_kind_unit(enum output_kind kind)
 	return kind == OUTPUT_KIND_OFF_CPU || kind == OUTPUT_KIND_WALL ? "microseconds" : "samples";
 }
 
+/* ns in whole microseconds, rounded: (ns + 500) / 1000 wrapped to 0 near 2^64 (a forged weight), and its stack
+ * was left out of the output. */
+static uint64_t rounded_us(uint64_t ns)
+{
+	return ns / 1000 + (ns % 1000 >= 500);
+}
+
 uint64_t output_stack_value(const struct profile_stack *stack, enum output_kind kind)
 {
 	bool off = stack->kind == PROFILE_SAMPLE_OFF_CPU;
@@ -64,9 +71,9 @@ uint64_t output_stack_value(const struct profile_stack *stack, enum output_kind 
 	case OUTPUT_KIND_ON_CPU:
 		return off ? 0 : stack->count;
 	case OUTPUT_KIND_OFF_CPU:
-		return off ? (stack->off_cpu_ns + 500) / 1000 : 0;
+		return off ? rounded_us(stack->off_cpu_ns) : 0;
 	case OUTPUT_KIND_WALL:
-		return ((off ? stack->off_cpu_ns : stack->on_cpu_ns) + 500) / 1000;
+		return rounded_us(off ? stack->off_cpu_ns : stack->on_cpu_ns);
 	}
 	return 0;
 }

@@ -731,6 +731,31 @@ static void test_folded_unicode_numbers(void)
 	profile_release(&p);
 }
 
+/* A forged off-CPU weight near 2^64: the stack's time saturates, and folded shows it, rounded without wrapping
+ * (it wrapped to 0, and the stack was left out). */
+static void test_folded_huge_weight(void)
+{
+	struct output_options options = { .kind = OUTPUT_KIND_OFF_CPU };
+	struct profile p;
+	uint32_t stack[1];
+	struct profile_location *l;
+
+	profile_init(&p);
+	stack[0] = profile_intern_location(&p, PROFILE_LOCATION_USER, PROFILE_NO_MODULE, 0x1000, 0x1000, false,
+					   PROFILE_UNWIND_PC);
+	l = &p.locations[stack[0]];
+	l->frames = xcalloc(1, sizeof(*l->frames));
+	l->frames[0].function = xstrdup("blocked");
+	l->frame_count = 1;
+	add(&p, 5, 5, "t", OFF, 10, UINT64_MAX - 100, stack, 1, 0);
+	add(&p, 5, 5, "t", OFF, 20, 1000, stack, 1, 0);
+	profile_finish(&p);
+	check_folded(&p, &options, "t;blocked 18446744073709552\n",
+		     "folded --kind off: a weight near 2^64 saturates the stack's time, not wraps it");
+	ok(p.total_off_cpu_ns == UINT64_MAX, "profile: the total off-CPU time saturates too");
+	profile_release(&p);
+}
+
 static void test_folded(void)
 {
 	const struct output_format *folded = output_format_find("folded");
@@ -1327,6 +1352,7 @@ static int run_tests(void)
 	test_pointer_table();
 	test_folded();
 	test_folded_unicode_numbers();
+	test_folded_huge_weight();
 	test_jit_maps();
 	test_jit_maps_line_ends();
 	test_symbol_table();
