@@ -858,6 +858,30 @@ int output_create(const char *path, struct output_file *o)
 	return fd;
 }
 
+/*
+ * OUT could not become OUT.old (err: a directory there, or another user's file in a sticky directory): it is
+ * kept as .OUT.old.XXXXXX instead, with a warning. Failing there made record end the command it had started and
+ * throw its recording away.
+ */
+static int keep_old_elsewhere(struct output_file *o, const char *path, const char *shown, int err)
+{
+	const char *slash = strrchr(path, '/');
+	char *old_name = xasprintf("%s.old", o->name), tmp_name[NAME_MAX + 1];
+	int fd = create_temporary_at(o->dir, old_name, tmp_name);
+
+	free(old_name);
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 || renameat(o->dir, o->name, o->dir, tmp_name) < 0) {
+		if (fd >= 0)
+			unlinkat(o->dir, tmp_name, 0);
+		return error("cannot keep '%s' as '%s': %s", path, shown, strerror(err));
+	}
+	warning("cannot keep '%s' as '%s' (%s): kept it as '%.*s%s'", path, shown, strerror(err),
+		slash ? (int)(slash + 1 - path) : 0, path, tmp_name);
+	return 0;
+}
+
 int output_replace(struct output_file *o, const char *path, bool keep_old)
 {
 	struct stat st;
@@ -871,7 +895,7 @@ int output_replace(struct output_file *o, const char *path, bool keep_old)
 
 		/* rename, not copy: a symbolic link planted at PATH.old is replaced, never followed. */
 		if (renameat(o->dir, o->name, o->dir, old) < 0)
-			ret = error("cannot keep '%s' as '%s': %s", path, shown, strerror(errno));
+			ret = keep_old_elsewhere(o, path, shown, errno);
 		free(old);
 		free(shown);
 		if (ret < 0)

@@ -85,6 +85,20 @@ test_expect_success BPF 'a run that fails to start leaves an existing recording 
 # The -p targets run until the test ends them, once the recording holds samples: on a loaded machine (or a
 # sanitizer build) loading the BPF programs alone can take seconds, and a target gone by then leaves an empty
 # recording. The recorder must then stop by itself.
+# OUT.old a directory (or another user'"'"'s file in a sticky /tmp): keeping the last recording failed once the
+# command had started, and record ended the command and threw its recording away.
+test_expect_success BPF 'an OUT.old that cannot be replaced: the command runs to its end, the last recording kept beside it' '
+	stackrec record -o kept.rec -- true 2>/dev/null &&
+	cp kept.rec first.rec &&
+	mkdir kept.rec.old &&
+	stackrec record -F 99 -o kept.rec -- sh -c "sleep 0.3; echo finished >marker" 2>err &&
+	cat err &&
+	grep -x finished marker &&
+	grep "^stackrec: warning: cannot keep .kept.rec. as .kept.rec.old. (Is a directory): kept it as .\.kept\.rec\.old\.[A-Za-z0-9]\{6\}.$" err &&
+	cmp first.rec .kept.rec.old.* &&
+	stackrec info kept.rec | grep -q "complete .*yes (end marker)"
+'
+
 test_expect_success BPF '-p PID records a running process and stops when it exits' '
 	./busy 60000 & pid=$! &&
 	wait_until 120 grep -qx busy /proc/$pid/comm &&
