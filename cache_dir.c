@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,4 +290,21 @@ uint64_t cache_dir_cap(const char *name, uint64_t default_mb)
 	const char *value = getenv(name);
 
 	return (value && *value ? strtoull(value, NULL, 10) : default_mb) << 20;
+}
+
+bool cache_dir_user_may_read(const char *path, uid_t uid, gid_t gid)
+{
+	int old_gid = setfsgid(gid), old_uid = setfsuid(uid);
+	bool ok;
+
+	/* both calls return the previous id whatever they did: it is checked by setting it again */
+	if ((uid_t)setfsuid(uid) != uid || (gid_t)setfsgid(gid) != gid) {
+		setfsuid((uid_t)old_uid);
+		setfsgid((gid_t)old_gid);
+		return false;
+	}
+	ok = faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
+	setfsuid((uid_t)old_uid);
+	setfsgid((gid_t)old_gid);
+	return ok;
 }

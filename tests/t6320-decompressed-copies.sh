@@ -250,4 +250,25 @@ test_expect_success LIBC_DBG 'libc with its Debian debug file: the same answers 
 	test_cmp expect.libc first.libc && test_cmp expect.libc second.libc
 '
 
+# Root working for a user (sudo) keeps copies in that user's cache: not of a file the user cannot reach. The check
+# was the file's own mode, so a world-readable debug file in another user's 0700 directory was copied.
+test_expect_success ROOT,TOOLS 'root working for a user keeps no copy of a debug file that user cannot reach' '
+	rm -rf private usercache &&
+	mkdir usercache && chown 65534:65534 usercache &&
+	mkdir private && cp -r dbg private/ && chmod -R a+rX private && chmod 700 private &&
+	stackrec symbolize --no-cache --debug-dir private/dbg -e prog -a -f -i <addrs >expect &&
+	SUDO_UID=65534 SUDO_GID=65534 STACKREC_CACHE_DIR=$PWD/usercache \
+		stackrec symbolize -v --debug-dir private/dbg -e prog -a -f -i <addrs >hidden 2>hidden.err &&
+	test_cmp expect hidden &&
+	! grep "decompressed copy .* kept" hidden.err &&
+	test -z "$(find usercache -name "*.debug")" &&
+	chmod 755 private && rm -rf usercache/symbols &&
+	SUDO_UID=65534 SUDO_GID=65534 STACKREC_CACHE_DIR=$PWD/usercache \
+		stackrec symbolize -v --debug-dir private/dbg -e prog -a -f -i <addrs >open 2>open.err &&
+	test_cmp expect open &&
+	grep "decompressed copy .* kept" open.err &&
+	find usercache -name "*.debug" >one && test_line_count one = 1 &&
+	test "$(stat -c %u "$(cat one)")" = 65534
+'
+
 test_done
