@@ -341,6 +341,7 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 			free(c->vdso_image);
 			c->vdso_image = NULL;
 			c->vdso_size = 0;
+			c->vdso_build_id[0] = '\0'; /* nor looked for by its build ID: its frames stay unnamed */
 			warning("the recording's [vdso] image is larger than %u bytes: not used (its frames stay "
 				"unnamed)",
 				VDSO_IMAGE_MAX);
@@ -535,10 +536,9 @@ static bool module_code_follows_no_call(struct convert *c, uint32_t module, uint
 
 /*
  * Whether return-address location loc follows no call (module_code_follows_no_call): a frame-pointer walk
- * through code without frame pointers took a saved register or a word of data for a return address there.
- * Also notes the made returns of signal handlers and makecontext functions (RETURN_SIGRETURN,
- * RETURN_STARTS_CONTEXT).
- * (bash's function pointers, values in cc1's frames). Asked once a location.
+ * through code without frame pointers took a saved register or a word of data for a return address there
+ * (bash's function pointers, values in cc1's frames). Asked once a location. Also notes the made returns of
+ * signal handlers and makecontext functions (RETURN_SIGRETURN, RETURN_STARTS_CONTEXT).
  */
 static bool follows_no_call(struct convert *c, uint32_t loc)
 {
@@ -571,6 +571,7 @@ struct walked_leaf {
 	bool fixed;
 	uint64_t caller;		  /* when fixed: the return address put back */
 	bool cut; /* the walk is cut at a return address that follows no call (follows_no_call) */
+	bool ended; /* ... ended at makecontext's __start_context, its outermost frame: not cut, not too deep */
 	struct unwind_leaf_recipe recipe; /* how the caller was found, for the sample memo to find it again */
 };
 
@@ -649,6 +650,7 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 		if (known) {
 			memcpy(locations, known, count * sizeof(*locations));
 			leaf->cut = count && locations[count - 1] == WALK_CUT; /* remembered with WALK_CUT last */
+			leaf->ended = !leaf->cut && count < depth + leaf->fixed; /* only an end keeps fewer */
 			return count - leaf->cut;
 		}
 	}
@@ -659,21 +661,24 @@ static uint32_t walked_locations(struct convert *c, const struct srec_sample *s,
 	for (uint32_t i = 1; i < depth; i++)
 		locations[n++] = placed_return_address(c, s->pid, s->time_ns, key[1], ips[i],
 						       PROFILE_UNWIND_FRAME_POINTER);
-	for (uint32_t i = 1 + leaf->fixed; i < n && !leaf->cut; i++) { /* the repair was checked (repair_leaf) */
-		if (follows_no_call(c, locations[i])) {
+	for (uint32_t i = 1; i < n && !leaf->cut; i++) {
+		/* the repair's caller was checked (repair_leaf), but may be a made return too */
+		if (follows_no_call(c, locations[i]) && i >= 1u + leaf->fixed) {
 			n = i;
 			leaf->cut = true;
 		} else if (c->return_checked[locations[i]] >= RETURN_SIGRETURN) {
 			/* a signal handler's __restore_rt or makecontext's __start_context, named where it is (the
 			 * byte before is no function's); the walk went on from __start_context through the
 			 * context's data to callers that never called (enum call_site_made) */
+			const struct profile_location *l = &c->profile.locations[locations[i]];
 			bool end = c->return_checked[locations[i]] == RETURN_STARTS_CONTEXT;
-			struct unwind_frame made = { .pc = c->profile.locations[locations[i]].address,
-						     .method = PROFILE_UNWIND_FRAME_POINTER };
+			struct unwind_frame made = { .pc = l->address, .method = l->unwind };
 
 			locations[i] = placed_location(c, s->pid, s->time_ns, key[1], &made, false);
-			if (end)
+			if (end) {
 				n = i + 1;
+				leaf->ended = true;
+			}
 		}
 	}
 	if (leaf->cut)
@@ -928,7 +933,7 @@ static __attribute__((noinline)) uint32_t count_sample(struct convert *c, const 
 			end = UNWIND_LOST;
 			why = FP_CUT_REASON;
 			memo = false; /* a sample the fp sample memo answers is not counted as a stop (count_repeats is) */
-		} else if (leaf.depth >= (c->max_stack && c->max_stack < SREC_MAX_STACK_DEPTH ? c->max_stack
+		} else if (!leaf.ended && leaf.depth >= (c->max_stack && c->max_stack < SREC_MAX_STACK_DEPTH ? c->max_stack
 											   : SREC_MAX_STACK_DEPTH)) {
 			/* the walk gives at most this many IPs (kernel.perf_event_max_stack, 127 at most): the
 			 * stack went on (a chance of one in a stack that has exactly that many frames); a walk that
@@ -1035,7 +1040,7 @@ static int add_sample(void *ctx, uint32_t type, const void *body, uint32_t size)
 	if (!known)
 		return count_new_sample(c, body, size, hash, period);
 	known->repeats++;
-	known->repeat_weight_ns += weight;
+	known->repeat_weight_ns = add_saturating(known->repeat_weight_ns, weight); /* hostile weights: no wrap */
 	if (c->profile.keep_timeline)
 		profile_keep_sample(&c->profile, time_ns, weight, known->stack);
 	return 0;

@@ -278,7 +278,7 @@ static int on_block(void *ctx, uint32_t type, const void *body, uint32_t size)
 		in->uprobe_steps += !!(s.flags & SREC_SAMPLE_UPROBE_STEP);
 		if (s.kind == SREC_SAMPLE_OFF_CPU) {
 			in->off_cpu_samples++;
-			in->off_cpu_ns += s.weight;
+			in->off_cpu_ns = add_saturating(in->off_cpu_ns, s.weight);
 		}
 		{
 			struct srec_user_regs regs;

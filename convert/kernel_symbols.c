@@ -25,7 +25,8 @@ void kernel_symbols_init(struct kernel_symbols *ks)
 
 void kernel_symbols_add_text(struct kernel_symbols *ks, const char *text, size_t size)
 {
-	if (size > ks->text_max - ks->text_len) {
+	/* Past the bound, this block and every one after it: a later one appended would join a cut line */
+	if (ks->dropped || size > ks->text_max - ks->text_len) {
 		ks->dropped += size;
 		return;
 	}
@@ -82,6 +83,12 @@ size_t kernel_symbols_finish(struct kernel_symbols *ks)
 	bool any_address = false;
 	size_t kept = 0;
 
+	if (ks->dropped && ks->text) { /* the kept text's last line may be cut: not read */
+		char *last = memrchr(ks->text, '\n', ks->text_len);
+
+		ks->text_len = last ? (size_t)(last + 1 - ks->text) : 0;
+		end = ks->text + ks->text_len;
+	}
 	if (ks->dropped)
 		warning("the recording's kernel symbols hold more than %zu bytes of text: %" PRIu64 " bytes beyond that "
 			"not read (the kernel frames they would name stay unnamed)",

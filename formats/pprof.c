@@ -617,8 +617,9 @@ static int pprof_write(const struct profile *profile, const struct output_option
 		sample->n_value = VALUES;
 		sample->value = v;
 		v[0] = s->count;
-		v[1] = s->on_cpu_ns;
-		v[2] = s->off_cpu_ns;
+		/* int64 in the format: a saturated (hostile) time is INT64_MAX, not -1 */
+		v[1] = s->on_cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s->on_cpu_ns;
+		v[2] = s->off_cpu_ns > INT64_MAX ? INT64_MAX : (int64_t)s->off_cpu_ns;
 		fill_label(&l[0], key_pid)->num = s->pid;
 		fill_label(&l[1], key_tid)->num = s->tid;
 		fill_label(&l[2], key_comm)->str = intern(&strings, process_name);

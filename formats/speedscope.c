@@ -115,8 +115,8 @@ static bool shown(enum output_kind kind, enum profile_sample_kind sample_kind)
  * first and off-CPU time to break ties (a thread that never ran is not busy however long it waited). */
 static void busy_values(const struct profile_stack *s, enum output_kind kind, uint64_t *busy, uint64_t *tie)
 {
-	*busy += kind == OUTPUT_KIND_OFF_CPU ? s->off_cpu_ns : s->on_cpu_ns;
-	*tie += kind == OUTPUT_KIND_WALL ? s->off_cpu_ns : 0;
+	*busy = add_saturating(*busy, kind == OUTPUT_KIND_OFF_CPU ? s->off_cpu_ns : s->on_cpu_ns);
+	*tie = add_saturating(*tie, kind == OUTPUT_KIND_WALL ? s->off_cpu_ns : 0);
 }
 
 static bool busier(uint64_t busy, uint64_t tie, uint64_t than_busy, uint64_t than_tie)
@@ -167,7 +167,7 @@ static void interval(const struct profile *profile, const struct profile_sample 
 		*start = *end > sample->weight_ns ? *end - sample->weight_ns : 0;
 	} else {
 		*start = sample->time_ns;
-		*end = *start + sample->weight_ns;
+		*end = add_saturating(*start, sample->weight_ns); /* never before the start (a hostile weight) */
 	}
 }
 

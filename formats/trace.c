@@ -81,7 +81,7 @@ static void write_header(struct json_writer *w, const struct profile *profile)
 	kv_positive_or_null(w, "start_time_ns", info->start_realtime_ns);
 	kv_positive_or_null(w, "duration_ns", info->duration_ns);
 	json_kv_uint(w, "total_samples", profile->total_samples);
-	json_kv_uint(w, "total_weight_ns", profile->total_on_cpu_ns + profile->total_off_cpu_ns);
+	json_kv_uint(w, "total_weight_ns", add_saturating(profile->total_on_cpu_ns, profile->total_off_cpu_ns));
 	json_kv_uint(w, "lost_samples", profile->lost_samples);
 	json_kv_uint(w, "user_stack_errors", profile->user_stack_errors);
 	json_kv_uint(w, "kernel_stack_errors", profile->kernel_stack_errors);

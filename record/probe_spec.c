@@ -487,7 +487,7 @@ static bool inlined_somewhere(Dwarf_Die *sp)
  * A clone gcc made of function (NAME.constprop.0, NAME.isra.0, NAME.part.0: its abstract instance has DW_AT_inline
  * too, though nothing may be inlined), as a new string, or NULL when the symbol table has none.
  */
-static char *clone_of(Dwfl_Module *mod, const char *function)
+static char *clone_of(Dwfl_Module *mod, const char *function, GElf_Addr entry)
 {
 	int n = dwfl_module_getsymtab(mod);
 	size_t len = strlen(function);
@@ -497,8 +497,9 @@ static char *clone_of(Dwfl_Module *mod, const char *function)
 		GElf_Addr addr;
 		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
+		/* not its cold part, nor an alias at its own entry (NAME.localalias), whose calls are hits */
 		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF && !strncmp(s, function, len) &&
-		    s[len] == '.' && strncmp(s + len, ".cold", 5))
+		    s[len] == '.' && strncmp(s + len, ".cold", 5) && strcmp(s + len, ".localalias") && sym.st_value != entry)
 			return xstrdup(s);
 	}
 	return NULL;
@@ -585,7 +586,7 @@ int probe_resolve(struct probe *p)
 		if (have_dwarf)
 			n = list_params(&sp, value + mod_bias - bias, params, sizeof(params) / sizeof(params[0]));
 		if (have_dwarf && inlined_somewhere(&sp)) {
-			char *clone = clone_of(mod, p->function);
+			char *clone = clone_of(mod, p->function, value);
 
 			if (clone)
 				warning("--probe '%s': %s has copies in '%s' (DWARF: DW_AT_inline): inlined into callers or "

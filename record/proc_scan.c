@@ -129,6 +129,11 @@ char proc_task_state(pid_t id)
 	if (fd < 0)
 		return 0; /* errno says why */
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0 && errno == ESRCH) { /* reaped since it was opened: gone, errno says so */
+		close(fd);
+		errno = ESRCH;
+		return 0;
+	}
 	close(fd);
 	if (n <= 0)
 		return '?';

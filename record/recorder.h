@@ -214,7 +214,7 @@ void side_band_close(struct recorder *rec);
 int proc_scan_process(struct recorder *rec, pid_t pid);
 int proc_scan_all(struct recorder *rec);
 /* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too): 0 when it cannot be
- * opened (errno says why), '?' when it does not read. */
+ * opened or was reaped meanwhile (errno says why: ENOENT, ESRCH, ...), '?' when it does not read otherwise. */
 char proc_task_state(pid_t id);
 /*
  * The task whose /proc entry shows process pid's memory: pid, or, once its main thread has exited while other

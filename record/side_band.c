@@ -111,13 +111,14 @@ static void handle_mmap2(struct recorder *rec, const struct perf_event_header *h
 	len = strnlen(m->filename, max_name < sizeof(path) - 1 ? max_name : sizeof(path) - 1);
 	memcpy(path, m->filename, len);
 	path[len] = '\0';
-	/* The file is read through /proc/TID of the thread that mapped it, alive then: /proc/PID shows no memory
-	 * once the main thread has exited (process_live_task) */
+	/* Read through /proc/PID, as before the main thread may have exited (process_live_task): then its file is
+	 * read by path. Not through /proc/TID of the thread that mapped it: that thread may be gone by the time the
+	 * record is read, and its id used again by another process. */
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->tid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0, 0,
+		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0, 0,
 			      0, 0, m->build_id, m->build_id_size > SREC_BUILD_ID_MAX ? 0 : m->build_id_size, path);
 	else
-		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->tid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0,
+		write_mapping(rec, record_time(h), (pid_t)m->pid, (pid_t)m->pid, m->addr, m->addr + m->len, m->pgoff, m->prot, 0,
 			      m->maj, m->min, m->ino, NULL, 0, path);
 }
 

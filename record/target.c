@@ -189,7 +189,8 @@ static bool process_alive(pid_t pid, bool thread)
 	if (!thread)
 		return process_live_task(pid) != 0;
 	state = proc_task_state(pid);
-	return state ? state != 'Z' && state != 'X' : errno != ENOENT; /* unreadable: there, as kill() says */
+	return state ? state != 'Z' && state != 'X' : errno != ENOENT && errno != ESRCH; /* unreadable: there, as
+												     kill() says */
 }
 
 void target_warn_gone_at_start(const struct recorder *rec)

@@ -22,7 +22,7 @@ test_expect_success 'a recording rewritten with numbered frames reads whole' '
 	"$DAMAGE" reframe "$FIXTURES/chain.rec" chain.rec 8 &&
 	stackrec info chain.rec >out &&
 	grep "^  samples  *150$" out &&
-	grep "^  format version  *1\.7$" out &&
+	grep "^  format version  *1\.8$" out &&
 	grep "^  size  *[0-9]* bytes in 20 frames$" out &&
 	grep "^  frame numbers  *yes$" out &&
 	stackrec convert chain.rec --symfs "$FIXTURES/sysroot" --no-cache --debug-dir "$FIXTURES/debug" >whole.folded

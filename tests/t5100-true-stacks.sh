@@ -396,7 +396,7 @@ test_expect_success BPF,GCC 'a signal handler'"'"'s frame of delivery is named _
 	gcc -O1 -g -fno-omit-frame-pointer -o alarm alarm.c &&
 	# fp mode: the interrupted function itself may be missing below __restore_rt (docs/convert.md)
 	in_both_modes alarm ";main;.*__restore_rt;handler;in_handler" ";main;interrupted;.*__restore_rt;handler;in_handler" \
-		";handler;in_handler" ./alarm 1
+		";handler;in_handler" ./alarm 2
 '
 
 # A perf map line "START SIZE " names nothing: folded wrote [unknown], d3 and speedscope [perf-PID.map], the
