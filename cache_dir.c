@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,19 +293,28 @@ uint64_t cache_dir_cap(const char *name, uint64_t default_mb)
 	return (value && *value ? strtoull(value, NULL, 10) : default_mb) << 20;
 }
 
-bool cache_dir_user_may_read(const char *path, uid_t uid, gid_t gid)
+bool cache_dir_user_may_read(const char *path, uid_t uid, gid_t gid, const struct stat *same)
 {
-	int old_gid = setfsgid(gid), old_uid = setfsuid(uid);
-	bool ok;
+	int status;
+	pid_t child;
 
-	/* both calls return the previous id whatever they did: it is checked by setting it again */
-	if ((uid_t)setfsuid(uid) != uid || (gid_t)setfsgid(gid) != gid) {
-		setfsuid((uid_t)old_uid);
-		setfsgid((gid_t)old_gid);
+	if (gid == (gid_t)-1)
 		return false;
+	child = fork();
+	if (child < 0)
+		return false;
+	if (child == 0) { /* system calls only: the parent may have had other threads */
+		struct stat st;
+		int fd;
+
+		if (syscall(SYS_setgroups, 1, &gid) != 0 || syscall(SYS_setresgid, gid, gid, gid) != 0 ||
+		    syscall(SYS_setresuid, uid, uid, uid) != 0)
+			_exit(1);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		_exit(fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == same->st_dev && st.st_ino == same->st_ino ? 0 : 1);
 	}
-	ok = faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
-	setfsuid((uid_t)old_uid);
-	setfsgid((gid_t)old_gid);
-	return ok;
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

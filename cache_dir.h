@@ -33,12 +33,14 @@ char *build_id_hex_rel_path(const char *hex, const char *suffix);
 void cache_dir_invoking_user(uid_t *uid, gid_t *gid);
 void cache_dir_own_new_dir(int dirfd, const char *name, uid_t uid, gid_t gid);
 /*
- * Whether user uid (group gid) may read the file at path, every directory on the way searched with that user's
- * permissions (faccessat under setfsuid/setfsgid, this thread only): what root working for a user may copy into
- * that user's cache. Its supplementary groups are not the user's, so a file the user reaches only through one
- * of them counts as unreadable.
+ * Whether user uid (group gid) may open the file at path, every directory on the way searched as that user, and
+ * finds there the file root read (same: its fstat): what root working for a user may copy into that user's cache.
+ * Asked of a child process that becomes the user (its groups gid alone: a file the user reaches only through a
+ * supplementary group counts as unreadable), so root's own groups and capabilities play no part, and a path
+ * changed since root opened it is no grant. False on any failure.
  */
-bool cache_dir_user_may_read(const char *path, uid_t uid, gid_t gid);
+struct stat;
+bool cache_dir_user_may_read(const char *path, uid_t uid, gid_t gid, const struct stat *same);
 int cache_dir_mkdir_p(const char *path, uid_t uid, gid_t gid);
 
 /*

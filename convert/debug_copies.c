@@ -153,7 +153,7 @@ int debug_copies_find(struct debug_copy *c, int source_fd, const char *path, uin
 	/* Root working for a user (sudo) keeps copies in the user's cache, theirs: not of a file they may not read,
 	 * by its mode or by a directory on its way (a world-readable file in another user's 0700 home was copied) */
 	if (!make || size + strlen(c->identity) + TRAILER_FIXED > cap() ||
-	    (owner != geteuid() && !cache_dir_user_may_read(path, owner, group)))
+	    (owner != geteuid() && !cache_dir_user_may_read(path, owner, group, &st)))
 		return -1;
 	c->fd = cache_dir_temp_file(c->dir_fd, owner, group, c->tmp);
 	if (c->fd >= 0 && ftruncate(c->fd, (off_t)size) < 0) {
