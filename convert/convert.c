@@ -335,8 +335,8 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 			jit_maps_add_text(&c->jit, file.pid, file.data_offset, data, file.data_size);
 		/* A vDSO is 8 KB; the image is kept whole, copied again, and goes into the profile cache: a forged
 		 * recording's 1 GB one was all three */
-		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size &&
-		    file.data_size > VDSO_IMAGE_MAX - c->vdso_size && !c->vdso_too_large) {
+		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size && !c->vdso_too_large &&
+		    file.data_size > VDSO_IMAGE_MAX - c->vdso_size) {
 			c->vdso_too_large = true;
 			free(c->vdso_image);
 			c->vdso_image = NULL;
@@ -345,8 +345,7 @@ static __attribute__((noinline)) int load_other_block(struct convert *c, uint32_
 			warning("the recording's [vdso] image is larger than %u bytes: not used (its frames stay "
 				"unnamed)",
 				VDSO_IMAGE_MAX);
-		}
-		if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size && !c->vdso_too_large) {
+		} else if (file.kind == SREC_FILE_VDSO && file.data_offset == c->vdso_size && !c->vdso_too_large) {
 			c->vdso_image = xrealloc(c->vdso_image, c->vdso_size + file.data_size);
 			memcpy(c->vdso_image + c->vdso_size, data, file.data_size);
 			c->vdso_size += file.data_size;

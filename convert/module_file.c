@@ -645,17 +645,15 @@ bool module_file_dwarf_files_ok(const struct module_file *mf, Dwarf *dw)
 			}
 			elf_end(alt_elf);
 		}
+		free(alt_path);
 		if (alt_fd >= 0) {
 			close(alt_fd);
-			free(alt_path);
 		} else if (mf->symfs) {
 			/* libdw would look for it on this machine, out of the tree --symfs names */
 			warning("'%s': its dwz file '%s' (build ID %s) is not under --symfs: its DWARF is not read",
 				debug_file ? debug_file : "?", alt_name, hex);
-			free(alt_path);
 			ok = false;
 		} else {
-			free(alt_path);
 			by_id = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 			ok = input_file_candidate_ok(by_id) && libdw_candidate_ok(mf->symfs, debugdir, NULL, alt_name);
 			free(by_id);

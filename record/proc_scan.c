@@ -5,7 +5,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,24 +119,10 @@ static void read_comm(const char *file, char comm[SREC_COMM_LEN])
 
 char proc_task_state(pid_t id)
 {
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
+	char buf[512], *paren;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", id);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* errno says why */
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0 && errno == ESRCH) { /* reaped since it was opened: gone, errno says so */
-		close(fd);
-		errno = ESRCH;
-		return 0;
-	}
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
+	if (proc_read((uint32_t)id, "stat", buf, sizeof(buf)) < 0)
+		return 0; /* errno says why: ENOENT, or ESRCH when it was reaped since it was opened */
 	paren = strrchr(buf, ')'); /* the state follows the comm, which may itself contain ')' */
 	return paren && paren[1] == ' ' && paren[2] ? paren[2] : '?';
 }

@@ -213,8 +213,8 @@ void side_band_close(struct recorder *rec);
 /* record/proc_scan.c: TASK (existing) and MAPPING blocks for a running process. */
 int proc_scan_process(struct recorder *rec, pid_t pid);
 int proc_scan_all(struct recorder *rec);
-/* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too): 0 when it cannot be
- * opened or was reaped meanwhile (errno says why: ENOENT, ESRCH, ...), '?' when it does not read otherwise. */
+/* The state letter of task id ('R', 'S', 'Z', ...) from /proc/ID/stat (a thread's too, read by proc_read): 0
+ * when it cannot be read (errno says why: ENOENT, ESRCH when reaped meanwhile, ...), '?' when it does not parse. */
 char proc_task_state(pid_t id);
 /*
  * The task whose /proc entry shows process pid's memory: pid, or, once its main thread has exited while other
